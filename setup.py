@@ -1,0 +1,18 @@
+"""Build the tree-sitter parser for MLIR as a C extension (affine_lsp._binding)."""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "affine_lsp._binding",
+            sources=[
+                "affine_lsp/_binding.c",
+                "grammar/src/parser.c",
+                "grammar/src/scanner.c",
+            ],
+            include_dirs=["grammar/src"],
+            extra_compile_args=["-std=c11", "-O2"],
+        )
+    ],
+)
