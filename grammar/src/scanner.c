@@ -1,0 +1,269 @@
+/*
+ * External scanner for the MLIR grammar.
+ *
+ * Tokens that need more look-ahead than the generated lexer has:
+ *   FALLBACK_END          zero-width end of an operation parsed by the fallback
+ *                         rule: at `}`, at end of input, or at a line break whose
+ *                         next line does not visibly continue the operation.
+ *   DIALECT_BODY          `<...>` right after `!dialect.type` / `#dialect.attr`,
+ *                         with balanced brackets and strings (opaque content).
+ *   FALLBACK_REGION_OPEN  a `{` inside a fallback operation that opens a region,
+ *   FALLBACK_DICT_OPEN    or one that opens an attribute dictionary.
+ *   ERROR_SENTINEL        never valid during normal parsing; when the parser asks
+ *                         for it, it is recovering from an error and the scanner
+ *                         stays out of the way.
+ */
+#include "tree_sitter/parser.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+enum TokenType {
+  FALLBACK_END,
+  DIALECT_BODY,
+  FALLBACK_REGION_OPEN,
+  FALLBACK_DICT_OPEN,
+  ERROR_SENTINEL,
+};
+
+#define MAX_NESTING 256
+#define MAX_WORD 32
+
+void *tree_sitter_mlir_external_scanner_create(void) { return NULL; }
+void tree_sitter_mlir_external_scanner_destroy(void *payload) { (void)payload; }
+unsigned tree_sitter_mlir_external_scanner_serialize(void *payload, char *buffer) {
+  (void)payload;
+  (void)buffer;
+  return 0;
+}
+void tree_sitter_mlir_external_scanner_deserialize(void *payload, const char *buffer,
+                                                   unsigned length) {
+  (void)payload;
+  (void)buffer;
+  (void)length;
+}
+
+static void advance(TSLexer *lexer) { lexer->advance(lexer, false); }
+static void skip(TSLexer *lexer) { lexer->advance(lexer, true); }
+
+static bool is_horizontal_space(int32_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+static bool is_space(int32_t c) { return is_horizontal_space(c) || c == '\n'; }
+static bool is_id_start(int32_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+static bool is_id_char(int32_t c) {
+  return is_id_start(c) || (c >= '0' && c <= '9') || c == '$' || c == '.';
+}
+
+/* Consume a string literal starting at the opening quote. */
+static bool scan_string(TSLexer *lexer) {
+  advance(lexer); /* opening quote */
+  while (!lexer->eof(lexer)) {
+    int32_t c = lexer->lookahead;
+    if (c == '"') {
+      advance(lexer);
+      return true;
+    }
+    if (c == '\n') return false;
+    if (c == '\\') advance(lexer);
+    advance(lexer);
+  }
+  return false;
+}
+
+/* `<...>` with nested brackets; `->` does not close an angle bracket. */
+static bool scan_dialect_body(TSLexer *lexer) {
+  char stack[MAX_NESTING];
+  int depth = 0;
+  int32_t previous = 0;
+  while (!lexer->eof(lexer)) {
+    int32_t c = lexer->lookahead;
+    if (c == '"') {
+      if (!scan_string(lexer)) return false;
+      previous = '"';
+      continue;
+    }
+    if (c == '<' || c == '(' || c == '[' || c == '{') {
+      if (depth == MAX_NESTING) return false;
+      stack[depth++] = c == '<' ? '>' : c == '(' ? ')' : c == '[' ? ']' : '}';
+    } else if (c == '>' && previous == '-') {
+      /* an arrow inside the body */
+    } else if (c == '>' || c == ')' || c == ']' || c == '}') {
+      if (depth == 0 || stack[depth - 1] != c) return false;
+      depth--;
+      if (depth == 0) {
+        advance(lexer);
+        lexer->mark_end(lexer);
+        return true;
+      }
+    }
+    previous = c;
+    advance(lexer);
+  }
+  return false;
+}
+
+/* Skip a `//` comment to the end of its line (the lexer is at the first '/'). */
+static void skip_comment_line(TSLexer *lexer) {
+  while (!lexer->eof(lexer) && lexer->lookahead != '\n') skip(lexer);
+}
+
+/* Skip whitespace and comments; returns false if a lone '/' was found. */
+static void skip_space_and_comments(TSLexer *lexer, bool *saw_newline) {
+  for (;;) {
+    while (!lexer->eof(lexer) && is_space(lexer->lookahead)) {
+      if (lexer->lookahead == '\n') *saw_newline = true;
+      skip(lexer);
+    }
+    if (lexer->lookahead != '/') return;
+    skip(lexer);
+    if (lexer->lookahead != '/') return; /* not a comment: leave it */
+    skip_comment_line(lexer);
+  }
+}
+
+static int read_word(TSLexer *lexer, char *word) {
+  int length = 0;
+  while (!lexer->eof(lexer) && is_id_char(lexer->lookahead)) {
+    if (length < MAX_WORD - 1) word[length] = (char)lexer->lookahead;
+    length++;
+    skip(lexer);
+  }
+  word[length < MAX_WORD ? length : MAX_WORD - 1] = 0;
+  return length;
+}
+
+static const char *const CONTINUATION_WORDS[] = {
+    "attributes", "to", "step", "iter_args", "into", "by", "else", "reduce", "ins",
+    "outs", "from", "with", "do", "otherwise", "init", "in", "out", "case", "default",
+    "then", "output_shape", "offset", "sizes", "strides", "permutation", "dimensions",
+    "target", "at", "on", "inner_dims_pos", "inner_tiles", "outer_dims_perm", "unsigned",
+    "index", "none", "memref", "tensor", "vector", "complex", "tuple", "affine_map",
+    "affine_set", "dense", "sparse", "array", "strided", "loc", "true", "false", "unit",
+    "bf16", "tf32", "symbol", "threads", "blocks", "clusters", NULL,
+};
+
+static bool is_type_word(const char *word) {
+  const char *p = word;
+  if (*p == 's' || *p == 'u') p++;
+  if (*p == 'i' || *p == 'f') {
+    p++;
+    if (*p < '0' || *p > '9') return false;
+    while (*p >= '0' && *p <= '9') p++;
+    return *p == 0 || word[0] == 'f';
+  }
+  return false;
+}
+
+static bool is_continuation_word(const char *word) {
+  for (int i = 0; CONTINUATION_WORDS[i]; i++) {
+    if (strcmp(word, CONTINUATION_WORDS[i]) == 0) return true;
+  }
+  return is_type_word(word);
+}
+
+/*
+ * The lexer is right after a `{` of a fallback operation. Decide whether it
+ * opens an attribute dictionary (`{name = ...}`, `{unit}`, `{"key" = ...}`)
+ * rather than a region.
+ */
+static bool brace_opens_dictionary(TSLexer *lexer) {
+  bool saw_newline = false;
+  skip_space_and_comments(lexer, &saw_newline);
+  int32_t c = lexer->lookahead;
+  if (c == '"') {
+    if (!scan_string(lexer)) return false;
+  } else if (is_id_start(c)) {
+    char word[MAX_WORD];
+    read_word(lexer, word);
+  } else {
+    return false;
+  }
+  bool newline_after = false;
+  skip_space_and_comments(lexer, &newline_after);
+  c = lexer->lookahead;
+  if (c == '=' || c == ',') return true;
+  if (c == '}') return !newline_after && !saw_newline;
+  return false;
+}
+
+/*
+ * The lexer is at a line break (or a comment) after a fallback operation.
+ * Decide whether the next line continues it.
+ */
+static bool next_line_continues(TSLexer *lexer, bool *at_brace) {
+  bool saw_newline = false;
+  skip_space_and_comments(lexer, &saw_newline);
+  if (lexer->eof(lexer)) return false;
+  int32_t c = lexer->lookahead;
+  *at_brace = c == '{';
+  switch (c) {
+    case '%': case '^': case '"': case '}': case '#': case '!':
+      return false;
+    default:
+      break;
+  }
+  if (is_id_start(c)) {
+    char word[MAX_WORD];
+    read_word(lexer, word);
+    if (is_continuation_word(word)) return true;
+    /* `keyword(` continues (e.g. `threads(...)`); `dialect.op(` does not. */
+    return lexer->lookahead == '(' && strchr(word, '.') == NULL;
+  }
+  return true;
+}
+
+bool tree_sitter_mlir_external_scanner_scan(void *payload, TSLexer *lexer, const bool *valid) {
+  (void)payload;
+  if (valid[ERROR_SENTINEL]) return false;
+
+  if (valid[DIALECT_BODY] && lexer->lookahead == '<') {
+    lexer->result_symbol = DIALECT_BODY;
+    return scan_dialect_body(lexer);
+  }
+
+  bool want_end = valid[FALLBACK_END];
+  bool want_brace = valid[FALLBACK_REGION_OPEN] || valid[FALLBACK_DICT_OPEN];
+  if (!want_end && !want_brace) return false;
+
+  while (!lexer->eof(lexer) && is_horizontal_space(lexer->lookahead)) skip(lexer);
+  lexer->mark_end(lexer);
+
+  if (want_end && (lexer->eof(lexer) || lexer->lookahead == '}' || lexer->lookahead == ';')) {
+    lexer->result_symbol = FALLBACK_END;
+    return true;
+  }
+
+  bool at_brace = lexer->lookahead == '{';
+  if (want_end && (lexer->lookahead == '\n' || lexer->lookahead == '/')) {
+    if (lexer->lookahead == '/') {
+      skip(lexer);
+      if (lexer->lookahead != '/') return false; /* a stray '/', not a comment */
+      skip_comment_line(lexer);
+    }
+    if (!next_line_continues(lexer, &at_brace)) {
+      lexer->result_symbol = FALLBACK_END;
+      return true;
+    }
+    if (!at_brace) return false;
+  }
+
+  if (at_brace && want_brace) {
+    advance(lexer);
+    lexer->mark_end(lexer);
+    bool dictionary = brace_opens_dictionary(lexer);
+    if (dictionary && valid[FALLBACK_DICT_OPEN]) {
+      lexer->result_symbol = FALLBACK_DICT_OPEN;
+      return true;
+    }
+    if (valid[FALLBACK_REGION_OPEN]) {
+      lexer->result_symbol = FALLBACK_REGION_OPEN;
+      return true;
+    }
+    if (valid[FALLBACK_DICT_OPEN]) {
+      lexer->result_symbol = FALLBACK_DICT_OPEN;
+      return true;
+    }
+  }
+  return false;
+}
