@@ -1,4 +1,4 @@
-"""Allow ``python -m affine_lsp``."""
+"""Allow `python -m affine_lsp`."""
 
 from affine_lsp.cli import main
 

@@ -229,8 +229,8 @@ module.exports = grammar({
       field('type', $.function_type),
     ),
 
-    value_use_list: ($) => commaSep1($.value_use),
-    value_use: ($) => $.ssa_value,
+    value_use_list: ($) => commaSep1($._value_use),
+    _value_use: ($) => alias($.ssa_value, $.value_use),
     successor_list: ($) => brackets(commaSep1($.successor)),
     successor: ($) => seq(
       field('label', $.block_id),
@@ -323,7 +323,7 @@ module.exports = grammar({
 
     arith_binary: ($) => seq(
       field('name', choice(...ARITH_BINARY)),
-      field('lhs', $.value_use), ',', field('rhs', $.value_use),
+      field('lhs', $._value_use), ',', field('rhs', $._value_use),
       repeat(field('flag', $.op_flag)),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $.type_list),
@@ -331,7 +331,7 @@ module.exports = grammar({
 
     arith_unary: ($) => seq(
       field('name', choice(...ARITH_UNARY)),
-      field('operand', $.value_use),
+      field('operand', $._value_use),
       repeat(field('flag', $.op_flag)),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
@@ -346,7 +346,7 @@ module.exports = grammar({
     arith_cmp: ($) => seq(
       field('name', choice('arith.cmpi', 'arith.cmpf')),
       field('predicate', choice($.bare_id, $.string)), ',',
-      field('lhs', $.value_use), ',', field('rhs', $.value_use),
+      field('lhs', $._value_use), ',', field('rhs', $._value_use),
       repeat(field('flag', $.op_flag)),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
@@ -354,7 +354,7 @@ module.exports = grammar({
 
     arith_cast: ($) => seq(
       field('name', choice(...ARITH_CAST)),
-      field('operand', $.value_use),
+      field('operand', $._value_use),
       repeat(field('flag', $.op_flag)),
       optional(field('attributes', $.dictionary)),
       ':', field('from', $._type), 'to', field('to', $._type),
@@ -362,9 +362,9 @@ module.exports = grammar({
 
     arith_select: ($) => seq(
       field('name', 'arith.select'),
-      field('condition', $.value_use), ',',
-      field('true_value', $.value_use), ',',
-      field('false_value', $.value_use),
+      field('condition', $._value_use), ',',
+      field('true_value', $._value_use), ',',
+      field('false_value', $._value_use),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $.type_list),
     ),
@@ -390,7 +390,7 @@ module.exports = grammar({
 
     affine_delinearize_index: ($) => seq(
       field('name', 'affine.delinearize_index'),
-      field('linear_index', $.value_use),
+      field('linear_index', $._value_use),
       'into',
       field('basis', $.index_basis),
       optional(field('attributes', $.dictionary)),
@@ -407,7 +407,7 @@ module.exports = grammar({
       ':', field('type', $._type),
     ),
 
-    index_basis: ($) => seq('(', commaSep(choice($.value_use, $.integer)), ')'),
+    index_basis: ($) => seq('(', commaSep(choice($._value_use, $.integer)), ')'),
 
     affine_for: ($) => seq(
       field('name', 'affine.for'),
@@ -427,7 +427,7 @@ module.exports = grammar({
       'iter_args', '(', commaSep1($.iter_arg), ')',
     ),
     iter_arg: ($) => seq(
-      field('name', alias($.ssa_value, $.value_def)), '=', field('init', $.value_use),
+      field('name', alias($.ssa_value, $.value_def)), '=', field('init', $._value_use),
     ),
 
     _result_types: ($) => choice($._non_function_type, $.type_list_parens),
@@ -440,7 +440,7 @@ module.exports = grammar({
       field('shorthand', $._shorthand_bound),
       seq(optional(field('min', 'min')), field('map', $._map_ref), field('operands', $.dim_and_symbol_operands)),
     ),
-    _shorthand_bound: ($) => choice($.value_use, $._signed_integer),
+    _shorthand_bound: ($) => choice($._value_use, $._signed_integer),
 
     affine_if: ($) => seq(
       field('name', 'affine.if'),
@@ -476,7 +476,7 @@ module.exports = grammar({
 
     affine_load: ($) => seq(
       field('name', 'affine.load'),
-      field('memref', $.value_use),
+      field('memref', $._value_use),
       field('subscripts', $.subscript_list),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
@@ -484,8 +484,8 @@ module.exports = grammar({
 
     affine_store: ($) => seq(
       field('name', 'affine.store'),
-      field('value', $.value_use), ',',
-      field('memref', $.value_use),
+      field('value', $._value_use), ',',
+      field('memref', $._value_use),
       field('subscripts', $.subscript_list),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
@@ -493,7 +493,7 @@ module.exports = grammar({
 
     affine_vector_load: ($) => seq(
       field('name', 'affine.vector_load'),
-      field('memref', $.value_use),
+      field('memref', $._value_use),
       field('subscripts', $.subscript_list),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type), ',', field('vector_type', $._type),
@@ -501,8 +501,8 @@ module.exports = grammar({
 
     affine_vector_store: ($) => seq(
       field('name', 'affine.vector_store'),
-      field('value', $.value_use), ',',
-      field('memref', $.value_use),
+      field('value', $._value_use), ',',
+      field('memref', $._value_use),
       field('subscripts', $.subscript_list),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type), ',', field('vector_type', $._type),
@@ -510,7 +510,7 @@ module.exports = grammar({
 
     affine_prefetch: ($) => seq(
       field('name', 'affine.prefetch'),
-      field('memref', $.value_use),
+      field('memref', $._value_use),
       field('subscripts', $.subscript_list), ',',
       field('rw', choice('read', 'write')), ',',
       'locality', '<', field('locality', $.integer), '>', ',',
@@ -527,19 +527,19 @@ module.exports = grammar({
 
     affine_dma_start: ($) => seq(
       field('name', 'affine.dma_start'),
-      field('source', $.value_use), field('source_subscripts', $.subscript_list), ',',
-      field('destination', $.value_use), field('destination_subscripts', $.subscript_list), ',',
-      field('tag', $.value_use), field('tag_subscripts', $.subscript_list), ',',
-      field('num_elements', $.value_use),
-      optional(seq(',', field('stride', $.value_use), ',', field('elements_per_stride', $.value_use))),
+      field('source', $._value_use), field('source_subscripts', $.subscript_list), ',',
+      field('destination', $._value_use), field('destination_subscripts', $.subscript_list), ',',
+      field('tag', $._value_use), field('tag_subscripts', $.subscript_list), ',',
+      field('num_elements', $._value_use),
+      optional(seq(',', field('stride', $._value_use), ',', field('elements_per_stride', $._value_use))),
       optional(field('attributes', $.dictionary)),
       ':', field('types', $.type_list),
     ),
 
     affine_dma_wait: ($) => seq(
       field('name', 'affine.dma_wait'),
-      field('tag', $.value_use), field('tag_subscripts', $.subscript_list), ',',
-      field('num_elements', $.value_use),
+      field('tag', $._value_use), field('tag_subscripts', $.subscript_list), ',',
+      field('num_elements', $._value_use),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
     ),
@@ -565,7 +565,7 @@ module.exports = grammar({
 
     memref_dealloc: ($) => seq(
       field('name', choice('memref.dealloc', alias('dealloc', $.legacy_keyword))),
-      field('memref', $.value_use),
+      field('memref', $._value_use),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
     ),
@@ -574,7 +574,7 @@ module.exports = grammar({
     // `load %A[%i - 1]` still has structure; the checker requires plain values.
     memref_load: ($) => seq(
       field('name', choice('memref.load', alias('load', $.legacy_keyword))),
-      field('memref', $.value_use),
+      field('memref', $._value_use),
       field('indices', $.subscript_list),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
@@ -582,8 +582,8 @@ module.exports = grammar({
 
     memref_store: ($) => seq(
       field('name', choice('memref.store', alias('store', $.legacy_keyword))),
-      field('value', $.value_use), ',',
-      field('memref', $.value_use),
+      field('value', $._value_use), ',',
+      field('memref', $._value_use),
       field('indices', $.subscript_list),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
@@ -592,21 +592,21 @@ module.exports = grammar({
     memref_dim: ($) => seq(
       field('name', choice('memref.dim', alias('dim', $.legacy_keyword))),
       optional(field('attributes', $.dictionary)),
-      field('source', $.value_use), ',',
-      field('index', choice($.value_use, $.integer)),
+      field('source', $._value_use), ',',
+      field('index', choice($._value_use, $.integer)),
       ':', field('type', $._type),
     ),
 
     memref_cast: ($) => seq(
       field('name', 'memref.cast'),
-      field('source', $.value_use),
+      field('source', $._value_use),
       optional(field('attributes', $.dictionary)),
       ':', field('from', $._type), 'to', field('to', $._type),
     ),
 
     memref_copy: ($) => seq(
       field('name', 'memref.copy'),
-      field('source', $.value_use), ',', field('target', $.value_use),
+      field('source', $._value_use), ',', field('target', $._value_use),
       optional(field('attributes', $.dictionary)),
       ':', field('from', $._type), 'to', field('to', $._type),
     ),
@@ -614,19 +614,19 @@ module.exports = grammar({
     // %0[offsets][sizes][strides]; entries are values or integers.
     memref_subview: ($) => seq(
       field('name', 'memref.subview'),
-      field('source', $.value_use),
+      field('source', $._value_use),
       field('offsets', $.mixed_index_list),
       field('sizes', $.mixed_index_list),
       field('strides', $.mixed_index_list),
       optional(field('attributes', $.dictionary)),
       ':', field('from', $._type), 'to', field('to', $._type),
     ),
-    mixed_index_list: ($) => seq('[', commaSep(choice($.value_use, $._signed_integer)), ']'),
+    mixed_index_list: ($) => seq('[', commaSep(choice($._value_use, $._signed_integer)), ']'),
 
     memref_view: ($) => seq(
       field('name', 'memref.view'),
-      field('source', $.value_use),
-      '[', field('byte_shift', $.value_use), ']',
+      field('source', $._value_use),
+      '[', field('byte_shift', $._value_use), ']',
       '[', optional(field('sizes', $.value_use_list)), ']',
       optional(field('attributes', $.dictionary)),
       ':', field('from', $._type), 'to', field('to', $._type),
@@ -634,7 +634,7 @@ module.exports = grammar({
 
     memref_reinterpret_cast: ($) => seq(
       field('name', 'memref.reinterpret_cast'),
-      field('source', $.value_use),
+      field('source', $._value_use),
       'to',
       'offset', ':', field('offset', $.mixed_index_list), ',',
       'sizes', ':', field('sizes', $.mixed_index_list), ',',
@@ -663,8 +663,8 @@ module.exports = grammar({
     memref_atomic_rmw: ($) => seq(
       field('name', 'memref.atomic_rmw'),
       field('kind', choice($.string, $.bare_id)),
-      field('value', $.value_use), ',',
-      field('memref', $.value_use),
+      field('value', $._value_use), ',',
+      field('memref', $._value_use),
       field('indices', $.subscript_list),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $.function_type),
@@ -672,7 +672,7 @@ module.exports = grammar({
 
     memref_generic_atomic_rmw: ($) => seq(
       field('name', 'memref.generic_atomic_rmw'),
-      field('memref', $.value_use),
+      field('memref', $._value_use),
       field('indices', $.subscript_list),
       ':', field('type', $._type),
       field('body', $.region),
@@ -682,7 +682,7 @@ module.exports = grammar({
     // expand_shape / collapse_shape
     memref_reshape_op: ($) => seq(
       field('name', choice('memref.expand_shape', 'memref.collapse_shape')),
-      field('source', $.value_use),
+      field('source', $._value_use),
       field('reassociation', $.reassociation),
       optional(seq('output_shape', field('output_shape', $.mixed_index_list))),
       optional(field('attributes', $.dictionary)),
@@ -692,7 +692,7 @@ module.exports = grammar({
 
     memref_transpose: ($) => seq(
       field('name', 'memref.transpose'),
-      field('source', $.value_use),
+      field('source', $._value_use),
       field('permutation', choice($.legacy_affine_map, $.affine_map, $.attribute_alias)),
       optional(field('attributes', $.dictionary)),
       ':', field('from', $._type), 'to', field('to', $._type),
@@ -700,7 +700,7 @@ module.exports = grammar({
 
     memref_prefetch: ($) => seq(
       field('name', 'memref.prefetch'),
-      field('memref', $.value_use),
+      field('memref', $._value_use),
       field('indices', $.subscript_list), ',',
       field('rw', choice('read', 'write')), ',',
       'locality', '<', field('locality', $.integer), '>', ',',
@@ -711,33 +711,33 @@ module.exports = grammar({
 
     memref_assume_alignment: ($) => seq(
       field('name', 'memref.assume_alignment'),
-      field('memref', $.value_use), ',', field('alignment', $.integer),
+      field('memref', $._value_use), ',', field('alignment', $.integer),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
     ),
 
     memref_dma_start: ($) => seq(
       field('name', 'memref.dma_start'),
-      field('source', $.value_use), field('source_indices', $.subscript_list), ',',
-      field('destination', $.value_use), field('destination_indices', $.subscript_list), ',',
-      field('num_elements', $.value_use), ',',
-      field('tag', $.value_use), field('tag_indices', $.subscript_list),
-      optional(seq(',', field('stride', $.value_use), ',', field('elements_per_stride', $.value_use))),
+      field('source', $._value_use), field('source_indices', $.subscript_list), ',',
+      field('destination', $._value_use), field('destination_indices', $.subscript_list), ',',
+      field('num_elements', $._value_use), ',',
+      field('tag', $._value_use), field('tag_indices', $.subscript_list),
+      optional(seq(',', field('stride', $._value_use), ',', field('elements_per_stride', $._value_use))),
       optional(field('attributes', $.dictionary)),
       ':', field('types', $.type_list),
     ),
 
     memref_dma_wait: ($) => seq(
       field('name', 'memref.dma_wait'),
-      field('tag', $.value_use), field('tag_indices', $.subscript_list), ',',
-      field('num_elements', $.value_use),
+      field('tag', $._value_use), field('tag_indices', $.subscript_list), ',',
+      field('num_elements', $._value_use),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
     ),
 
     memref_simple_op: ($) => prec.right(seq(
       field('name', choice(...MEMREF_SIMPLE)),
-      field('source', $.value_use),
+      field('source', $._value_use),
       optional(seq('(', optional(field('operands', $.value_use_list)), ')')),
       optional(field('attributes', $.dictionary)),
       ':', field('from', $._type),
@@ -760,9 +760,9 @@ module.exports = grammar({
       field('name', 'scf.for'),
       optional(field('unsigned', 'unsigned')),
       field('induction_variable', alias($.ssa_value, $.value_def)),
-      '=', field('lower', $.value_use),
-      'to', field('upper', $.value_use),
-      'step', field('step', $.value_use),
+      '=', field('lower', $._value_use),
+      'to', field('upper', $._value_use),
+      'step', field('step', $._value_use),
       optional(field('iter_args', $.iter_args)),
       optional(seq('->', field('result_types', $._result_types))),
       optional(seq(':', field('type', $._type))),
@@ -772,7 +772,7 @@ module.exports = grammar({
 
     scf_if: ($) => seq(
       field('name', 'scf.if'),
-      field('condition', $.value_use),
+      field('condition', $._value_use),
       optional(seq('->', field('result_types', $._result_types))),
       field('then', $.region),
       optional(seq('else', field('else', $.region))),
@@ -803,7 +803,7 @@ module.exports = grammar({
 
     scf_condition: ($) => prec.right(seq(
       field('name', 'scf.condition'),
-      '(', field('condition', $.value_use), ')',
+      '(', field('condition', $._value_use), ')',
       optional(field('attributes', $.dictionary)),
       optional(seq(field('operands', $.value_use_list), ':', field('types', $.type_list))),
     )),
@@ -816,7 +816,7 @@ module.exports = grammar({
 
     cf_cond_br: ($) => seq(
       field('name', 'cf.cond_br'),
-      field('condition', $.value_use), ',',
+      field('condition', $._value_use), ',',
       field('true_target', $.successor), ',',
       field('false_target', $.successor),
     ),
@@ -840,7 +840,7 @@ module.exports = grammar({
       seq(choice(',', ':', '=', '->'), $._custom_atom),
     ),
     _custom_atom: ($) => choice(
-      $.value_use,
+      $._value_use,
       $.block_id,
       $._non_function_type,
       $._custom_attribute,
@@ -931,15 +931,15 @@ module.exports = grammar({
 
     // Subscripts of affine.load/store and bounds of affine.parallel.
     subscript_list: ($) => seq('[', commaSep($._subscript_expr), ']'),
-    ...affineExprRules('subscript_', ($) => [$.value_use, $.symbol_use]),
-    symbol_use: ($) => seq('symbol', '(', field('value', $.value_use), ')'),
+    ...affineExprRules('subscript_', ($) => [$._value_use, $.symbol_use]),
+    symbol_use: ($) => seq('symbol', '(', field('value', $._value_use), ')'),
 
     dim_and_symbol_operands: ($) => seq(
       field('dims', $.dim_operands),
       optional(field('symbols', $.symbol_operands)),
     ),
-    dim_operands: ($) => seq('(', commaSep($.value_use), ')'),
-    symbol_operands: ($) => seq('[', commaSep($.value_use), ']'),
+    dim_operands: ($) => seq('(', commaSep($._value_use), ')'),
+    symbol_operands: ($) => seq('[', commaSep($._value_use), ']'),
 
     // ------------------------------------------------------------------
     // Types

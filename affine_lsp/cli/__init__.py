@@ -1,0 +1,46 @@
+"""The `affine-lsp` command line: one module per subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from affine_lsp import __version__
+from affine_lsp.cli import parse as parse_command
+
+# Each subcommand module provides `register(subparsers)`; the parser it adds
+# carries a `run(args) -> int` function as its default `handler`.
+_COMMANDS = [parse_command]
+
+for _name in ("check", "fuse", "serve"):
+    try:
+        _COMMANDS.append(__import__(f"affine_lsp.cli.{_name}", fromlist=["register"]))
+    except ImportError:  # a subcommand that is not part of this build
+        pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="affine-lsp",
+        description="Editor tooling for MLIR's affine dialect.",
+    )
+    parser.add_argument("--version", action="version", version=f"affine-lsp {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in _COMMANDS:
+        command.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.handler(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

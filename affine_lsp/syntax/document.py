@@ -1,0 +1,157 @@
+"""A source document: UTF-8 bytes, its line index and its syntax tree, edited in place.
+
+Edits arrive as LSP content changes (a range in line/character positions plus
+replacement text). Each edit is applied to the bytes, the line index and the
+tree (`Tree.edit`), and the tree is re-parsed once per batch with the old tree,
+so tree-sitter re-uses everything the edit did not touch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import tree_sitter
+
+from affine_lsp.syntax.language import new_parser
+from affine_lsp.syntax.lines import LineIndex
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+Position = tuple[int, int]
+"""(line, character) as in LSP; the character unit is the document's encoding."""
+
+
+def encode(text: str) -> bytes:
+    """UTF-8 bytes of text from a client; lone surrogates survive the round trip."""
+    return text.encode("utf-8", errors="surrogatepass")
+
+
+def decode(data: bytes | bytearray) -> str:
+    """The inverse of `encode`; invalid bytes become U+FFFD."""
+    try:
+        return bytes(data).decode("utf-8", errors="surrogatepass")
+    except UnicodeDecodeError:
+        return bytes(data).decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class ContentChange:
+    """One LSP content change: replace `range` (or everything) with `text`."""
+
+    text: str
+    range: tuple[Position, Position] | None = None
+
+
+@dataclass(frozen=True)
+class ByteEdit:
+    """An applied edit in byte offsets: old [start, old_end) is now [start, new_end)."""
+
+    start: int
+    old_end: int
+    new_end: int
+
+    @property
+    def delta(self) -> int:
+        return self.new_end - self.old_end
+
+
+class SourceDocument:
+    """Bytes, line index and syntax tree of one document."""
+
+    def __init__(self, text: str | bytes, *, encoding: str = "utf-16") -> None:
+        self.encoding = encoding
+        self._parser = new_parser()
+        self._reset(encode(text) if isinstance(text, str) else bytes(text))
+
+    def _reset(self, data: bytes) -> None:
+        self.data = bytearray(data)
+        self.lines = LineIndex(self.data)
+        self._has_lone_cr = bool(_LONE_CR.search(self.data))
+        self.tree: tree_sitter.Tree = self._parser.parse(bytes(self.data))
+
+    # -- text access --------------------------------------------------------
+
+    @property
+    def source(self) -> bytes:
+        """The document as immutable bytes."""
+        return bytes(self.data)
+
+    @property
+    def text(self) -> str:
+        return decode(self.data)
+
+    def slice(self, start: int, end: int) -> str:
+        return decode(self.data[start:end])
+
+    # -- positions ----------------------------------------------------------
+
+    def position(self, offset: int) -> Position:
+        """LSP position of a byte offset, in the document's encoding."""
+        return self.lines.position(self.data, offset, self.encoding)
+
+    def offset(self, position: Position) -> int:
+        """Byte offset of an LSP position (clamped into the document)."""
+        line, character = position
+        return self.lines.offset(self.data, line, character, self.encoding)
+
+    def point(self, offset: int) -> tuple[int, int]:
+        """tree-sitter point (row, byte column) of an offset; rows count `\\n` only."""
+        offset = max(0, min(offset, len(self.data)))
+        if not self._has_lone_cr:
+            line = self.lines.line_of(offset)
+            return line, offset - self.lines.line_start(line)
+        row = self.data.count(b"\n", 0, offset)
+        return row, offset - (self.data.rfind(b"\n", 0, offset) + 1)
+
+    # -- edits --------------------------------------------------------------
+
+    def apply_changes(self, changes: Iterable[ContentChange]) -> list[ByteEdit]:
+        """Apply LSP content changes in order and re-parse once; returns the edits."""
+        edits: list[ByteEdit] = []
+        full_text = False
+        for change in changes:
+            if change.range is None:
+                self._reset(encode(change.text))
+                edits = [ByteEdit(0, 0, len(self.data))]
+                full_text = True
+                continue
+            start, end = sorted((self.offset(change.range[0]), self.offset(change.range[1])))
+            edits.append(self._splice(start, end, encode(change.text)))
+        if edits and not (full_text and len(edits) == 1):
+            self.tree = self._parser.parse(bytes(self.data), self.tree)
+        return edits
+
+    def replace(self, start: int, end: int, text: str) -> ByteEdit:
+        """Replace bytes [start, end) with text and re-parse."""
+        edit = self._splice(start, end, encode(text))
+        self.tree = self._parser.parse(bytes(self.data), self.tree)
+        return edit
+
+    def _splice(self, start: int, end: int, new: bytes) -> ByteEdit:
+        start_point = self.point(start)
+        old_end_point = self.point(end)
+        if b"\r" in new or (self._has_lone_cr and b"\n" in new) or self._touches_cr(start, end):
+            update_cr = True
+        else:
+            update_cr = False
+        self.data[start:end] = new
+        new_end = start + len(new)
+        self.lines.replace(self.data, start, end, new_end)
+        if update_cr:
+            self._has_lone_cr = bool(_LONE_CR.search(self.data))
+        self.tree.edit(
+            start_byte=start,
+            old_end_byte=end,
+            new_end_byte=new_end,
+            start_point=start_point,
+            old_end_point=old_end_point,
+            new_end_point=self.point(new_end),
+        )
+        return ByteEdit(start, end, new_end)
+
+    def _touches_cr(self, start: int, end: int) -> bool:
+        """Whether removing [start, end) can change which `\\r` stand alone."""
+        lo = max(0, start - 1)
+        return b"\r" in self.data[lo : end + 1]

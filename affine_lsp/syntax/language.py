@@ -1,0 +1,20 @@
+"""The tree-sitter language for MLIR, built from grammar/src by setup.py."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import tree_sitter
+
+from affine_lsp import _binding
+
+
+@cache
+def mlir_language() -> tree_sitter.Language:
+    """The MLIR tree-sitter language (loaded once)."""
+    return tree_sitter.Language(_binding.language())
+
+
+def new_parser() -> tree_sitter.Parser:
+    """A fresh parser for MLIR. Parsers are not thread-safe: one per owner."""
+    return tree_sitter.Parser(mlir_language())

@@ -1,0 +1,148 @@
+"""Line bookkeeping for a UTF-8 document: byte offsets <-> line/column positions.
+
+Lines break at `\\n`, `\\r\\n` and a lone `\\r`, as the Language Server Protocol
+says. Line starts are kept in chunks, so that a small edit in a 200k-line
+document touches one chunk and shifts the others, instead of re-scanning the
+whole text.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+_CHUNK_LINES = 512
+
+ENCODINGS = ("utf-16", "utf-8", "utf-32")
+
+
+def _line_starts(data: bytes | bytearray, start: int, end: int) -> list[int]:
+    """Offsets just after each line break in data[start:end]."""
+    return [m.end() for m in _LINE_BREAK.finditer(data, start, end)]
+
+
+def column_units(text: bytes, encoding: str) -> int:
+    """Length of a piece of a line in the code units of `encoding`."""
+    if encoding == "utf-8" or text.isascii():
+        return len(text)
+    decoded = text.decode("utf-8", errors="replace")
+    if encoding == "utf-32":
+        return len(decoded)
+    return len(decoded) + sum(1 for ch in decoded if ord(ch) > 0xFFFF)
+
+
+def units_to_bytes(line: bytes, units: int, encoding: str) -> int:
+    """Byte length of the first `units` code units of a line (clamped to the line)."""
+    if units <= 0:
+        return 0
+    if encoding == "utf-8" or line.isascii():
+        return min(units, len(line))
+    decoded = line.decode("utf-8", errors="replace")
+    count = 0
+    for index, ch in enumerate(decoded):
+        width = 2 if encoding == "utf-16" and ord(ch) > 0xFFFF else 1
+        if count + width > units:
+            return len(decoded[:index].encode("utf-8", errors="replace"))
+        count += width
+    return len(line)
+
+
+class LineIndex:
+    """Byte offsets of line starts, chunked for cheap incremental updates."""
+
+    def __init__(self, data: bytes | bytearray) -> None:
+        starts = [0, *_line_starts(data, 0, len(data))]
+        self._length = len(data)
+        self._bases: list[int] = []
+        self._first_lines: list[int] = []
+        self._chunks: list[list[int]] = []
+        self._store(0, starts, 0)
+
+    # -- construction -------------------------------------------------------
+
+    def _store(self, at: int, starts: Sequence[int], first_line: int) -> None:
+        """Insert chunks for absolute line `starts` before chunk index `at`."""
+        for i in range(0, len(starts), _CHUNK_LINES):
+            part = starts[i : i + _CHUNK_LINES]
+            base = part[0]
+            self._bases.insert(at, base)
+            self._first_lines.insert(at, first_line + i)
+            self._chunks.insert(at, [s - base for s in part])
+            at += 1
+
+    # -- queries ------------------------------------------------------------
+
+    @property
+    def line_count(self) -> int:
+        return self._first_lines[-1] + len(self._chunks[-1])
+
+    @property
+    def length(self) -> int:
+        return self._length
+
+    def line_start(self, line: int) -> int:
+        """Byte offset where `line` starts (clamped to the document)."""
+        if line <= 0:
+            return 0
+        if line >= self.line_count:
+            return self._length
+        c = bisect_right(self._first_lines, line) - 1
+        return self._bases[c] + self._chunks[c][line - self._first_lines[c]]
+
+    def line_of(self, offset: int) -> int:
+        """The line containing byte `offset`."""
+        offset = max(0, min(offset, self._length))
+        c = bisect_right(self._bases, offset) - 1
+        return self._first_lines[c] + bisect_right(self._chunks[c], offset - self._bases[c]) - 1
+
+    def line_end(self, data: bytes | bytearray, line: int) -> int:
+        """Byte offset of the end of `line`'s content (before its line break)."""
+        end = self.line_start(line + 1) if line + 1 < self.line_count else self._length
+        while end > self.line_start(line) and data[end - 1] in (0x0A, 0x0D):
+            end -= 1
+        return end
+
+    def position(self, data: bytes | bytearray, offset: int, encoding: str = "utf-16") -> tuple[int, int]:
+        """(line, character) of a byte offset, characters in `encoding` units."""
+        offset = max(0, min(offset, self._length))
+        line = self.line_of(offset)
+        start = self.line_start(line)
+        return line, column_units(bytes(data[start:offset]), encoding)
+
+    def offset(self, data: bytes | bytearray, line: int, character: int, encoding: str = "utf-16") -> int:
+        """Byte offset of an LSP position; out-of-range values are clamped."""
+        if line < 0:
+            return 0
+        if line >= self.line_count:
+            return self._length
+        start = self.line_start(line)
+        end = self.line_end(data, line)
+        return start + units_to_bytes(bytes(data[start:end]), character, encoding)
+
+    # -- updates ------------------------------------------------------------
+
+    def replace(self, new_data: bytes | bytearray, start: int, old_end: int, new_end: int) -> None:
+        """Account for old bytes [start, old_end) having become [start, new_end)."""
+        delta = new_end - old_end
+        # A `\r` before `start` may pair with a `\n` the edit inserts or removes.
+        first = self.line_of(max(0, start - 1))
+        last = self.line_of(old_end)
+        c0 = bisect_right(self._first_lines, first) - 1
+        c1 = bisect_right(self._first_lines, last) - 1
+        region_start = self._bases[c0]
+        old_region_end = self._bases[c1 + 1] if c1 + 1 < len(self._bases) else self._length + 1
+        new_length = self._length + delta
+        region_end = min(old_region_end + delta, new_length + 1)
+        old_lines = sum(len(self._chunks[c]) for c in range(c0, c1 + 1))
+        first_line = self._first_lines[c0]
+        starts = [region_start, *_line_starts(new_data, region_start, min(region_end, new_length))]
+        starts = [s for s in starts if s < region_end]
+        del self._bases[c0 : c1 + 1], self._first_lines[c0 : c1 + 1], self._chunks[c0 : c1 + 1]
+        self._store(c0, starts, first_line)
+        line_delta = len(starts) - old_lines
+        for c in range(c0 + (len(starts) + _CHUNK_LINES - 1) // _CHUNK_LINES, len(self._bases)):
+            self._bases[c] += delta
+            self._first_lines[c] += line_delta
+        self._length = new_length

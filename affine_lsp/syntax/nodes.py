@@ -1,0 +1,101 @@
+"""Small helpers over tree-sitter nodes. Every traversal here is iterative, so
+that deeply nested input cannot exhaust Python's recursion limit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import tree_sitter
+
+Node = tree_sitter.Node
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A byte range with its tree-sitter points (row, byte column)."""
+
+    start_byte: int
+    end_byte: int
+    start_point: tuple[int, int]
+    end_point: tuple[int, int]
+
+    @classmethod
+    def of(cls, node: Node) -> Span:
+        return cls(node.start_byte, node.end_byte, tuple(node.start_point), tuple(node.end_point))
+
+    @classmethod
+    def between(cls, first: Node, last: Node) -> Span:
+        return cls(first.start_byte, last.end_byte, tuple(first.start_point), tuple(last.end_point))
+
+    def contains(self, offset: int) -> bool:
+        return self.start_byte <= offset <= self.end_byte
+
+
+def text(node: Node | None) -> str:
+    """The source text of a node ('' for None)."""
+    if node is None:
+        return ""
+    raw = node.text
+    return raw.decode("utf-8", errors="replace") if raw is not None else ""
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """All nodes under `node` (inclusive) in document order."""
+    cursor = node.walk()
+    while True:
+        yield cursor.node
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent() or cursor.node == node:
+                return
+
+
+def walk_named(node: Node, *, into: frozenset[str] | None = None) -> Iterator[Node]:
+    """Named nodes under `node` in document order (skipping anonymous tokens)."""
+    for n in walk(node):
+        if n.is_named:
+            yield n
+
+
+def first_leaf(node: Node) -> Node:
+    """The first leaf under `node` that is not a comment."""
+    for n in walk(node):
+        if n.child_count == 0 and n.type not in ("comment", "split_marker"):
+            return n
+    return node
+
+
+def previous_leaf(node: Node) -> Node | None:
+    """The leaf just before `node` in the tree, or None."""
+    current = node
+    while current is not None:
+        sibling = current.prev_sibling
+        if sibling is not None:
+            while sibling.child_count:
+                sibling = sibling.children[-1]
+            return sibling
+        current = current.parent
+    return None
+
+
+def ancestors(node: Node) -> Iterator[Node]:
+    """Parents of `node`, innermost first."""
+    current = node.parent
+    while current is not None:
+        yield current
+        current = current.parent
+
+
+def field(node: Node, name: str) -> Node | None:
+    return node.child_by_field_name(name)
+
+
+def fields(node: Node, name: str) -> list[Node]:
+    return node.children_by_field_name(name)
+
+
+def node_at(root: Node, offset: int) -> Node:
+    """The smallest node spanning byte `offset`."""
+    return root.descendant_for_byte_range(offset, offset) or root
