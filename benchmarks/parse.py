@@ -26,7 +26,10 @@ def full_parse(sizes: list[int]) -> None:
             parser.parse(data)
             best = min(best, time.perf_counter() - start)
         mb = len(data) / 1e6
-        print(f"full parse {lines:>7} lines ({mb:.2f} MB): {best * 1000:8.1f} ms, {mb / best:6.1f} MB/s")
+        print(
+            f"full parse {lines:>7} lines ({mb:.2f} MB): "
+            f"{best * 1000:8.1f} ms, {mb / best:6.1f} MB/s"
+        )
 
 
 def incremental(lines: int, edits: int) -> None:
@@ -49,7 +52,9 @@ def incremental(lines: int, edits: int) -> None:
     reparse: list[float] = []
     for i in range(edits):
         insert = i % 2 == 0
-        data = data[:offset] + b" " + data[offset:] if insert else data[:offset] + data[offset + 1 :]
+        data = (
+            data[:offset] + b" " + data[offset:] if insert else data[:offset] + data[offset + 1 :]
+        )
         point = (middle, 0)
         if insert:
             tree.edit(offset, offset, offset + 1, point, point, (middle, 1))

@@ -51,7 +51,9 @@ def render(cases: list[CorpusCase]) -> str:
     dashes = "-" * 80
     parts = []
     for case in cases:
-        parts.append(f"{rule}\n{case.name}\n{rule}\n\n{case.source.rstrip()}\n\n{dashes}\n\n{case.expected}\n")
+        parts.append(
+            f"{rule}\n{case.name}\n{rule}\n\n{case.source.rstrip()}\n\n{dashes}\n\n{case.expected}\n"
+        )
     return "\n".join(parts)
 
 

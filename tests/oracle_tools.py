@@ -33,7 +33,9 @@ def mlir_opt_path() -> str:
     return path
 
 
-def run_tool(argv: list[str], *, check: bool = True, timeout: float = 120, stdin: str | None = None):
+def run_tool(
+    argv: list[str], *, check: bool = True, timeout: float = 120, stdin: str | None = None
+):
     """Run a tool with an argument list (no shell) and a timeout."""
     result = subprocess.run(
         argv, input=stdin, capture_output=True, text=True, timeout=timeout, check=False

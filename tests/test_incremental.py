@@ -22,8 +22,29 @@ func.func @f(%A: memref<?xf32>, %n: index) {
 }
 """
 
-_SNIPPETS = ["", "%", "}", "{", "\n", "affine.for", " to ", "[", "]", "(", "é", "😀", "\r\n",
-             "%x = ", "#map", ": memref<4xf32>", "floordiv 2", "// c\n", "\"s", "<", ">"]
+_SNIPPETS = [
+    "",
+    "%",
+    "}",
+    "{",
+    "\n",
+    "affine.for",
+    " to ",
+    "[",
+    "]",
+    "(",
+    "é",
+    "😀",
+    "\r\n",
+    "%x = ",
+    "#map",
+    ": memref<4xf32>",
+    "floordiv 2",
+    "// c\n",
+    '"s',
+    "<",
+    ">",
+]
 
 
 def _lsp_position(text: str, offset: int) -> tuple[int, int]:
@@ -74,8 +95,11 @@ def test_random_edits_on_corpus_match_a_fresh_parse():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 6), st.sampled_from(_SNIPPETS)),
-                max_size=8))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 10_000), st.integers(0, 6), st.sampled_from(_SNIPPETS)), max_size=8
+    )
+)
 def test_hypothesis_edits_match_a_fresh_parse(edits):
     document = SourceDocument(SAMPLE)
     text = SAMPLE

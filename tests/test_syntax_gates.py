@@ -43,7 +43,10 @@ def test_verifying_corpus_chunks_parse_without_errors():
     require_shared()
     valid = [c for c in chunks() if c.verifies]
     failing = [c.label for c in valid if _error_count(c.text)]
-    print(f"\ncorpus chunks that verify with mlir-opt: {len(valid)}, with syntax errors: {len(failing)}")
+    print(
+        f"\ncorpus chunks that verify with mlir-opt: {len(valid)}, "
+        f"with syntax errors: {len(failing)}"
+    )
     assert valid and not failing
 
 
@@ -73,14 +76,17 @@ def test_invalid_seed_examples_are_still_invalid():
 def test_generated_files_parse_without_errors(tmp_path, lines, seed):
     require_shared()
     out = tmp_path / "gen.mlir"
-    run_tool(["python3", str(TOOLS / "gen_affine.py"), str(lines), "-o", str(out), "--seed", str(seed)])
+    run_tool(
+        ["python3", str(TOOLS / "gen_affine.py"), str(lines), "-o", str(out), "--seed", str(seed)]
+    )
     text = out.read_text()
     assert _error_count(text) == 0
     print(f"\ngen_affine.py {lines} lines (seed {seed}): 0 syntax errors")
 
 
 _TOPLEVEL_START = re.compile(
-    r'^(func\.func|func @|module|builtin\.module|#[\w$.]+\s*=|![\w$.]+\s*=|"[\w.]+"\(|%[\w$.#:,% -]*=)'
+    r"^(func\.func|func @|module|builtin\.module|#[\w$.]+\s*=|![\w$.]+\s*="
+    r'|"[\w.]+"\(|%[\w$.#:,% -]*=)'
 )
 
 
@@ -100,7 +106,10 @@ def test_errors_stay_local_on_invalid_chunks():
                 if row not in starts and row not in error_rows:
                     swallowed += 1
                     print(f"swallowed: {chunk.file}:{chunk.first_line + row}: {line}")
-    print(f"\ninvalid chunks: {len(invalid)}, top-level items: {items}, swallowed by errors: {swallowed}")
+    print(
+        f"\ninvalid chunks: {len(invalid)}, top-level items: {items}, "
+        f"swallowed by errors: {swallowed}"
+    )
     assert items > 300 and swallowed == 0
 
 

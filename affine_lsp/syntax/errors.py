@@ -84,7 +84,9 @@ def _failure_point(node: tree_sitter.Node) -> tuple[tree_sitter.Node | None, lis
     language = mlir_language()
     previous = previous_leaf(node)
     state = previous.next_parse_state if previous is not None else 1
-    leaves = [n for n in walk(node) if n.child_count == 0 and n.type not in ("comment", "split_marker")]
+    leaves = [
+        n for n in walk(node) if n.child_count == 0 and n.type not in ("comment", "split_marker")
+    ]
     after = node.next_sibling
     while after is not None and after.child_count:
         after = after.children[0]

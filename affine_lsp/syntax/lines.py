@@ -104,14 +104,18 @@ class LineIndex:
             end -= 1
         return end
 
-    def position(self, data: bytes | bytearray, offset: int, encoding: str = "utf-16") -> tuple[int, int]:
+    def position(
+        self, data: bytes | bytearray, offset: int, encoding: str = "utf-16"
+    ) -> tuple[int, int]:
         """(line, character) of a byte offset, characters in `encoding` units."""
         offset = max(0, min(offset, self._length))
         line = self.line_of(offset)
         start = self.line_start(line)
         return line, column_units(bytes(data[start:offset]), encoding)
 
-    def offset(self, data: bytes | bytearray, line: int, character: int, encoding: str = "utf-16") -> int:
+    def offset(
+        self, data: bytes | bytearray, line: int, character: int, encoding: str = "utf-16"
+    ) -> int:
         """Byte offset of an LSP position; out-of-range values are clamped."""
         if line < 0:
             return 0
