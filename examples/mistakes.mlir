@@ -1,0 +1,21 @@
+// Several independent mistakes: `affine-lsp check` reports every one of them,
+// each on the operand or map that is wrong.
+#tile = affine_map<(d0)[s0] -> (d0 * 4, s0)>
+
+func.func @mistakes(%A: memref<?x?xf32>, %n: index, %f: f32) {
+  %c0 = arith.constant 0 : index
+  affine.for %i = 0 to %n {
+    // A loop-variant value used as a symbol.
+    %m = arith.addi %i, %c0 : index
+    affine.for %j = 0 to %m {
+      // Two subscripts for a rank-2 memref: fine. Three: wrong.
+      %v = affine.load %A[%i, %j, %c0] : memref<?x?xf32>
+      // A map with one dimension applied to two.
+      %t = affine.apply #tile(%i, %j)[%n]
+      affine.store %f, %A[%i, %j] : memref<?x?xf32>
+    }
+  }
+  affine.for %k = 0 to 10 step 0 {
+  }
+  return
+}
