@@ -99,7 +99,7 @@ def test_errors_stay_local_on_invalid_chunks():
     for chunk in invalid:
         document = SourceDocument(chunk.text)
         starts = {n.start_point[0] for n in document.tree.root_node.children if n.type != "ERROR"}
-        error_rows = {p.span.start_point[0] for p in syntax_problems(document.tree)}
+        error_rows = {document.point(p.span.start_byte)[0] for p in syntax_problems(document.tree)}
         for row, line in enumerate(chunk.text.split("\n")):
             if _TOPLEVEL_START.match(line):
                 items += 1

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"// {path}")
             print(pretty_sexp(document.tree.root_node))
         for problem in syntax_problems(document.tree):
-            line, column = problem.span.start_point
+            line, column = document.point(problem.span.start_byte)
             print(f"{path}:{line + 1}:{column + 1}: error: {problem.message}")
             status = 1
     return status

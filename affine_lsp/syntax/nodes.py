@@ -13,23 +13,28 @@ Node = tree_sitter.Node
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A byte range with its tree-sitter points (row, byte column)."""
+    """A byte range [start_byte, end_byte) of a document.
+
+    Line/column positions are computed on demand from the document
+    (`SourceDocument.point` / `.position`), which keeps building spans cheap.
+    """
 
     start_byte: int
     end_byte: int
-    start_point: tuple[int, int]
-    end_point: tuple[int, int]
 
     @classmethod
     def of(cls, node: Node) -> Span:
-        return cls(node.start_byte, node.end_byte, tuple(node.start_point), tuple(node.end_point))
+        return cls(node.start_byte, node.end_byte)
 
     @classmethod
     def between(cls, first: Node, last: Node) -> Span:
-        return cls(first.start_byte, last.end_byte, tuple(first.start_point), tuple(last.end_point))
+        return cls(first.start_byte, last.end_byte)
 
     def contains(self, offset: int) -> bool:
         return self.start_byte <= offset <= self.end_byte
+
+    def overlaps(self, start: int, end: int) -> bool:
+        return self.start_byte < end and start < self.end_byte
 
 
 def text(node: Node | None) -> str:

@@ -1,0 +1,239 @@
+"""Affine maps, integer sets and subscripts from syntax nodes.
+
+Builds the expression trees of `affine_lsp.ir.affine` from the grammar's
+`affine_*` and `subscript_*` nodes, resolving identifiers to dimension and
+symbol positions. Nothing here fails on broken input: an undeclared
+identifier becomes `AffineUnknown`, a missing operand `AffineUnknown("")`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from affine_lsp.ir.affine import (
+    AffineBinary,
+    AffineConst,
+    AffineDim,
+    AffineExpr,
+    AffineMap,
+    AffineNeg,
+    AffineSymbol,
+    AffineUnknown,
+    Constraint,
+    IntegerSet,
+)
+from affine_lsp.ir.model import Subscripts, Use
+from affine_lsp.syntax.nodes import Node, Span, text
+
+_BINARY = {"affine_binary_expr", "subscript_binary_expr"}
+_NEG = {"affine_neg_expr", "subscript_neg_expr"}
+_PAREN = {"affine_paren_expr", "subscript_paren_expr"}
+_CALL = {"affine_legacy_call_expr", "subscript_legacy_call_expr"}
+
+
+def parse_integer(node: Node) -> int | None:
+    """Value of an `integer` node (decimal, hex, or the aliased `- 42` form)."""
+    spelling = "".join(text(node).split())
+    negative = spelling.startswith("-")
+    digits = spelling.lstrip("-")
+    try:
+        value = int(digits, 16) if digits.lower().startswith("0x") else int(digits)
+    except ValueError:
+        return None
+    return -value if negative else value
+
+
+def build_expr(node: Node, leaf: Callable[[Node], AffineExpr]) -> AffineExpr:
+    """Expression tree of an expression node; `leaf` builds identifiers (iterative)."""
+    built: list[AffineExpr] = []
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        current, visited = stack.pop()
+        span = Span.of(current)
+        kind = current.type
+        if current.is_missing or kind == "ERROR":
+            built.append(AffineUnknown("", span=span))
+            continue
+        if kind in _PAREN:
+            inner = current.child_by_field_name("inner")
+            if inner is None:
+                built.append(AffineUnknown("", span=span))
+            else:
+                stack.append((inner, False))
+            continue
+        if kind in _BINARY or kind in _CALL:
+            left = current.child_by_field_name("left")
+            right = current.child_by_field_name("right")
+            operator = current.child_by_field_name("operator")
+            if left is None or right is None or operator is None:
+                built.append(AffineUnknown("", span=span))
+                continue
+            if not visited:
+                stack += [(current, True), (right, False), (left, False)]
+                continue
+            rhs = built.pop()
+            lhs = built.pop()
+            built.append(AffineBinary(operator.type, lhs, rhs, span=span))  # type: ignore[arg-type]
+            continue
+        if kind in _NEG:
+            operand = current.child_by_field_name("operand")
+            if operand is None:
+                built.append(AffineUnknown("", span=span))
+                continue
+            if not visited:
+                stack += [(current, True), (operand, False)]
+                continue
+            built.append(AffineNeg(built.pop(), span=span))
+            continue
+        if kind == "integer":
+            value = parse_integer(current)
+            built.append(
+                AffineConst(value, span=span) if value is not None else AffineUnknown("", span=span)
+            )
+            continue
+        built.append(leaf(current))
+    return built[0] if built else AffineUnknown("", span=Span.of(node))
+
+
+def _identifier_names(list_node: Node | None) -> tuple[list[str], list[Node]]:
+    if list_node is None:
+        return [], []
+    nodes = [c for c in list_node.named_children if c.type in ("dim_id", "symbol_id")]
+    return [text(n) for n in nodes], nodes
+
+
+def _positions(dim_names: list[str], symbol_names: list[str]) -> Callable[[Node], AffineExpr]:
+    dims: dict[str, int] = {}
+    symbols: dict[str, int] = {}
+    for i, name in enumerate(dim_names):
+        dims.setdefault(name, i)
+    for i, name in enumerate(symbol_names):
+        symbols.setdefault(name, i)
+
+    def leaf(node: Node) -> AffineExpr:
+        name = text(node)
+        span = Span.of(node)
+        if node.type == "affine_id":
+            if name in dims:
+                return AffineDim(dims[name], span=span)
+            if name in symbols:
+                return AffineSymbol(symbols[name], span=span)
+        return AffineUnknown(name, span=span)
+
+    return leaf
+
+
+def map_from_node(node: Node) -> AffineMap:
+    """An `affine_map` or `legacy_affine_map` node as an AffineMap."""
+    dim_names, _ = _identifier_names(node.child_by_field_name("dimensions"))
+    symbol_names, _ = _identifier_names(node.child_by_field_name("symbols"))
+    leaf = _positions(dim_names, symbol_names)
+    results_node = node.child_by_field_name("results")
+    results = tuple(
+        build_expr(child, leaf)
+        for child in (results_node.named_children if results_node else [])
+        if child.type != "comment"
+    )
+    return AffineMap(
+        len(dim_names),
+        len(symbol_names),
+        results,
+        tuple(dim_names),
+        tuple(symbol_names),
+        Span.of(node),
+    )
+
+
+def set_from_node(node: Node) -> IntegerSet:
+    """An `integer_set` or `legacy_integer_set` node as an IntegerSet."""
+    dim_names, _ = _identifier_names(node.child_by_field_name("dimensions"))
+    symbol_names, _ = _identifier_names(node.child_by_field_name("symbols"))
+    leaf = _positions(dim_names, symbol_names)
+    constraints = []
+    list_node = node.child_by_field_name("constraints")
+    for child in list_node.named_children if list_node else []:
+        if child.type != "constraint":
+            continue
+        left = child.child_by_field_name("left")
+        right = child.child_by_field_name("right")
+        operator = child.child_by_field_name("operator")
+        if left is None or right is None or operator is None:
+            continue
+        constraints.append(
+            Constraint(
+                build_expr(left, leaf), operator.type, build_expr(right, leaf), Span.of(child)
+            )  # type: ignore[arg-type]
+        )
+    return IntegerSet(
+        len(dim_names),
+        len(symbol_names),
+        tuple(constraints),
+        tuple(dim_names),
+        tuple(symbol_names),
+        Span.of(node),
+    )
+
+
+def identifier_nodes(node: Node) -> tuple[list[Node], list[Node]]:
+    """The dimension and symbol identifier nodes declared by a map or set node."""
+    _, dims = _identifier_names(node.child_by_field_name("dimensions"))
+    _, symbols = _identifier_names(node.child_by_field_name("symbols"))
+    return dims, symbols
+
+
+def subscripts_from_exprs(
+    span: Span, expr_nodes: list[Node], make_use: Callable[[Node, str, bool], Use]
+) -> tuple[Subscripts, list[Use]]:
+    """The map MLIR builds from subscript expressions over SSA values.
+
+    Every distinct value becomes a dimension (or a symbol inside `symbol(...)`),
+    in order of first appearance. Returns the subscripts and every use, in order.
+    """
+    dim_positions: dict[str, int] = {}
+    symbol_positions: dict[str, int] = {}
+    dims: list[Use] = []
+    symbols: list[Use] = []
+    uses: list[Use] = []
+
+    def leaf(node: Node) -> AffineExpr:
+        node_span = Span.of(node)
+        if node.type == "value_use":
+            use = make_use(node, "dim", False)
+            uses.append(use)
+            if use.name not in dim_positions:
+                dim_positions[use.name] = len(dims)
+                dims.append(use)
+            return AffineDim(dim_positions[use.name], span=node_span)
+        if node.type == "symbol_use":
+            value_node = node.child_by_field_name("value")
+            if value_node is None:
+                return AffineUnknown("", span=node_span)
+            use = make_use(value_node, "symbol", True)
+            uses.append(use)
+            if use.name not in symbol_positions:
+                symbol_positions[use.name] = len(symbols)
+                symbols.append(use)
+            return AffineSymbol(symbol_positions[use.name], span=node_span)
+        return AffineUnknown(text(node), span=node_span)
+
+    results = []
+    result_spans = []
+    for expr_node in expr_nodes:
+        results.append(build_expr(expr_node, leaf))
+        result_spans.append(Span.of(expr_node))
+    affine_map = AffineMap(
+        len(dims),
+        len(symbols),
+        tuple(results),
+        tuple(u.name for u in dims),
+        tuple(u.name for u in symbols),
+        span,
+    )
+    return Subscripts(span, affine_map, dims, symbols, result_spans), uses
+
+
+def expression_children(list_node: Node | None) -> list[Node]:
+    """The expression children of a `subscript_list` / result list (no punctuation)."""
+    if list_node is None:
+        return []
+    return [c for c in list_node.named_children if c.type not in ("comment", "split_marker")]

@@ -1,0 +1,1006 @@
+"""Build the semantic model from a syntax tree, one top-level item at a time.
+
+Two iterative passes per item:
+  1. structure: operations, regions, blocks, values and (unresolved) uses;
+  2. names: every use is resolved against the scopes it can see, recording
+     redefinitions, unresolved names and uses before definition.
+
+Nothing here raises on broken input: whatever the tree has is modelled, the rest
+is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from affine_lsp.ir.affine_syntax import (
+    expression_children,
+    map_from_node,
+    parse_integer,
+    set_from_node,
+    subscripts_from_exprs,
+)
+from affine_lsp.ir.model import (
+    AffineAccessOp,
+    AffineApplyOp,
+    AffineBound,
+    AffineDmaOp,
+    AffineForOp,
+    AffineIfOp,
+    AffineParallelOp,
+    AffineYieldOp,
+    AliasDef,
+    Block,
+    FuncOp,
+    IndexBasisOp,
+    MapRef,
+    MemRefAccessOp,
+    MemRefAllocOp,
+    MemRefDimOp,
+    ModuleModel,
+    Operation,
+    ParallelBound,
+    Region,
+    Subscripts,
+    TopLevelItem,
+    Use,
+    Value,
+)
+from affine_lsp.ir.registry import ISOLATED_FROM_ABOVE, SSACFG_REGIONS, canonical_name
+from affine_lsp.ir.types import (
+    INDEX,
+    FunctionType,
+    IntegerType,
+    MemRefType,
+    OpaqueType,
+    Type,
+    element_type,
+    type_from_node,
+    types_from_list,
+)
+from affine_lsp.syntax.nodes import Node, Span, text
+
+_GROUP_INDEX = re.compile(r"^(%[^#]+)#(\d+)$")
+
+
+def split_use_name(name: str) -> tuple[str, int | None]:
+    """`%x#1` -> ("%x", 1); `%x` -> ("%x", None)."""
+    match = _GROUP_INDEX.match(name)
+    if match:
+        return match.group(1), int(match.group(2))
+    return name, None
+
+
+# -- pass 1: structure ----------------------------------------------------------------
+
+
+class _ItemBuilder:
+    """Builds the operations of one top-level item."""
+
+    def __init__(self) -> None:
+        self.used_aliases: set[str] = set()
+        # (region node, Region, entry-block arguments) waiting to be filled
+        self._pending: list[tuple[Node, Region, list[Value]]] = []
+
+    # -- small helpers ---------------------------------------------------------
+
+    def use(self, node: Node, role: str = "operand", in_symbol_call: bool = False) -> Use:
+        return Use(text(node), Span.of(node), role, in_symbol_call=in_symbol_call)
+
+    def map_ref(self, node: Node | None) -> MapRef | None:
+        if node is None or node.is_missing:
+            return None
+        if node.type == "attribute_alias":
+            self.used_aliases.add(text(node))
+            return MapRef(Span.of(node), alias=text(node), node=node)
+        if node.type in ("affine_map", "legacy_affine_map"):
+            return MapRef(Span.of(node), inline=map_from_node(node), node=node)
+        if node.type in ("integer_set", "legacy_integer_set"):
+            return MapRef(Span.of(node), inline=set_from_node(node), node=node)
+        return None
+
+    def operand_lists(self, node: Node | None) -> tuple[list[Use], list[Use]]:
+        """Uses of a `dim_and_symbol_operands` node: (dims, symbols)."""
+        if node is None:
+            return [], []
+        dims_node = node.child_by_field_name("dims")
+        symbols_node = node.child_by_field_name("symbols")
+        dims = [self.use(n, "dim") for n in _value_uses(dims_node)]
+        symbols = [self.use(n, "symbol") for n in _value_uses(symbols_node)]
+        return dims, symbols
+
+    def subscripts(self, node: Node | None) -> tuple[Subscripts | None, list[Use]]:
+        if node is None:
+            return None, []
+        return subscripts_from_exprs(Span.of(node), expression_children(node), self.use)
+
+    def bound(self, node: Node | None) -> AffineBound | None:
+        if node is None:
+            return None
+        bound = AffineBound(Span.of(node))
+        shorthand = node.child_by_field_name("shorthand")
+        if shorthand is not None:
+            if shorthand.type == "value_use" and not shorthand.is_missing:
+                bound.shorthand_value = self.use(shorthand, "symbol")
+            elif shorthand.type == "integer":
+                bound.shorthand_constant = parse_integer(shorthand)
+            return bound
+        bound.map_ref = self.map_ref(node.child_by_field_name("map"))
+        bound.minmax = (
+            node.child_by_field_name("max") or node.child_by_field_name("min")
+        ) is not None
+        bound.dims, bound.symbols = self.operand_lists(node.child_by_field_name("operands"))
+        return bound
+
+    def region(
+        self, node: Node | None, op: Operation, entry_arguments: list[Value] | None = None
+    ) -> None:
+        if node is None:
+            return
+        region = Region(Span.of(node), parent_op=op)
+        op.regions.append(region)
+        self._pending.append((node, region, entry_arguments or []))
+
+    # -- operations -------------------------------------------------------------
+
+    def operation(self, op_node: Node) -> Operation | None:
+        body = op_node.child_by_field_name("body")
+        if body is None:
+            return None
+        factory = _FACTORIES.get(body.type, _build_other)
+        op = factory(self, body)
+        op.span = Span.of(op_node)
+        op.node = op_node
+        if op.attributes_node is None:
+            op.attributes_node = body.child_by_field_name("attributes")
+        self._attach_results(op, op_node.child_by_field_name("results"))
+        for use in op.operands:
+            use.user = op
+        return op
+
+    def _attach_results(self, op: Operation, results_node: Node | None) -> None:
+        if results_node is None:
+            return
+        types = list(op.result_types)
+        for result in results_node.named_children:
+            if result.type != "op_result":
+                continue
+            name_node = result.child_by_field_name("value")
+            if name_node is None or name_node.is_missing:
+                continue
+            count_node = result.child_by_field_name("count")
+            count = parse_integer(count_node) if count_node is not None else 1
+            count = max(1, min(count or 1, 4096))
+            for index in range(count):
+                value = Value(
+                    text(name_node),
+                    Span.of(name_node),
+                    types.pop(0) if types else None,
+                    "result",
+                    defining_op=op,
+                    index=index,
+                    group_size=count,
+                )
+                op.results.append(value)
+
+    def fill_regions(self) -> Iterable[tuple[Node, Block]]:
+        """Create the blocks of pending regions; yields (op node, block) to build."""
+        while self._pending:
+            node, region, entry_arguments = self._pending.pop()
+            operations = [c for c in node.named_children if c.type == "operation"]
+            blocks = [c for c in node.named_children if c.type == "block"]
+            if operations or not blocks:
+                entry = Block(None, Span.of(node), list(entry_arguments), parent_region=region)
+                for argument in entry.arguments:
+                    argument.owner_block = entry
+                region.blocks.append(entry)
+                for child in operations:
+                    yield child, entry
+            for block_node in blocks:
+                block = self._block(block_node, region)
+                if not region.blocks and entry_arguments and not block.arguments:
+                    block.arguments = list(entry_arguments)
+                    for argument in block.arguments:
+                        argument.owner_block = block
+                region.blocks.append(block)
+                for child in block_node.named_children:
+                    if child.type == "operation":
+                        yield child, block
+
+    def _block(self, node: Node, region: Region) -> Block:
+        label_node = node.child_by_field_name("label")
+        label = text(label_node.child_by_field_name("name")) if label_node else None
+        block = Block(label, Span.of(node), parent_region=region)
+        if label_node is not None:
+            for index, argument in enumerate(label_node.children_by_field_name("argument")):
+                name = argument.child_by_field_name("name")
+                if name is None or name.is_missing:
+                    continue
+                block.arguments.append(
+                    Value(
+                        text(name),
+                        Span.of(name),
+                        type_from_node(argument.child_by_field_name("type")),
+                        "argument",
+                        owner_block=block,
+                        arg_number=index,
+                    )
+                )
+        return block
+
+
+def _value_uses(node: Node | None) -> list[Node]:
+    if node is None:
+        return []
+    return [c for c in node.named_children if c.type == "value_use" and not c.is_missing]
+
+
+def _descendant_uses(node: Node) -> list[Node]:
+    """value_use nodes under `node`, not entering regions (iterative, in order)."""
+    found = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "value_use":
+            if not current.is_missing:
+                found.append(current)
+            continue
+        if current.type == "region":
+            continue
+        stack.extend(reversed(current.named_children))
+    return found
+
+
+def _field(node: Node, name: str) -> Node | None:
+    return node.child_by_field_name(name)
+
+
+def _base(
+    builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation, **extra
+) -> Operation:
+    name_node = _field(body, "name")
+    spelling = text(name_node) if name_node is not None else body.type
+    if body.type == "generic_operation" and name_node is not None:
+        spelling = spelling.strip('"')
+    name, legacy = canonical_name(spelling)
+    span = Span.of(name_node) if name_node is not None else Span.of(body)
+    return cls(
+        name=name, kind=body.type, span=Span.of(body), name_span=span, legacy=legacy, **extra
+    )
+
+
+# -- per-kind factories ------------------------------------------------------------------
+
+
+def _build_other(builder: _ItemBuilder, body: Node) -> Operation:
+    """Ops modelled only by their operands, regions and declared types."""
+    op = _base(builder, body)
+    op.operands = [builder.use(n) for n in _descendant_uses(body)]
+    for child in body.named_children:
+        if child.type == "region":
+            builder.region(child, op)
+        elif child.type == "region_list":
+            for region in child.named_children:
+                if region.type == "region":
+                    builder.region(region, op)
+    to_type = _field(body, "to")
+    declared = _field(body, "type")
+    if to_type is not None:
+        op.result_types = types_from_list(to_type)
+    elif body.type == "generic_operation" and declared is not None:
+        function_type = type_from_node(declared)
+        if isinstance(function_type, FunctionType):
+            op.result_types = list(function_type.results)
+    elif body.type == "memref_get_global" and declared is not None:
+        op.result_types = types_from_list(declared)
+    elif body.type in ("memref_generic_atomic_rmw",) and declared is not None:
+        element = element_type(type_from_node(declared))
+        op.result_types = [element] if element else []
+    elif body.type == "memref_atomic_rmw" and declared is not None:
+        function_type = type_from_node(declared)
+        if isinstance(function_type, FunctionType):
+            op.result_types = list(function_type.results)
+    elif body.type in ("memref_alloca_scope", "scf_if", "scf_parallel"):
+        op.result_types = types_from_list(_field(body, "result_types"))
+    elif body.type == "scf_while" and declared is not None:
+        function_type = type_from_node(declared)
+        if isinstance(function_type, FunctionType):
+            op.result_types = list(function_type.results)
+    return op
+
+
+def _build_func(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, FuncOp)
+    assert isinstance(op, FuncOp)
+    symbol = _field(body, "symbol")
+    op.symbol = text(symbol)
+    op.symbol_span = Span.of(symbol) if symbol is not None else None
+    visibility = _field(body, "visibility")
+    op.visibility = text(visibility).strip('"') if visibility is not None else None
+    arguments: list[Value] = []
+    arguments_node = _field(body, "arguments")
+    for index, child in enumerate(arguments_node.named_children if arguments_node else []):
+        if child.type == "func_argument":
+            name = _field(child, "name")
+            argument_type = type_from_node(_field(child, "type"))
+            op.argument_types.append(argument_type or OpaqueType("?"))
+            if name is not None and not name.is_missing:
+                arguments.append(
+                    Value(text(name), Span.of(name), argument_type, "argument", arg_number=index)
+                )
+        elif child.type == "func_argument_type":
+            op.argument_types.append(type_from_node(_field(child, "type")) or OpaqueType("?"))
+    legacy_types = _field(body, "legacy_types")
+    if legacy_types is not None:
+        for value, declared in zip(arguments, types_from_list(legacy_types), strict=False):
+            value.type = declared
+    results = _field(body, "results")
+    if results is not None:
+        op.declared_result_types = [
+            type_from_node(_field(c, "type")) or OpaqueType("?")
+            if c.type == "func_result"
+            else type_from_node(c) or OpaqueType("?")
+            for c in ([results] if results.type != "func_results" else results.named_children)
+        ]
+        if (
+            results.type == "func_results"
+            and not any(c.type == "func_result" for c in results.named_children)
+            and results.named_children
+        ):
+            op.declared_result_types = [
+                type_from_node(results.named_children[0]) or OpaqueType("?")
+            ]
+    builder.region(_field(body, "body"), op, arguments)
+    return op
+
+
+def _build_call(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body)
+    op.operands = [builder.use(n) for n in _value_uses(_field(body, "operands"))]
+    declared = type_from_node(_field(body, "type"))
+    if isinstance(declared, FunctionType):
+        op.result_types = list(declared.results)
+    return op
+
+
+def _build_return(builder: _ItemBuilder, body: Node) -> Operation:
+    cls = AffineYieldOp if body.type == "affine_yield" else Operation
+    op = _base(builder, body, cls)
+    op.operands = [builder.use(n) for n in _value_uses(_field(body, "operands"))]
+    op.result_types = []
+    return op
+
+
+def _build_arith(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body)
+    op.operands = [builder.use(n) for n in _descendant_uses(body)]
+    kind = body.type
+    if kind == "arith_constant":
+        op.result_types = _constant_type(_field(body, "value"))
+    elif kind == "arith_cast":
+        op.result_types = types_from_list(_field(body, "to"))
+    elif kind == "arith_cmp":
+        compared = type_from_node(_field(body, "type"))
+        op.result_types = [IntegerType(1)] if compared is not None else []
+    else:
+        declared = types_from_list(_field(body, "type"))
+        op.result_types = declared[-1:] if declared else []
+    return op
+
+
+def _constant_type(value: Node | None) -> list[Type]:
+    if value is None:
+        return []
+    if value.type == "typed_literal":
+        declared = type_from_node(_field(value, "type"))
+        return [declared] if declared else []
+    if value.type == "boolean":
+        return [IntegerType(1)]
+    return []
+
+
+def _build_apply(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, AffineApplyOp)
+    assert isinstance(op, AffineApplyOp)
+    op.map_ref = builder.map_ref(_field(body, "map"))
+    op.dims, op.symbols = builder.operand_lists(_field(body, "operands"))
+    op.operands = op.dims + op.symbols
+    op.result_types = [INDEX]
+    return op
+
+
+def _build_basis(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, IndexBasisOp)
+    assert isinstance(op, IndexBasisOp)
+    if body.type == "affine_delinearize_index":
+        linear = _field(body, "linear_index")
+        op.indices = (
+            [builder.use(linear, "index")] if linear is not None and not linear.is_missing else []
+        )
+        op.result_types = types_from_list(_field(body, "types"))
+    else:
+        op.indices = [builder.use(n, "index") for n in _value_uses(_field(body, "indices"))]
+        op.disjoint = _field(body, "disjoint") is not None
+        op.result_types = types_from_list(_field(body, "type"))
+    basis = _field(body, "basis")
+    op.basis_span = Span.of(basis) if basis is not None else None
+    basis_uses: list[Use] = []
+    for child in basis.named_children if basis is not None else []:
+        if child.type == "value_use" and not child.is_missing:
+            use = builder.use(child, "basis")
+            basis_uses.append(use)
+            op.basis.append(use)
+        elif child.type == "integer":
+            op.basis.append(parse_integer(child) or 0)
+    op.operands = op.indices + basis_uses
+    return op
+
+
+def _build_for(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, AffineForOp)
+    assert isinstance(op, AffineForOp)
+    iv_node = _field(body, "induction_variable")
+    arguments: list[Value] = []
+    if iv_node is not None and not iv_node.is_missing:
+        op.induction_variable = Value(text(iv_node), Span.of(iv_node), INDEX, "induction_variable")
+        arguments.append(op.induction_variable)
+    op.lower = builder.bound(_field(body, "lower"))
+    op.upper = builder.bound(_field(body, "upper"))
+    step = _field(body, "step")
+    if step is not None:
+        op.step = parse_integer(step)
+        op.step_span = Span.of(step)
+    op.result_types = types_from_list(_field(body, "result_types"))
+    inits: list[Use] = []
+    iter_args = _field(body, "iter_args")
+    for index, iter_arg in enumerate(
+        c for c in (iter_args.named_children if iter_args else []) if c.type == "iter_arg"
+    ):
+        name = _field(iter_arg, "name")
+        init = _field(iter_arg, "init")
+        if name is None or init is None or name.is_missing or init.is_missing:
+            continue
+        declared = op.result_types[index] if index < len(op.result_types) else None
+        value = Value(text(name), Span.of(name), declared, "iter_arg", arg_number=index + 1)
+        use = builder.use(init, "init")
+        op.iter_args.append((value, use))
+        arguments.append(value)
+        inits.append(use)
+    bounds = [b for b in (op.lower, op.upper) if b is not None]
+    op.operands = [u for b in bounds for u in b.operands] + inits
+    builder.region(_field(body, "body"), op, arguments)
+    return op
+
+
+def _build_if(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, AffineIfOp)
+    assert isinstance(op, AffineIfOp)
+    op.condition = builder.map_ref(_field(body, "condition"))
+    op.dims, op.symbols = builder.operand_lists(_field(body, "operands"))
+    op.operands = op.dims + op.symbols
+    op.result_types = types_from_list(_field(body, "result_types"))
+    builder.region(_field(body, "then"), op)
+    builder.region(_field(body, "else"), op)
+    return op
+
+
+def _parallel_bounds(
+    builder: _ItemBuilder, node: Node | None
+) -> tuple[list[ParallelBound], list[Use]]:
+    bounds: list[ParallelBound] = []
+    uses: list[Use] = []
+    for child in node.named_children if node is not None else []:
+        if child.type != "parallel_bound":
+            continue
+        kind_node = _field(child, "kind")
+        bound = ParallelBound(
+            Span.of(child), kind=kind_node.type if kind_node is not None else None
+        )
+        for expr in child.children_by_field_name("expr"):
+            subscripts, expr_uses = subscripts_from_exprs(Span.of(expr), [expr], builder.use)
+            bound.exprs.append(subscripts)
+            uses += expr_uses
+        bounds.append(bound)
+    return bounds, uses
+
+
+def _build_parallel(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, AffineParallelOp)
+    assert isinstance(op, AffineParallelOp)
+    ivs = _field(body, "induction_variables")
+    for index, iv in enumerate(
+        c for c in (ivs.named_children if ivs else []) if c.type == "value_def"
+    ):
+        op.induction_variables.append(
+            Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
+        )
+    lower, upper = _field(body, "lower"), _field(body, "upper")
+    op.lower, lower_uses = _parallel_bounds(builder, lower)
+    op.upper, upper_uses = _parallel_bounds(builder, upper)
+    op.lower_span = Span.of(lower) if lower is not None else None
+    op.upper_span = Span.of(upper) if upper is not None else None
+    steps = _field(body, "steps")
+    if steps is not None:
+        op.steps_span = Span.of(steps)
+        op.steps = [parse_integer(c) or 0 for c in steps.named_children if c.type == "integer"]
+    reductions = _field(body, "reductions")
+    if reductions is not None:
+        op.reductions_span = Span.of(reductions)
+        op.reductions = [
+            text(c).strip('"') for c in reductions.named_children if c.type == "string"
+        ]
+    op.result_types = types_from_list(_field(body, "result_types"))
+    op.operands = lower_uses + upper_uses
+    builder.region(_field(body, "body"), op, list(op.induction_variables))
+    return op
+
+
+def _build_access(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, AffineAccessOp)
+    assert isinstance(op, AffineAccessOp)
+    op.is_write = body.type in ("affine_store", "affine_vector_store") or (
+        body.type == "affine_prefetch" and text(_field(body, "rw")) == "write"
+    )
+    operands: list[Use] = []
+    value = _field(body, "value")
+    if value is not None and not value.is_missing:
+        op.stored_value = builder.use(value, "value")
+        operands.append(op.stored_value)
+    memref = _field(body, "memref")
+    if memref is not None and not memref.is_missing:
+        op.memref = builder.use(memref, "memref")
+        operands.append(op.memref)
+    op.subscripts, subscript_uses = builder.subscripts(_field(body, "subscripts"))
+    operands += subscript_uses
+    type_node = _field(body, "type")
+    op.memref_type = type_from_node(type_node)
+    op.memref_type_span = Span.of(type_node) if type_node is not None else None
+    op.vector_type = type_from_node(_field(body, "vector_type"))
+    if body.type == "affine_load":
+        element = element_type(op.memref_type)
+        op.result_types = [element] if element is not None else []
+    elif body.type == "affine_vector_load":
+        op.result_types = [op.vector_type] if op.vector_type is not None else []
+    op.operands = operands
+    return op
+
+
+def _build_dma(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, AffineDmaOp)
+    assert isinstance(op, AffineDmaOp)
+    operands: list[Use] = []
+    roles = (
+        [
+            ("source", "source_subscripts"),
+            ("destination", "destination_subscripts"),
+            ("tag", "tag_subscripts"),
+        ]
+        if body.type == "affine_dma_start"
+        else [("tag", "tag_subscripts")]
+    )
+    for memref_field, subscripts_field in roles:
+        memref = _field(body, memref_field)
+        subscripts, uses = builder.subscripts(_field(body, subscripts_field))
+        if memref is None or memref.is_missing or subscripts is None:
+            continue
+        memref_use = builder.use(memref, "memref")
+        op.accesses.append((memref_use, subscripts, memref_field))
+        operands += [memref_use, *uses]
+    for extra in ("num_elements", "stride", "elements_per_stride"):
+        node = _field(body, extra)
+        if node is not None and not node.is_missing:
+            use = builder.use(node, extra)
+            operands.append(use)
+            if extra == "num_elements":
+                op.num_elements = use
+    types = _field(body, "types") or _field(body, "type")
+    op.memref_types = types_from_list(types)
+    op.types_span = Span.of(types) if types is not None else None
+    op.operands = operands
+    return op
+
+
+def _build_alloc(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, MemRefAllocOp)
+    assert isinstance(op, MemRefAllocOp)
+    op.dynamic_sizes = [builder.use(n, "size") for n in _value_uses(_field(body, "dynamic_sizes"))]
+    op.symbol_operands = [builder.use(n, "symbol") for n in _value_uses(_field(body, "symbols"))]
+    type_node = _field(body, "type")
+    op.memref_type = type_from_node(type_node)
+    op.type_span = Span.of(type_node) if type_node is not None else None
+    op.result_types = [op.memref_type] if op.memref_type is not None else []
+    op.operands = op.dynamic_sizes + op.symbol_operands
+    return op
+
+
+def _build_memref_access(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, MemRefAccessOp)
+    assert isinstance(op, MemRefAccessOp)
+    op.is_write = body.type == "memref_store"
+    operands: list[Use] = []
+    value = _field(body, "value")
+    if value is not None and not value.is_missing:
+        op.stored_value = builder.use(value, "value")
+        operands.append(op.stored_value)
+    memref = _field(body, "memref")
+    if memref is not None and not memref.is_missing:
+        op.memref = builder.use(memref, "memref")
+        operands.append(op.memref)
+    indices = _field(body, "indices")
+    op.indices_span = Span.of(indices) if indices is not None else None
+    op.index_nodes = expression_children(indices)
+    for index_node in op.index_nodes:
+        for use_node in _descendant_uses(index_node):
+            use = builder.use(use_node, "index")
+            operands.append(use)
+            if use_node == index_node:
+                op.indices.append(use)
+    op.memref_type = type_from_node(_field(body, "type"))
+    if not op.is_write:
+        element = element_type(op.memref_type)
+        op.result_types = [element] if element is not None else []
+    op.operands = operands
+    return op
+
+
+def _build_dim(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body, MemRefDimOp)
+    assert isinstance(op, MemRefDimOp)
+    source = _field(body, "source")
+    if source is not None and not source.is_missing:
+        op.source = builder.use(source, "memref")
+        op.operands.append(op.source)
+    index = _field(body, "index")
+    if index is not None and not index.is_missing:
+        if index.type == "value_use":
+            use = builder.use(index, "index")
+            op.index = use
+            op.operands.append(use)
+        else:
+            op.index = parse_integer(index)
+    op.source_type = type_from_node(_field(body, "type"))
+    op.result_types = [INDEX]
+    return op
+
+
+def _build_module(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body)
+    if op.name == "module":
+        op.name = "builtin.module"
+    builder.region(_field(body, "body"), op)
+    return op
+
+
+def _build_scf_for(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body)
+    arguments: list[Value] = []
+    iv = _field(body, "induction_variable")
+    if iv is not None and not iv.is_missing:
+        arguments.append(Value(text(iv), Span.of(iv), None, "argument"))
+    op.result_types = types_from_list(_field(body, "result_types"))
+    operands = [
+        builder.use(n)
+        for n in (_field(body, "lower"), _field(body, "upper"), _field(body, "step"))
+        if n is not None and not n.is_missing
+    ]
+    iter_args = _field(body, "iter_args")
+    for index, iter_arg in enumerate(
+        c for c in (iter_args.named_children if iter_args else []) if c.type == "iter_arg"
+    ):
+        name, init = _field(iter_arg, "name"), _field(iter_arg, "init")
+        if name is None or init is None or name.is_missing or init.is_missing:
+            continue
+        declared = op.result_types[index] if index < len(op.result_types) else None
+        arguments.append(
+            Value(text(name), Span.of(name), declared, "iter_arg", arg_number=index + 1)
+        )
+        operands.append(builder.use(init, "init"))
+    op.operands = operands
+    builder.region(_field(body, "body"), op, arguments)
+    return op
+
+
+def _build_scf_while(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body)
+    function_type = type_from_node(_field(body, "type"))
+    inputs = list(function_type.inputs) if isinstance(function_type, FunctionType) else []
+    op.result_types = list(function_type.results) if isinstance(function_type, FunctionType) else []
+    arguments: list[Value] = []
+    for index, iter_arg in enumerate(c for c in body.named_children if c.type == "iter_arg"):
+        name, init = _field(iter_arg, "name"), _field(iter_arg, "init")
+        if name is None or init is None or name.is_missing or init.is_missing:
+            continue
+        declared = inputs[index] if index < len(inputs) else None
+        arguments.append(Value(text(name), Span.of(name), declared, "argument", arg_number=index))
+        op.operands.append(builder.use(init, "init"))
+    builder.region(_field(body, "before"), op, arguments)
+    builder.region(_field(body, "after"), op)
+    return op
+
+
+_FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
+    "func_func": _build_func,
+    "func_call": _build_call,
+    "func_return": _build_return,
+    "affine_yield": _build_return,
+    "terminator_with_values": _build_return,
+    "arith_constant": _build_arith,
+    "arith_binary": _build_arith,
+    "arith_unary": _build_arith,
+    "arith_cmp": _build_arith,
+    "arith_cast": _build_arith,
+    "arith_select": _build_arith,
+    "affine_apply": _build_apply,
+    "affine_min_max": _build_apply,
+    "affine_delinearize_index": _build_basis,
+    "affine_linearize_index": _build_basis,
+    "affine_for": _build_for,
+    "affine_if": _build_if,
+    "affine_parallel": _build_parallel,
+    "affine_load": _build_access,
+    "affine_store": _build_access,
+    "affine_vector_load": _build_access,
+    "affine_vector_store": _build_access,
+    "affine_prefetch": _build_access,
+    "affine_dma_start": _build_dma,
+    "affine_dma_wait": _build_dma,
+    "memref_alloc": _build_alloc,
+    "memref_load": _build_memref_access,
+    "memref_store": _build_memref_access,
+    "memref_dim": _build_dim,
+    "builtin_module": _build_module,
+    "scf_for": _build_scf_for,
+    "scf_while": _build_scf_while,
+}
+
+
+# -- pass 2: names -------------------------------------------------------------------------
+
+
+class _Scope:
+    __slots__ = ("values", "parent", "isolated", "region", "checks_dominance")
+
+    def __init__(
+        self, parent: _Scope | None, isolated: bool, region: Region | None, checks_dominance: bool
+    ):
+        self.values: dict[str, list[Value]] = {}
+        self.parent = parent
+        self.isolated = isolated
+        self.region = region
+        self.checks_dominance = checks_dominance
+
+    def visible(self) -> Iterable[_Scope]:
+        scope: _Scope | None = self
+        while scope is not None:
+            yield scope
+            if scope.isolated:
+                return
+            scope = scope.parent
+
+
+def _declare(scope: _Scope, value: Value, item: TopLevelItem) -> None:
+    for visible in scope.visible():
+        earlier = visible.values.get(value.name)
+        if (
+            earlier
+            and earlier[0] is not value
+            and earlier[0].span.start_byte < value.span.start_byte
+        ):
+            if earlier[0].index == 0 and value.index == 0:
+                item.redefinitions.append((value, earlier[0]))
+            return
+    scope.values.setdefault(value.name, [])
+    group = scope.values[value.name]
+    if value not in group:
+        group.append(value)
+
+
+def _lookup(scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
+    base, index = split_use_name(name)
+    for visible in scope.visible():
+        group = visible.values.get(base)
+        if group:
+            wanted = index or 0
+            for value in group:
+                if value.index == wanted:
+                    return value, visible
+            return None, visible
+    return None, None
+
+
+def _position_in(block: Block, op: Operation) -> int:
+    """Index in `block` of `op` or of its ancestor that lives in `block` (-1 if none)."""
+    current: Operation | None = op
+    while current is not None:
+        if current.parent_block is block:
+            try:
+                return block.operations.index(current)
+            except ValueError:
+                return -1
+        current = current.parent_op
+    return -1
+
+
+def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
+    """Resolve every use under `root`, in document order."""
+    # (op, scope) work list; regions push their own scope.
+    work: list[tuple[Operation, _Scope]] = [(root, module_scope)]
+    while work:
+        op, scope = work.pop()
+        for use in op.operands:
+            value, found_in = _lookup(scope, use.name)
+            if value is None:
+                if op.kind == "custom_operation" and op.regions and op.regions[0].blocks:
+                    # An op we do not model may define region arguments in its own
+                    # syntax (`test.polyfor %i, %j {`, `gpu.launch blocks(%bx) ...`).
+                    _implicit_argument(op, use)
+                else:
+                    item.unresolved.append(use)
+                continue
+            use.value = value
+            value.uses.append(use)
+            if found_in is not None and found_in.checks_dominance and value.defining_op is not None:
+                block = value.defining_op.parent_block
+                if block is not None and _defined_after(value.defining_op, block, op):
+                    item.dominance_violations.append(use)
+        children: list[tuple[Operation, _Scope]] = []
+        for region in op.regions:
+            region_scope = _Scope(
+                scope,
+                op.name in ISOLATED_FROM_ABOVE,
+                region,
+                op.name in SSACFG_REGIONS,
+            )
+            for block in region.blocks:
+                for argument in block.arguments:
+                    _declare(region_scope, argument, item)
+                for nested in block.operations:
+                    for result in nested.results:
+                        _declare(region_scope, result, item)
+            for block in region.blocks:
+                for nested in block.operations:
+                    children.append((nested, region_scope))
+        work.extend(reversed(children))
+
+
+def _implicit_argument(op: Operation, use: Use) -> Value:
+    """Turn an unresolved name in a fallback op's header into a region argument."""
+    entry = op.regions[0].blocks[0]
+    op.operands = [u for u in op.operands if u is not use]
+    value = Value(
+        use.name, use.span, None, "argument", owner_block=entry, arg_number=len(entry.arguments)
+    )
+    entry.arguments.append(value)
+    return value
+
+
+def _defined_after(defining_op: Operation, block: Block, user: Operation) -> bool:
+    """Whether `defining_op` comes at or after the user (or its ancestor) in `block`."""
+    user_position = _position_in(block, user)
+    if user_position < 0:
+        return False
+    try:
+        def_position = block.operations.index(defining_op)
+    except ValueError:
+        return False
+    return def_position >= user_position
+
+
+# -- items and modules -----------------------------------------------------------------------
+
+
+def build_alias(node: Node) -> AliasDef:
+    """An `attribute_alias_def` or `type_alias_def` node as an AliasDef."""
+    name = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    alias = AliasDef(
+        text(name),
+        Span.of(node),
+        Span.of(name) if name is not None else Span.of(node),
+        "attribute",
+        Span.of(value) if value is not None else Span.of(node),
+        node=node,
+    )
+    if node.type == "type_alias_def":
+        alias.kind = "type"
+        alias.type = type_from_node(value)
+    elif value is not None:
+        if value.type in ("affine_map", "legacy_affine_map"):
+            alias.kind = "map" if value.type == "affine_map" else "legacy_map"
+            alias.map = map_from_node(value)
+        elif value.type in ("integer_set", "legacy_integer_set"):
+            alias.kind = "set" if value.type == "integer_set" else "legacy_set"
+            alias.set = set_from_node(value)
+    return alias
+
+
+def build_operation_item(op_node: Node, module_scope: _Scope | None = None) -> TopLevelItem:
+    """Model one top-level `operation` node."""
+    item = TopLevelItem(Span.of(op_node))
+    builder = _ItemBuilder()
+    root = builder.operation(op_node)
+    if root is None:
+        return item
+    item.operation = root
+    for child_node, block in builder.fill_regions():
+        child = builder.operation(child_node)
+        if child is not None:
+            child.parent_block = block
+            block.operations.append(child)
+    item.used_aliases = builder.used_aliases
+    _resolve(item, root, module_scope or _Scope(None, False, None, False))
+    return item
+
+
+def module_scope_of(items: list[TopLevelItem]) -> _Scope:
+    """The implicit module's scope: values defined by top-level operations."""
+    scope = _Scope(None, False, None, False)
+    holder = TopLevelItem(Span(0, 0))
+    for item in items:
+        if item.operation is not None:
+            for result in item.operation.results:
+                _declare(scope, result, holder)
+    return scope
+
+
+def build_module(root: Node) -> ModuleModel:
+    """Model every top-level item under a `source_file` node."""
+    model = ModuleModel()
+    op_nodes: list[tuple[int, Node]] = []
+    for child in root.named_children:
+        if child.type in ("attribute_alias_def", "type_alias_def"):
+            alias = build_alias(child)
+            model.items.append(TopLevelItem(Span.of(child), alias=alias))
+        elif child.type == "operation":
+            op_nodes.append((len(model.items), child))
+            model.items.append(TopLevelItem(Span.of(child)))
+    # Top-level values are visible to the regions of other top-level ops: declare
+    # the results of every top-level op first, then build and resolve each item.
+    shells = {index: _shallow_results(node) for index, node in op_nodes}
+    scope = _Scope(None, False, None, False)
+    holder = TopLevelItem(Span(0, 0))
+    for values in shells.values():
+        for value in values:
+            _declare(scope, value, holder)
+    for index, node in op_nodes:
+        item = build_operation_item(node, scope)
+        if item.operation is not None:
+            _adopt_results(scope, shells[index], item.operation.results)
+        model.items[index] = item
+    return model
+
+
+def _shallow_results(op_node: Node) -> list[Value]:
+    """Placeholder values for the results of a top-level op (resolved before building)."""
+    results = op_node.child_by_field_name("results")
+    values = []
+    for result in results.named_children if results is not None else []:
+        name = result.child_by_field_name("value")
+        if name is None or name.is_missing:
+            continue
+        count_node = result.child_by_field_name("count")
+        count = max(1, min(parse_integer(count_node) or 1, 4096)) if count_node is not None else 1
+        for index in range(count):
+            values.append(
+                Value(text(name), Span.of(name), None, "result", index=index, group_size=count)
+            )
+    return values
+
+
+def _adopt_results(scope: _Scope, placeholders: list[Value], real: list[Value]) -> None:
+    """Replace placeholder top-level values by the real ones, keeping their uses."""
+    for placeholder, value in zip(placeholders, real, strict=False):
+        value.uses = placeholder.uses + value.uses
+        for use in placeholder.uses:
+            use.value = value
+        group = scope.values.get(placeholder.name, [])
+        for i, candidate in enumerate(group):
+            if candidate is placeholder:
+                group[i] = value
+
+
+def memref_type_of(value: Value | None) -> MemRefType | None:
+    if value is not None and isinstance(value.type, MemRefType):
+        return value.type
+    return None

@@ -1,0 +1,58 @@
+"""What the model knows about operations by name: traits that change how names
+resolve and which verifier rules apply. Unknown operations get no traits, so
+nothing is ever reported about what we do not model."""
+
+from __future__ import annotations
+
+# Ops whose regions cannot see values defined outside them.
+ISOLATED_FROM_ABOVE = frozenset(
+    {"builtin.module", "func.func", "gpu.module", "gpu.func", "llvm.func", "spirv.func"}
+)
+
+# Ops with the AffineScope trait: their region arguments and top-level values
+# are valid symbols for affine ops nested in them.
+AFFINE_SCOPE = frozenset({"builtin.module", "func.func", "gpu.func", "test.affine_scope"})
+
+# Ops whose regions are SSA CFG regions in which dominance applies. Regions of
+# ops we do not know may be graph regions: no use-before-definition checks there.
+SSACFG_REGIONS = frozenset(
+    {
+        "func.func",
+        "affine.for",
+        "affine.if",
+        "affine.parallel",
+        "memref.alloca_scope",
+        "memref.generic_atomic_rmw",
+        "scf.for",
+        "scf.if",
+        "scf.while",
+        "scf.parallel",
+        "scf.execute_region",
+    }
+)
+
+# Ops whose results are valid symbols when built from constants.
+CONSTANT_OPS = frozenset({"arith.constant", "index.constant", "llvm.mlir.constant", "tosa.const"})
+
+# Spellings of the 2019 syntax (and of the std dialect) and their current names.
+LEGACY_NAMES = {
+    "func": "func.func",
+    "alloc": "memref.alloc",
+    "alloca": "memref.alloca",
+    "dealloc": "memref.dealloc",
+    "load": "memref.load",
+    "store": "memref.store",
+    "dim": "memref.dim",
+}
+
+# Bare names resolved in the default dialect of a func.func body.
+FUNC_DEFAULT_DIALECT = {"return": "func.return", "call": "func.call", "constant": "func.constant"}
+
+
+def canonical_name(spelling: str) -> tuple[str, bool]:
+    """(canonical op name, spelled in legacy syntax) for an op name as written."""
+    if spelling in LEGACY_NAMES:
+        return LEGACY_NAMES[spelling], True
+    if spelling in FUNC_DEFAULT_DIALECT:
+        return FUNC_DEFAULT_DIALECT[spelling], False
+    return spelling, False

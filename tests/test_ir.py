@@ -1,0 +1,180 @@
+"""The semantic model: structure, values and uses, affine maps, name resolution."""
+
+from __future__ import annotations
+
+from affine_lsp.ir import build_module
+from affine_lsp.ir.affine import AffineBinary, AffineDim, AffineSymbol, AffineUnknown, format_expr
+from affine_lsp.ir.model import (
+    AffineAccessOp,
+    AffineApplyOp,
+    AffineForOp,
+    AffineIfOp,
+    AffineParallelOp,
+    FuncOp,
+    MemRefAllocOp,
+)
+from affine_lsp.ir.types import INDEX, FloatType, MemRefType
+from affine_lsp.syntax import SourceDocument
+from tests.corpus_data import chunks, require_shared
+
+SOURCE = """#map = affine_map<(d0)[s0] -> (d0 + s0, d0 floordiv 2)>
+#set = affine_set<(d0)[s0] : (d0 >= 0, s0 - d0 - 1 >= 0)>
+func.func @f(%A: memref<?x8xf32>, %n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %buf = memref.alloc(%n) : memref<?xf32>
+  %r = affine.for %i = 0 to %n step 2 iter_args(%acc = %zero) -> (f32) {
+    %j = affine.apply #map(%i)[%n]
+    affine.if #set(%i)[%n] {
+      %v = affine.load %A[%i + symbol(%n), %i floordiv 4] : memref<?x8xf32>
+      affine.store %v, %buf[%i] : memref<?xf32>
+    }
+    affine.yield %acc : f32
+  }
+  affine.parallel (%x, %y) = (0, max(%c0, 1)) to (%n, 8) {
+  }
+  return %r : f32
+}
+"""
+
+
+def _model(source: str = SOURCE):
+    return build_module(SourceDocument(source).tree.root_node)
+
+
+def _ops(model, cls):
+    return [op for op in model.walk() if isinstance(op, cls)]
+
+
+def test_aliases_become_maps_and_sets():
+    model = _model()
+    table = model.alias_table()
+    assert table["#map"].kind == "map"
+    assert str(table["#map"].map) == "(d0)[s0] -> (d0 + s0, d0 floordiv 2)"
+    assert table["#set"].set is not None and len(table["#set"].set.constraints) == 2
+
+
+def test_function_arguments_and_types():
+    (func,) = _ops(_model(), FuncOp)
+    assert func.symbol == "@f"
+    entry = func.body.entry
+    assert [a.name for a in entry.arguments] == ["%A", "%n"]
+    assert entry.arguments[0].type == MemRefType((None, 8), FloatType("f32"))
+    assert entry.arguments[1].type == INDEX
+    assert func.declared_result_types == [FloatType("f32")]
+
+
+def test_affine_for_structure():
+    (loop,) = _ops(_model(), AffineForOp)
+    assert loop.induction_variable.name == "%i"
+    assert loop.lower.shorthand_constant == 0
+    assert loop.upper.shorthand_value.name == "%n"
+    assert loop.step == 2
+    ((acc, init),) = loop.iter_args
+    assert acc.name == "%acc" and init.value.name == "%zero"
+    assert loop.results[0].name == "%r" and loop.results[0].type == FloatType("f32")
+    assert loop.body.entry.arguments == [loop.induction_variable, acc]
+
+
+def test_uses_resolve_to_definitions():
+    model = _model()
+    (loop,) = _ops(model, AffineForOp)
+    iv = loop.induction_variable
+    users = sorted({u.user.name for u in iv.uses})
+    assert users == ["affine.apply", "affine.if", "affine.load", "affine.store"]
+    assert not any(item.unresolved for item in model.items)
+
+
+def test_subscripts_build_a_map_over_values():
+    model = _model()
+    load = next(op for op in _ops(model, AffineAccessOp) if not op.is_write)
+    subscripts = load.subscripts
+    assert [u.name for u in subscripts.dims] == ["%i"]
+    assert [u.name for u in subscripts.symbols] == ["%n"]
+    assert subscripts.map.results[0] == AffineBinary("+", AffineDim(0), AffineSymbol(0))
+    assert load.result_types == [FloatType("f32")]
+    store = next(op for op in _ops(model, AffineAccessOp) if op.is_write)
+    assert store.stored_value.value.name == "%v"
+
+
+def test_apply_if_parallel_and_alloc():
+    model = _model()
+    (apply,) = _ops(model, AffineApplyOp)
+    assert apply.map_ref.alias == "#map" and [u.name for u in apply.dims] == ["%i"]
+    (branch,) = _ops(model, AffineIfOp)
+    assert branch.condition.alias == "#set" and branch.else_region is None
+    (parallel,) = _ops(model, AffineParallelOp)
+    assert [v.name for v in parallel.induction_variables] == ["%x", "%y"]
+    assert parallel.lower[1].kind == "max" and len(parallel.lower[1].exprs) == 2
+    (alloc,) = _ops(model, MemRefAllocOp)
+    assert [u.name for u in alloc.dynamic_sizes] == ["%n"]
+
+
+def test_undeclared_map_identifiers_stay_in_the_tree():
+    model = _model("#m = affine_map<(d0) -> (d0 + s7)>\n")
+    (result,) = model.alias_table()["#m"].map.results
+    assert isinstance(result.rhs, AffineUnknown) and result.rhs.name == "s7"
+
+
+def test_format_expr_minimal_parentheses():
+    model = _model("#m = affine_map<(d0, d1) -> ((d0 + d1) * 2, d0 - (d1 - 1), -(d0 + 1))>\n")
+    results = model.alias_table()["#m"].map.results
+    assert [format_expr(r, ("d0", "d1")) for r in results] == [
+        "(d0 + d1) * 2",
+        "d0 - (d1 - 1)",
+        "-(d0 + 1)",
+    ]
+
+
+def test_unresolved_redefined_and_use_before_definition():
+    model = _model(
+        "func.func @g() {\n"
+        "  %a = arith.addi %b, %b : index\n"
+        "  %b = arith.constant 1 : index\n"
+        "  %b = arith.constant 2 : index\n"
+        "  %c = arith.addi %missing, %b : index\n"
+        "  return\n"
+        "}\n"
+    )
+    (item,) = model.items
+    assert [u.name for u in item.unresolved] == ["%missing"]
+    assert [(new.name, old.name) for new, old in item.redefinitions] == [("%b", "%b")]
+    assert [u.name for u in item.dominance_violations] == ["%b", "%b"]
+
+
+def test_values_of_unknown_ops_are_not_errors():
+    model = _model(
+        "func.func @h() {\n"
+        "  test.polyfor %i, %j {\n"
+        '    "foo"(%i, %j) : (index, index) -> ()\n'
+        "  }\n"
+        "  return\n"
+        "}\n"
+    )
+    assert not model.items[0].unresolved
+
+
+def test_every_verifying_corpus_chunk_resolves_all_names():
+    require_shared()
+    problems = []
+    for chunk in chunks():
+        if not chunk.verifies:
+            continue
+        model = build_module(SourceDocument(chunk.text).tree.root_node)
+        for item in model.items:
+            problems += [(chunk.label, u.name) for u in item.unresolved]
+            problems += [(chunk.label, new.name) for new, _ in item.redefinitions]
+            problems += [(chunk.label, u.name) for u in item.dominance_violations]
+    assert problems == []
+
+
+def test_deep_nesting_does_not_recurse():
+    depth = 2000
+    source = (
+        "func.func @deep() {\n"
+        + "affine.for %i = 0 to 1 {\n" * depth
+        + "}\n" * depth
+        + "return\n}\n"
+    )
+    model = _model(source)
+    assert len(_ops(model, AffineForOp)) == depth
