@@ -1,0 +1,553 @@
+"""Incremental analysis of one document.
+
+`DocumentAnalysis` owns a `SourceDocument` and one `ItemRecord` per top-level
+item. An edit re-parses once (tree-sitter reuses what it can), shifts the
+records after it and marks the region it touched; `analyse()` then re-models and
+re-checks only the items in that region (plus those whose module facts — the
+aliases they mention, the top-level values of their chunk — changed), and the
+module-wide rules of the chunks that changed.
+
+`// -----` markers split the document into chunks, checked independently as
+`mlir-opt --split-input-file` does: each chunk has its own aliases and
+top-level values.
+
+Syntax errors are collected from the whole tree once per version (the walk
+only enters subtrees that contain errors): a message names the tokens expected
+after the leaf before the error, which may lie in a neighbouring item.
+
+`check_module` is given a view of a chunk in which alias items are complete
+and operation items are summaries (`span` and `used_aliases`, no `operation`):
+the IR of a whole large document is never kept in memory. Requests that need
+the IR of an item get it from `view_at`, which rebuilds that one item.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, fields
+
+from affine_lsp.checks import (
+    CheckOptions,
+    Diagnostic,
+    ModuleContext,
+    check_item,
+    check_module,
+    syntax_diagnostics,
+)
+from affine_lsp.ide.records import (
+    ALIAS_KINDS,
+    OPERATION,
+    SPLIT_MARKER,
+    ItemRecord,
+    TopLevelValue,
+    shift_diagnostics,
+    shift_offset,
+)
+from affine_lsp.ir import build_alias, build_operation_item
+from affine_lsp.ir.affine_syntax import parse_integer
+from affine_lsp.ir.build import module_scope_of
+from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem, Value
+from affine_lsp.ir.registry import canonical_name
+from affine_lsp.syntax import ContentChange, Node, SourceDocument, Span
+from affine_lsp.syntax.nodes import text
+
+_MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
+_INNER_SPLIT = re.compile(rb"//[ \t]*-----")
+_COMMENT = "comment"
+
+
+@dataclass(eq=False)
+class Chunk:
+    """Module facts of one `// -----` chunk."""
+
+    index: int
+    alias_items: list[TopLevelItem] = field(default_factory=list)
+    alias_keys: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    values: list[tuple[ItemRecord, TopLevelValue]] = field(default_factory=list)
+    context: ModuleContext = field(default_factory=ModuleContext)
+    extra_key: tuple = ()
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # from check_module
+    module_stale: bool = True
+
+    @property
+    def values_key(self) -> tuple:
+        return tuple((v.name, v.group_size) for _, v in self.values)
+
+    def scope(self):
+        """A module scope with the chunk's top-level values (None if it has none)."""
+        if not self.values:
+            return None
+        shells = []
+        for record, value in self.values:
+            start = record.start + value.start
+            span = Span(start, record.start + value.end)
+            op = Operation(record.op_name, "", Span(record.start, record.end), span)
+            op.results = [
+                Value(value.name, span, None, "result", defining_op=op, index=i, group_size=n)
+                for n in [value.group_size]
+                for i in range(n)
+            ]
+            shells.append(TopLevelItem(Span(record.start, record.end), operation=op))
+        return module_scope_of(shells)
+
+
+@dataclass(eq=False)
+class ItemView:
+    """One top-level item with its IR, built on demand for a request."""
+
+    record: ItemRecord
+    node: Node
+    item: TopLevelItem
+    chunk: Chunk
+
+    @property
+    def model(self) -> ModuleModel:
+        """The chunk's aliases and this item: enough to resolve what the item refers to."""
+        return ModuleModel(items=[*self.chunk.alias_items, self.item])
+
+    @property
+    def context(self) -> ModuleContext:
+        return self.chunk.context
+
+
+class DocumentAnalysis:
+    """A document, its records and the incremental analysis that keeps them current."""
+
+    def __init__(self, document: SourceDocument, options: CheckOptions | None = None) -> None:
+        self.document = document
+        self.options = options or CheckOptions()
+        self.edit_count = 0
+        self.records: list[ItemRecord] = []
+        self.chunks: list[Chunk] = []
+        self._pending: list[tuple[int, int]] = []
+        self._queue: deque[ItemRecord] = deque()
+        self._structure_stale = True
+        self._view_cache: tuple[int, int, ItemView] | None = None
+        self._syntax: tuple[int, list[Diagnostic]] | None = None
+        self._rebuild_all()
+
+    @classmethod
+    def from_text(
+        cls, text: str | bytes, *, encoding: str = "utf-16", options: CheckOptions | None = None
+    ) -> DocumentAnalysis:
+        return cls(SourceDocument(text, encoding=encoding), options)
+
+    # -- edits ----------------------------------------------------------------------
+
+    def apply_changes(self, changes: Iterable[ContentChange]) -> None:
+        """Apply LSP content changes; the analysis catches up in `analyse()`."""
+        changes = list(changes)
+        old_tree = self.document.tree
+        edits = self.document.apply_changes(changes)
+        self.edit_count += 1
+        self._view_cache = None
+        if any(change.range is None for change in changes):
+            self._rebuild_all()
+            return
+        for edit in edits:
+            self._pending = [
+                (shift_offset(a, edit), shift_offset(b, edit, is_end=True))
+                for a, b in self._pending
+            ]
+            self._pending.append((edit.start, edit.new_end))
+            self._shift_records(edit)
+        if edits:
+            for changed in old_tree.changed_ranges(self.document.tree):
+                self._pending.append((changed.start_byte, changed.end_byte))
+
+    def _shift_records(self, edit) -> None:
+        records = self.records
+        first = bisect_left(records, edit.start, key=lambda r: r.end)
+        for record in records[:first]:
+            if record.diagnostics:
+                record.diagnostics = shift_diagnostics(record.diagnostics, edit)
+        old_end, delta = edit.old_end, edit.delta
+        for record in records[first:]:
+            if record.start >= old_end:
+                record.start += delta
+                record.end += delta
+            else:
+                record.start = shift_offset(record.start, edit)
+                record.end = shift_offset(record.end, edit, is_end=True)
+            if record.diagnostics:
+                record.diagnostics = shift_diagnostics(record.diagnostics, edit)
+            if (
+                record.alias is not None
+                and not record.dirty
+                and record.start != record.alias.span.start_byte
+            ):
+                record.dirty = True  # its AliasDef holds spans: rebuild it
+                self._structure_stale = True
+        for chunk in self.chunks:
+            chunk.diagnostics = shift_diagnostics(chunk.diagnostics, edit)
+
+    def set_options(self, options: CheckOptions) -> None:
+        """New check options: everything is re-checked."""
+        if options == self.options:
+            return
+        self.options = options
+        self._rebuild_all()
+
+    def _rebuild_all(self) -> None:
+        self._syntax = None
+        for record in self.records:
+            record.removed = True
+        self.records = [
+            self._new_record(node)
+            for node in self.document.tree.root_node.named_children
+            if node.type != _COMMENT
+        ]
+        self._pending = []
+        self._queue = deque(r for r in self.records if r.kind == OPERATION)
+        self._structure_stale = True
+        self._view_cache = None
+
+    # -- bringing records up to date -----------------------------------------------
+
+    @property
+    def up_to_date(self) -> bool:
+        return not self._pending and not self._structure_stale and not self._pending_work()
+
+    def _pending_work(self) -> bool:
+        while self._queue and (self._queue[0].removed or not self._queue[0].dirty):
+            self._queue.popleft()
+        return bool(self._queue) or any(c.module_stale for c in self.chunks)
+
+    def sync(self) -> None:
+        """Make records and chunks match the current tree (diagnostics may still lag)."""
+        self._reconcile()
+        if self._structure_stale:
+            self._refresh_structure()
+
+    def analyse(self) -> Iterator[tuple[int, int]]:
+        """Bring every diagnostic up to date, yielding (done, total) after each item.
+
+        Stopping the iteration early (a newer edit arrived) leaves a consistent
+        state: what was not analysed stays marked for the next call.
+        """
+        done = 0
+        while True:
+            self.sync()
+            record = self._next_dirty()
+            if record is None:
+                break
+            self._analyse_operation(record)
+            done += 1
+            yield done, done + len(self._queue)
+        for chunk in self.chunks:
+            if chunk.module_stale:
+                self._check_chunk(chunk)
+        self.syntax_diagnostics()
+
+    def analyse_all(self) -> None:
+        """Run `analyse()` to the end."""
+        for _ in self.analyse():
+            pass
+
+    def _next_dirty(self) -> ItemRecord | None:
+        while self._queue:
+            record = self._queue.popleft()
+            if record.dirty and not record.removed:
+                return record
+        return None
+
+    def _new_record(self, node: Node) -> ItemRecord:
+        """A dirty record for a top-level node, with the facts that shape its chunk."""
+        record = ItemRecord(node.start_byte, node.end_byte, node.type)
+        if record.kind == OPERATION:
+            record.values, record.op_name = _top_level_values(node)
+            source = self.document.data[record.start : record.end]
+            record.splits = bool(_INNER_SPLIT.search(source)) and _has_inner_split(node)
+        return record
+
+    def _reconcile(self) -> None:
+        """Replace the records of every region an edit touched by the tree's items there."""
+        if not self._pending:
+            return
+        root = self.document.tree.root_node
+        for lo, hi in _merge(self._pending):
+            while True:
+                first = bisect_left(self.records, lo, key=lambda r: r.end)
+                last = bisect_right(self.records, hi, key=lambda r: r.start)
+                nodes = _children_overlapping(root, lo, hi)
+                new_lo, new_hi = lo, hi
+                if first < last:
+                    new_lo = min(new_lo, self.records[first].start)
+                    new_hi = max(new_hi, self.records[last - 1].end)
+                if nodes:
+                    new_lo = min(new_lo, nodes[0].start_byte)
+                    new_hi = max(new_hi, nodes[-1].end_byte)
+                if (new_lo, new_hi) == (lo, hi):
+                    break
+                lo, hi = new_lo, new_hi
+            old = self.records[first:last]
+            new = [self._new_record(node) for node in nodes]
+            same_shape = len(old) == len(new) and all(
+                a.kind == b.kind == OPERATION and _same_facts(a, b)
+                for a, b in zip(old, new, strict=True)
+            )
+            for before, after in zip(old, new, strict=False):
+                if same_shape:  # the chunk layout stands: keep what the chunk knows
+                    after.chunk = before.chunk
+                    after.used_aliases = before.used_aliases
+                before.removed = True
+            for record in old[len(new) :]:
+                record.removed = True
+            self.records[first:last] = new
+            self._queue.extend(r for r in new if r.kind == OPERATION)
+            if not same_shape:
+                self._structure_stale = True
+        self._pending = []
+
+    def node_of(self, record: ItemRecord) -> Node:
+        """The syntax node of a (current) record."""
+        root = self.document.tree.root_node
+        for node in _children_overlapping(root, record.start, record.start):
+            if node.start_byte == record.start and node.type == record.kind:
+                return node
+        raise LookupError(f"no {record.kind} node at byte {record.start}")
+
+    def _refresh_structure(self) -> None:
+        """Chunks, aliases and module contexts; re-check what depends on changed facts."""
+        self._structure_stale = False
+        chunks = [Chunk(0)]
+        for record in self.records:
+            if record.dirty and record.kind != OPERATION:
+                self._analyse_simple(record)
+            record.chunk = len(chunks) - 1
+            chunk = chunks[-1]
+            if record.alias is not None and record.alias_key is not None:
+                chunk.alias_items.append(record.summary or TopLevelItem(record.span))
+                name, kind, text = record.alias_key
+                chunk.alias_keys.setdefault(name, (kind, text))
+            for value in record.values:
+                chunk.values.append((record, value))
+            if record.kind == SPLIT_MARKER or record.splits:
+                chunks.append(Chunk(len(chunks)))
+        for chunk in chunks:
+            view = ModuleModel(items=list(chunk.alias_items))
+            chunk.context = ModuleContext.from_model(view)
+            chunk.extra_key = tuple(
+                (f.name, getattr(chunk.context, f.name))
+                for f in fields(chunk.context)
+                if f.name != "aliases"
+            )
+        self.chunks = chunks
+        for record in self.records:
+            if record.kind in ALIAS_KINDS and record.alias is not None:
+                key = self._key(record)
+                if record.checked_key != key:
+                    self._check_alias(record, key)
+            elif record.kind == OPERATION and not record.dirty:
+                if record.checked_key != self._key(record):
+                    record.dirty = True
+                    self._queue.append(record)
+
+    def _key(self, record: ItemRecord) -> tuple:
+        """The module facts an item's diagnostics depend on."""
+        chunk = self.chunks[record.chunk]
+        aliases = chunk.alias_keys
+        if record.kind in ALIAS_KINDS:
+            mentioned = tuple(sorted(aliases.items()))
+        else:
+            mentioned = tuple((name, aliases.get(name)) for name in sorted(record.mentions))
+        return (mentioned, chunk.values_key, chunk.extra_key)
+
+    def _analyse_simple(self, record: ItemRecord) -> None:
+        """Alias definitions, markers and top-level errors (cheap, done eagerly)."""
+        node = self.node_of(record)
+        record.dirty = False
+        record.diagnostics = []
+        record.alias = None
+        record.alias_key = None
+        record.summary = None
+        record.checked_key = None
+        if record.kind in ALIAS_KINDS:
+            alias = build_alias(node)
+            record.alias = alias
+            source = self.document.data
+            record.alias_key = (
+                alias.name,
+                alias.kind,
+                bytes(source[alias.value_span.start_byte : alias.value_span.end_byte]),
+            )
+            record.summary = TopLevelItem(record.span, alias=alias)
+
+    def _check_alias(self, record: ItemRecord, key: tuple) -> None:
+        found = []
+        if record.summary is not None:
+            found = check_item(record.summary, self.chunks[record.chunk].context, self.options)
+        record.diagnostics = sorted(found, key=Diagnostic.sort_key)
+        record.checked_key = key
+
+    def _analyse_operation(self, record: ItemRecord) -> None:
+        node = self.node_of(record)
+        chunk = self.chunks[record.chunk]
+        item = build_operation_item(node, chunk.scope())
+        found = check_item(item, chunk.context, self.options)
+        record.diagnostics = sorted(found, key=Diagnostic.sort_key)
+        record.dirty = False
+        source = self.document.data[record.start : record.end]
+        record.mentions = frozenset(m.decode("utf-8", "replace") for m in _MENTION.findall(source))
+        record.symbol = getattr(item.operation, "symbol", None) or None
+        used = frozenset(item.used_aliases)
+        if used != record.used_aliases:
+            chunk.module_stale = True
+        record.used_aliases = used
+        record.summary = TopLevelItem(record.span, used_aliases=set(used))
+        record.checked_key = self._key(record)
+
+    def _check_chunk(self, chunk: Chunk) -> None:
+        items = []
+        for record in self.records:
+            if record.chunk != chunk.index or record.summary is None:
+                continue
+            if record.summary.span != record.span:
+                record.summary.span = record.span
+            items.append(record.summary)
+        chunk.diagnostics = sorted(
+            check_module(ModuleModel(items=items), chunk.context, self.options),
+            key=Diagnostic.sort_key,
+        )
+        chunk.module_stale = False
+
+    # -- results ----------------------------------------------------------------------
+
+    def syntax_diagnostics(self) -> list[Diagnostic]:
+        """The syntax errors of the current tree (computed once per version)."""
+        if self._syntax is None or self._syntax[0] != self.edit_count:
+            self._syntax = (self.edit_count, syntax_diagnostics(self.document))
+        return self._syntax[1]
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """Every current diagnostic of the document, in document order."""
+        found = list(self.syntax_diagnostics())
+        found += [d for record in self.records for d in record.diagnostics]
+        for chunk in self.chunks:
+            found += chunk.diagnostics
+        return sorted(found, key=Diagnostic.sort_key)
+
+    def record_at(self, offset: int) -> ItemRecord | None:
+        """The record whose item contains `offset` (its end included)."""
+        self.sync()
+        index = bisect_right(self.records, offset, key=lambda r: r.start) - 1
+        if index >= 0 and self.records[index].end >= offset:
+            return self.records[index]
+        return None
+
+    def chunk_at(self, offset: int) -> Chunk:
+        self.sync()
+        index = bisect_right(self.records, offset, key=lambda r: r.start) - 1
+        if index < 0:
+            return self.chunks[0] if self.chunks else Chunk(0)
+        record = self.records[index]
+        if record.end < offset and (record.kind == SPLIT_MARKER or record.splits):
+            return self.chunks[min(record.chunk + 1, len(self.chunks) - 1)]
+        return self.chunks[record.chunk]
+
+    def view_at(self, offset: int) -> ItemView | None:
+        """The item containing `offset` with its IR (built now, cached for this version)."""
+        record = self.record_at(offset)
+        if record is None:
+            return None
+        return self.view_of(record)
+
+    def view_of(self, record: ItemRecord) -> ItemView | None:
+        self.sync()
+        cached = self._view_cache
+        if cached is not None and cached[:2] == (self.edit_count, record.start):
+            return cached[2]
+        node = self.node_of(record)
+        chunk = self.chunks[record.chunk]
+        if record.kind == OPERATION:
+            item = build_operation_item(node, chunk.scope())
+        elif record.kind in ALIAS_KINDS:
+            item = TopLevelItem(Span.of(node), alias=build_alias(node))
+        else:
+            return None
+        view = ItemView(record, node, item, chunk)
+        self._view_cache = (self.edit_count, record.start, view)
+        return view
+
+    def views(self, records: Iterable[ItemRecord] | None = None) -> Iterator[ItemView]:
+        """Views of several items (all by default), built one at a time."""
+        for record in list(self.records if records is None else records):
+            view = self.view_of(record)
+            if view is not None:
+                yield view
+
+
+def _same_facts(a: ItemRecord, b: ItemRecord) -> bool:
+    return (a.values, a.op_name, a.splits) == (b.values, b.op_name, b.splits)
+
+
+def _top_level_values(node: Node) -> tuple[tuple[TopLevelValue, ...], str]:
+    """The values a top-level operation node defines, and its op name if it has any."""
+    results = node.child_by_field_name("results")
+    if results is None:
+        return (), ""
+    values = []
+    for result in results.named_children:
+        name = result.child_by_field_name("value")
+        if result.type != "op_result" or name is None or name.is_missing:
+            continue
+        count_node = result.child_by_field_name("count")
+        count = parse_integer(count_node) if count_node is not None else 1
+        values.append(
+            TopLevelValue(
+                text(name),
+                name.start_byte - node.start_byte,
+                name.end_byte - node.start_byte,
+                max(1, min(count or 1, 4096)),
+            )
+        )
+    body = node.child_by_field_name("body")
+    name_node = body.child_by_field_name("name") if body is not None else None
+    spelling = text(name_node).strip('"') if name_node is not None else ""
+    return tuple(values), canonical_name(spelling)[0] if values else ""
+
+
+def _has_inner_split(node: Node) -> bool:
+    """Whether a `split_marker` lies inside `node` (an inner chunk boundary)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == SPLIT_MARKER:
+            return True
+        stack.extend(c for c in current.children if c.child_count or c.type == SPLIT_MARKER)
+    return False
+
+
+def _merge(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(regions):
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def _children_overlapping(root: Node, lo: int, hi: int) -> list[Node]:
+    """Named top-level children (not comments) overlapping or touching [lo, hi].
+
+    Navigates by child index: sibling pointers are avoided, as walking
+    backwards over zero-width nodes is not reliable in every tree-sitter version.
+    """
+    count = root.child_count
+    index = root.walk().goto_first_child_for_byte(lo)
+    index = count if index is None else index
+    while index > 0 and root.child(index - 1).end_byte >= lo:
+        index -= 1
+    found = []
+    while index < count:
+        node = root.child(index)
+        if node.start_byte > hi:
+            break
+        if node.is_named and node.type != _COMMENT and node.end_byte >= lo:
+            found.append(node)
+        index += 1
+    return found

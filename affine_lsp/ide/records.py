@@ -1,0 +1,133 @@
+"""Per-item bookkeeping of an analysed document, and moving it through edits.
+
+A record stands for one top-level child of the syntax tree (an operation, an
+alias definition, a `// -----` marker, a top-level ERROR node). It keeps what
+the rest of the document needs to know about the item — its diagnostics, the
+aliases it mentions, the values it defines at the top level — but not its IR,
+which is rebuilt on demand. Offsets are bytes of the current text: an edit
+shifts the records after it (`shift_offset`), so that a record stays valid
+until the item itself changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from affine_lsp.checks import Diagnostic, Fix, Related, TextEdit
+from affine_lsp.ir.model import AliasDef, TopLevelItem
+from affine_lsp.syntax import ByteEdit, Span
+
+ALIAS_KINDS = frozenset({"attribute_alias_def", "type_alias_def"})
+OPERATION = "operation"
+SPLIT_MARKER = "split_marker"
+
+
+@dataclass(frozen=True, slots=True)
+class TopLevelValue:
+    """A value defined by a top-level operation, relative to its record's start."""
+
+    name: str
+    start: int
+    end: int
+    group_size: int
+
+
+@dataclass(eq=False, slots=True)
+class ItemRecord:
+    """What the analysis keeps about one top-level item."""
+
+    start: int
+    end: int
+    kind: str  # the syntax node type: operation, attribute_alias_def, split_marker, ERROR...
+    dirty: bool = True
+    removed: bool = False
+    chunk: int = 0
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    mentions: frozenset[str] = frozenset()  # `#`/`!` names written in the item
+    used_aliases: frozenset[str] = frozenset()  # map/set aliases the IR resolved
+    values: tuple[TopLevelValue, ...] = ()
+    symbol: str | None = None  # `@name` a top-level op defines
+    op_name: str = ""  # the top-level op's name, when it defines values
+    splits: bool = False  # a `// -----` inside the item ends its chunk
+    alias: AliasDef | None = None
+    alias_key: tuple[str, str, bytes] | None = None  # (name, kind, text) of an alias definition
+    checked_key: tuple | None = None  # the chunk facts the diagnostics were computed with
+    summary: TopLevelItem | None = None  # for the module-wide rules
+
+    @property
+    def span(self) -> Span:
+        return Span(self.start, self.end)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        """Whether the record overlaps or touches [start, end]."""
+        return self.start <= end and start <= self.end
+
+
+def shift_offset(offset: int, edit: ByteEdit, *, is_end: bool = False) -> int:
+    """Where `offset` of the text before `edit` is in the text after it.
+
+    Offsets inside the replaced range collapse to its start (or, for the end of
+    a range, to the end of the new text).
+    """
+    if offset <= edit.start:
+        return offset
+    if offset >= edit.old_end:
+        return offset + edit.delta
+    return edit.new_end if is_end else edit.start
+
+
+def _shift_span(span: Span, edit: ByteEdit) -> Span:
+    start = shift_offset(span.start_byte, edit)
+    end = max(start, shift_offset(span.end_byte, edit, is_end=True))
+    if start == span.start_byte and end == span.end_byte:
+        return span
+    return Span(start, end)
+
+
+def shift_diagnostic(diagnostic: Diagnostic, edit: ByteEdit) -> Diagnostic:
+    """The diagnostic with every span (range, related, fix edits) moved by `edit`."""
+    span = _shift_span(diagnostic.span, edit)
+    related = tuple(Related(_shift_span(r.span, edit), r.message) for r in diagnostic.related)
+    fixes = tuple(
+        Fix(
+            fix.title,
+            tuple(TextEdit(_shift_span(e.span, edit), e.new_text) for e in fix.edits),
+            fix.preferred,
+        )
+        for fix in diagnostic.fixes
+    )
+    if (
+        span is diagnostic.span
+        and all(a.span is b.span for a, b in zip(related, diagnostic.related, strict=True))
+        and all(
+            a.span is b.span
+            for new, old in zip(fixes, diagnostic.fixes, strict=True)
+            for a, b in zip(new.edits, old.edits, strict=True)
+        )
+    ):
+        return diagnostic
+    return Diagnostic(
+        span,
+        diagnostic.severity,
+        diagnostic.code,
+        diagnostic.message,
+        related,
+        fixes,
+        diagnostic.tags,
+    )
+
+
+def _reaches(diagnostic: Diagnostic, offset: int) -> bool:
+    """Whether any span of the diagnostic ends at or after `offset`."""
+    if diagnostic.span.end_byte >= offset:
+        return True
+    if any(r.span.end_byte >= offset for r in diagnostic.related):
+        return True
+    return any(e.span.end_byte >= offset for fix in diagnostic.fixes for e in fix.edits)
+
+
+def shift_diagnostics(diagnostics: list[Diagnostic], edit: ByteEdit) -> list[Diagnostic]:
+    """Move the diagnostics that reach past the start of `edit`; the rest stay as they are."""
+    if not diagnostics:
+        return diagnostics
+    return [shift_diagnostic(d, edit) if _reaches(d, edit.start) else d for d in diagnostics]

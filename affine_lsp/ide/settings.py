@@ -1,0 +1,110 @@
+"""User settings (section `affineLsp`) as plain data.
+
+Settings arrive as JSON from `workspace/configuration` or `initializationOptions`,
+either nested (`{"fusion": {"tolerance": 0.5}}`, optionally under an `affineLsp`
+key) or with dotted keys (`{"affineLsp.fusion.tolerance": 0.5}` or
+`{"fusion.tolerance": 0.5}`). Unknown keys are ignored; a bad value keeps the
+previous value and is reported as a problem.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from affine_lsp.checks import CheckOptions, Severity
+
+SECTION = "affineLsp"
+LOG_LEVELS = ("error", "warning", "info", "debug")
+SEVERITIES = tuple(s.label for s in Severity)
+
+
+@dataclass(frozen=True)
+class Settings:
+    fusion_tolerance: float = 0.3
+    legacy_severity: Severity = Severity.WARNING
+    lints: bool = True
+    log_level: str = "info"
+
+    def check_options(self) -> CheckOptions:
+        return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
+
+
+def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted keys for every leaf of a nested mapping (iterative)."""
+    flat: dict[str, Any] = {}
+    stack: list[tuple[str, Mapping[str, Any]]] = [(prefix, raw)]
+    while stack:
+        base, mapping = stack.pop()
+        for key, value in mapping.items():
+            if not isinstance(key, str):
+                continue
+            dotted = f"{base}.{key}" if base else key
+            if isinstance(value, Mapping):
+                stack.append((dotted, value))
+            else:
+                flat[dotted] = value
+    return flat
+
+
+class _Invalid(str):
+    """What a validator returns for a bad value: the reason."""
+
+
+def _tolerance(value: Any) -> float | _Invalid:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return _Invalid("must be a number")
+    if not math.isfinite(value) or value < 0:
+        return _Invalid("must be a finite number >= 0")
+    return float(value)
+
+
+def _severity(value: Any) -> Severity | _Invalid:
+    if isinstance(value, str) and value.strip().lower() in SEVERITIES:
+        return Severity.parse(value)
+    return _Invalid(f"must be one of {', '.join(SEVERITIES)}")
+
+
+def _boolean(value: Any) -> bool | _Invalid:
+    return value if isinstance(value, bool) else _Invalid("must be true or false")
+
+
+def _log_level(value: Any) -> str | _Invalid:
+    if isinstance(value, str) and value.strip().lower() in LOG_LEVELS:
+        return value.strip().lower()
+    return _Invalid(f"must be one of {', '.join(LOG_LEVELS)}")
+
+
+# dotted key (relative to the section) -> (Settings field, validator)
+_KEYS = {
+    "fusion.tolerance": ("fusion_tolerance", _tolerance),
+    "legacySyntax.severity": ("legacy_severity", _severity),
+    "lints.enabled": ("lints", _boolean),
+    "logLevel": ("log_level", _log_level),
+}
+
+
+def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Settings from client JSON on top of `base`, and a message per bad value."""
+    settings = base or Settings()
+    if raw is None:
+        return settings, []
+    if not isinstance(raw, Mapping):
+        return settings, [f"{SECTION}: settings must be an object (got {raw!r})"]
+    problems: list[str] = []
+    changes: dict[str, Any] = {}
+    for key, value in sorted(_flatten(raw).items()):
+        relative = key[len(SECTION) + 1 :] if key.startswith(SECTION + ".") else key
+        if relative not in _KEYS or value is None:
+            continue
+        name, validate = _KEYS[relative]
+        checked = validate(value)
+        if isinstance(checked, _Invalid):
+            problems.append(
+                f"{SECTION}.{relative} {checked} (got {value!r}); keeping the previous value"
+            )
+            continue
+        changes[name] = checked
+    return replace(settings, **changes), problems

@@ -1,0 +1,156 @@
+"""Incremental analysis: after any sequence of edits, records and diagnostics are
+exactly those of a fresh analysis of the same text."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from affine_lsp.checks import CheckOptions, Severity, check_document
+from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.syntax import ContentChange, SourceDocument
+from tests.ide.helpers import analysed, fixture_text
+
+FRAGMENTS = [
+    " ",
+    "\n",
+    "{",
+    "}",
+    "(",
+    ")",
+    "%x",
+    "%undefined",
+    "#m",
+    "#tile",
+    "// -----\n",
+    "\n// -----\n",
+    "// note\n",
+    '"',
+    "affine.for %k = 0 to 4 {\n",
+    "%r = arith.addi %n, %n : index\n",
+    "#m = affine_map<(d0) -> (d0)>\n",
+    '%v = "test.value"() : () -> index\n',
+    "func.func @g() {\nreturn\n}\n",
+    "é",
+]
+
+
+def _state(analysis: DocumentAnalysis):
+    records = [(r.start, r.end, r.kind, r.chunk) for r in analysis.records]
+    diagnostics = [
+        (d.span, d.severity, d.code, d.message, d.related, d.fixes) for d in analysis.diagnostics()
+    ]
+    return records, diagnostics
+
+
+def _random_change(rng: random.Random, document: SourceDocument) -> ContentChange:
+    size = len(document.data)
+    start = rng.randint(0, size)
+    end = min(size, start + rng.choice([0, 0, 1, 2, 5, 40]))
+    text = rng.choice(FRAGMENTS) if rng.random() < 0.8 else ""
+    return ContentChange(text, (document.position(start), document.position(end)))
+
+
+def _check_consistent(analysis: DocumentAnalysis) -> None:
+    # Compare with a fresh analysis of the same tree: with syntax errors, tree-sitter's
+    # incremental error recovery may differ from that of a fresh parse.
+    fresh = DocumentAnalysis(analysis.document)
+    fresh.analyse_all()
+    assert _state(analysis) == _state(fresh)
+    top = [
+        (n.start_byte, n.end_byte, n.type)
+        for n in analysis.document.tree.root_node.named_children
+        if n.type != "comment"
+    ]
+    assert [(r.start, r.end, r.kind) for r in analysis.records] == top
+
+
+@pytest.mark.parametrize("name", ["nest.mlir", "chunks.mlir", "broken.mlir"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), batch=st.integers(1, 3), interrupt=st.booleans())
+def test_random_edits_match_a_fresh_analysis(name, seed, batch, interrupt):
+    rng = random.Random(seed)
+    analysis = analysed(fixture_text(name))
+    for _ in range(6):
+        # Several notifications before the analysis runs, as in a burst of typing.
+        for _ in range(batch):
+            analysis.apply_changes([_random_change(rng, analysis.document)])
+        if interrupt:  # stop part-way, as when a newer edit cancels the analysis
+            for _step in zip(range(1), analysis.analyse(), strict=False):
+                pass
+        else:
+            analysis.analyse_all()
+    analysis.analyse_all()
+    _check_consistent(analysis)
+
+
+def test_batched_changes_in_one_notification():
+    analysis = analysed(fixture_text("nest.mlir"))
+    document = SourceDocument(analysis.document.text)
+    rng = random.Random(7)
+    changes = []
+    for _ in range(5):
+        change = _random_change(rng, document)
+        document.apply_changes([change])
+        changes.append(change)
+    analysis.apply_changes(changes)
+    analysis.analyse_all()
+    assert analysis.document.text == document.text
+    _check_consistent(analysis)
+
+
+def test_full_text_change_resets_everything():
+    analysis = analysed(fixture_text("nest.mlir"))
+    analysis.apply_changes([ContentChange(fixture_text("broken.mlir"))])
+    analysis.analyse_all()
+    _check_consistent(analysis)
+
+
+def test_single_chunk_documents_agree_with_check_document():
+    for name in ("nest.mlir", "broken.mlir"):
+        text = fixture_text(name)
+        expected = check_document(SourceDocument(text))
+        assert analysed(text).diagnostics() == expected
+
+
+def test_chunks_are_checked_independently():
+    analysis = analysed(fixture_text("chunks.mlir"))
+    assert [r.chunk for r in analysis.records if r.kind == "operation"] == [0, 1, 2, 2, 2]
+    messages = [d.message for d in analysis.diagnostics()]
+    assert messages == ["use of undeclared SSA value name '%undefined'"]
+
+
+def test_an_edit_reanalyses_only_the_item_it_touches():
+    analysis = analysed(fixture_text("nest.mlir"))
+    before = {id(r) for r in analysis.records}
+    offset = analysis.document.source.index(b"%c0 = arith")
+    position = analysis.document.position(offset)
+    analysis.apply_changes([ContentChange("%c0", (position, position))])
+    steps = list(analysis.analyse())
+    assert len(steps) == 1
+    replaced = [r for r in analysis.records if id(r) not in before]
+    assert [r.kind for r in replaced] == ["operation"]
+    assert [d.code for d in analysis.diagnostics()] == ["syntax"]
+
+
+def test_alias_edit_rechecks_the_items_that_mention_it():
+    text = (
+        "#m = affine_map<(d0) -> (d0)>\n"
+        "func.func @a(%n: index) {\n  %x = affine.apply #m(%n)\n  return\n}\n"
+        "func.func @b(%n: index) {\n  return\n}\n"
+    )
+    analysis = analysed(text)
+    offset = analysis.document.source.index(b"(d0) -> (d0)") + len("(d0) -> (d0")
+    position = analysis.document.position(offset)
+    analysis.apply_changes([ContentChange(" + 1", (position, position))])
+    steps = list(analysis.analyse())
+    assert len(steps) == 1  # @a mentions #m; @b does not
+
+
+def test_options_change_rechecks_everything():
+    analysis = analysed(fixture_text("nest.mlir"))
+    analysis.set_options(CheckOptions(legacy_severity=Severity.ERROR))
+    assert len(list(analysis.analyse())) == 2
