@@ -26,7 +26,7 @@ class Settings:
     fusion_tolerance: float = 0.3
     legacy_severity: Severity = Severity.WARNING
     lints: bool = True
-    log_level: str = "info"
+    log_level: str | None = None  # None: as the server was started
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)

@@ -1,0 +1,56 @@
+"""`affine-lsp serve [--tcp HOST:PORT]`: run the language server (stdio by default)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def _host_port(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
+    return host, int(port)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="run the language server",
+        description="Run the affine-lsp language server over stdio (the default) or TCP. "
+        "Logs go to stderr (or --log-file); the client's logLevel setting overrides --log-level.",
+    )
+    parser.add_argument(
+        "--tcp", type=_host_port, metavar="HOST:PORT", help="listen on a TCP socket instead"
+    )
+    parser.add_argument(
+        "--stdio", action="store_true", help="use stdin/stdout (the default; for editor configs)"
+    )
+    parser.add_argument(
+        "--log-level", choices=["error", "warning", "info", "debug"], default="warning"
+    )
+    parser.add_argument("--log-file", metavar="PATH", help="write logs here instead of stderr")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    handler: logging.Handler
+    handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    ours = logging.getLogger("affine_lsp")
+    ours.addHandler(handler)
+    ours.setLevel(args.log_level.upper())
+    # pygls logs every message body at INFO: keep it quiet unless debugging.
+    pygls = logging.getLogger("pygls")
+    pygls.addHandler(handler)
+    pygls.setLevel(logging.DEBUG if args.log_level == "debug" else logging.WARNING)
+
+    from affine_lsp.server.handlers import create_server
+
+    server = create_server()
+    if args.tcp is not None:
+        server.start_tcp(*args.tcp)
+    else:
+        server.start_io(sys.stdin.buffer, sys.stdout.buffer)
+    return 0

@@ -1,0 +1,41 @@
+"""Isolation of handlers: an exception in one is logged and answered with an empty
+result, so that it never takes the server (or another document) down."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any
+
+logger = logging.getLogger("affine_lsp.server")
+
+
+def guarded(empty: Any = None) -> Callable:
+    """Decorate a handler: exceptions become a log entry and `empty` as the result."""
+
+    def decorate(handler: Callable) -> Callable:
+        if inspect.iscoroutinefunction(handler):
+
+            @functools.wraps(handler)
+            async def run_async(*args, **kwargs):
+                try:
+                    return await handler(*args, **kwargs)
+                except Exception:
+                    logger.exception("%s failed", handler.__name__)
+                    return empty
+
+            return run_async
+
+        @functools.wraps(handler)
+        def run(*args, **kwargs):
+            try:
+                return handler(*args, **kwargs)
+            except Exception:
+                logger.exception("%s failed", handler.__name__)
+                return empty
+
+        return run
+
+    return decorate

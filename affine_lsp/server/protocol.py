@@ -1,0 +1,43 @@
+"""The pygls protocol, with text synchronisation taken away from pygls's workspace.
+
+pygls keeps its own copy of every open document and re-splits the whole text
+on each change. The server keeps its own incremental `SourceDocument` instead,
+so the built-in open/change/close handlers here only hand the notification to
+the server's handler and never touch pygls's workspace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+
+class AffineProtocol(LanguageServerProtocol):
+    """LanguageServerProtocol whose document sync is left to the server."""
+
+    def _forward(self, method: str, params: Any):
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+        yield from self._forward(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        yield from self._forward(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+        yield from self._forward(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def send_notification_data(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification whose params are already plain JSON data.
+
+        Skips cattrs: publishing thousands of diagnostics through lsprotocol
+        objects costs more than computing them.
+        """
+        self._send_data({"jsonrpc": "2.0", "method": method, "params": params})

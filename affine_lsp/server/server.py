@@ -1,0 +1,237 @@
+"""The language server: open documents, their analysis, diagnostics and settings.
+
+Analysis runs on the event loop in slices: a single keystroke is analysed and
+published at once (no debounce); a long analysis (opening a large file) yields
+to the loop every few milliseconds so requests keep being answered, and is
+cancelled when a newer version of its document arrives. What was analysed
+before the cancellation is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
+from pygls.lsp.server import LanguageServer
+
+from affine_lsp import __version__
+from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ide.settings import SECTION, Settings, parse_settings
+from affine_lsp.server.convert import diagnostic_data
+from affine_lsp.server.protocol import AffineProtocol
+from affine_lsp.syntax import ContentChange
+
+logger = logging.getLogger("affine_lsp.server")
+
+SLICE_SECONDS = 0.008
+"""Longest stretch of analysis before the event loop gets a turn."""
+
+PROGRESS_AFTER_SECONDS = 0.2
+"""Analyses running longer than this report work-done progress."""
+
+_LOG_LEVELS = {
+    "error": logging.ERROR,
+    "warning": logging.WARNING,
+    "info": logging.INFO,
+    "debug": logging.DEBUG,
+}
+
+
+@dataclass(eq=False)
+class OpenDocument:
+    uri: str
+    version: int | None
+    analysis: DocumentAnalysis
+    task: asyncio.Task | None = field(default=None, repr=False)
+
+
+class AffineLanguageServer(LanguageServer):
+    """pygls server holding the open documents (the handlers live in `handlers`)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "affine-lsp",
+            __version__,
+            protocol_cls=AffineProtocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+        )
+        self.documents: dict[str, OpenDocument] = {}
+        self.settings = Settings()
+        self.encoding = "utf-16"
+        self._reported: set[str] = set()
+
+    @property
+    def affine_protocol(self) -> AffineProtocol:
+        assert isinstance(self.protocol, AffineProtocol)
+        return self.protocol
+
+    # -- client capabilities -------------------------------------------------------------
+
+    def negotiate_encoding(self, capabilities: types.ClientCapabilities) -> None:
+        chosen = ServerCapabilitiesBuilder.choose_position_encoding(capabilities)
+        self.encoding = str(getattr(chosen, "value", chosen))
+
+    def client_supports(self, path: str) -> bool:
+        """Whether a dotted client capability (e.g. `window.workDoneProgress`) is set."""
+        current = getattr(self.protocol, "client_capabilities", None)
+        for part in path.split("."):
+            current = getattr(current, part, None)
+            if current is None:
+                return False
+        return bool(current)
+
+    # -- documents -----------------------------------------------------------------------
+
+    def open(self, uri: str, text: str, version: int | None) -> OpenDocument:
+        self.close(uri)
+        analysis = DocumentAnalysis.from_text(
+            text, encoding=self.encoding, options=self.settings.check_options()
+        )
+        document = OpenDocument(uri, version, analysis)
+        self.documents[uri] = document
+        self.schedule(document)
+        return document
+
+    def change(self, uri: str, version: int | None, changes: list[ContentChange]) -> None:
+        document = self.documents.get(uri)
+        if document is None:
+            logger.warning("change for a document that is not open: %s", uri)
+            return
+        document.analysis.apply_changes(changes)
+        document.version = version
+        self.schedule(document)
+
+    def close(self, uri: str) -> None:
+        document = self.documents.pop(uri, None)
+        if document is None:
+            return
+        if document.task is not None:
+            document.task.cancel()
+        self.affine_protocol.send_notification_data(
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": []}
+        )
+
+    # -- analysis and diagnostics -----------------------------------------------------------
+
+    def schedule(self, document: OpenDocument) -> None:
+        """(Re)start the analysis of a document, dropping any stale one."""
+        if document.task is not None and not document.task.done():
+            document.task.cancel()
+        document.task = asyncio.get_running_loop().create_task(self._analyse(document))
+
+    async def _analyse(self, document: OpenDocument) -> None:
+        await asyncio.sleep(0)  # let notifications already queued arrive first
+        started = slice_start = time.perf_counter()
+        progress: _Progress | None = None
+        try:
+            for done, total in document.analysis.analyse():
+                now = time.perf_counter()
+                if now - slice_start < SLICE_SECONDS:
+                    continue
+                if progress is None and now - started > PROGRESS_AFTER_SECONDS:
+                    progress = _Progress(self, f"Analysing {document.uri.rsplit('/', 1)[-1]}")
+                if progress is not None:
+                    progress.report(done, total)
+                await asyncio.sleep(0)
+                slice_start = time.perf_counter()
+            self.publish(document)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("analysis of %s failed", document.uri)
+        finally:
+            if progress is not None:
+                progress.end()
+
+    def publish(self, document: OpenDocument) -> None:
+        analysis = document.analysis
+        payload = [
+            diagnostic_data(analysis.document, document.uri, d) for d in analysis.diagnostics()
+        ]
+        params: dict = {"uri": document.uri, "diagnostics": payload}
+        if document.version is not None:
+            params["version"] = document.version
+        self.affine_protocol.send_notification_data(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
+
+    # -- settings ---------------------------------------------------------------------------
+
+    def apply_settings(self, raw: object) -> None:
+        """New settings from the client (nested or dotted; see `ide.settings`)."""
+        if isinstance(raw, dict) and isinstance(raw.get(SECTION), dict):
+            raw = raw[SECTION]
+        settings, problems = parse_settings(raw, self.settings)
+        for problem in problems:
+            self.report_once(problem, types.MessageType.Warning)
+        previous, self.settings = self.settings, settings
+        if settings.log_level is not None:
+            logging.getLogger("affine_lsp").setLevel(_LOG_LEVELS[settings.log_level])
+        if settings.check_options() != previous.check_options():
+            for document in self.documents.values():
+                document.analysis.set_options(settings.check_options())
+                self.schedule(document)
+
+    async def pull_settings(self) -> None:
+        """Ask the client for the `affineLsp` section (when it supports it)."""
+        if not self.client_supports("workspace.configuration"):
+            return
+        try:
+            result = await self.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+            )
+        except Exception:
+            logger.exception("workspace/configuration failed")
+            return
+        if result:
+            self.apply_settings(result[0])
+
+    def report_once(self, message: str, kind: types.MessageType) -> None:
+        """Show a message to the user, once per session."""
+        if message in self._reported:
+            return
+        self._reported.add(message)
+        logger.warning("%s", message)
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+
+class _Progress:
+    """Server-initiated work-done progress (only if the client supports it)."""
+
+    def __init__(self, server: AffineLanguageServer, title: str) -> None:
+        self._server = server
+        self._token: str | None = None
+        self._last = -1
+        if not server.client_supports("window.work_done_progress"):
+            return
+        self._token = f"affine-lsp-{uuid.uuid4()}"
+        self._title = title
+        self._begun = False
+        server.work_done_progress.create(self._token, callback=self._created)
+
+    def _created(self, *_args) -> None:
+        if self._token is None:
+            return
+        self._server.work_done_progress.begin(
+            self._token, types.WorkDoneProgressBegin(title=self._title, percentage=0)
+        )
+        self._begun = True
+
+    def report(self, done: int, total: int) -> None:
+        if self._token is None or not self._begun:
+            return
+        percentage = int(100 * done / max(total, 1))
+        if percentage != self._last:
+            self._last = percentage
+            self._server.work_done_progress.report(
+                self._token,
+                types.WorkDoneProgressReport(percentage=percentage, message=f"{done}/{total}"),
+            )
+
+    def end(self) -> None:
+        if self._token is not None and self._begun:
+            self._server.work_done_progress.end(self._token, types.WorkDoneProgressEnd())
+        self._token = None
