@@ -414,3 +414,36 @@ def equivalent(
         return compare_runs(original, None)
     transformed = lower_and_run(transformed_text, entry, timeout)
     return compare_runs(original, transformed)
+
+
+# --------------------------------------------------------------------------- inspection
+
+_FUNC_HEADER = re.compile(r"^\s*func\.func\s+(?:\w+\s+)*@(?P<name>[\w$.-]+)\s*\(")
+_TOP_FOR = re.compile(r"^(?:%[\w$.-]+(?::\d+)?(?:\s*,\s*%[\w$.-]+)*\s*=\s*)?affine\.for\b")
+
+
+def count_top_level_loops(text: str, func: str = "kernel") -> int | None:
+    """Count the ``affine.for`` ops directly in the body of ``func`` (``None`` if absent).
+
+    Works on mlir-opt's printed form and on hand-written text where each op starts its own line.
+    """
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        header = _FUNC_HEADER.match(line)
+        if not header or header["name"] != func or not line.rstrip().endswith("{"):
+            continue
+        body_indent: int | None = None
+        count = 0
+        for inner in lines[n + 1 :]:
+            stripped = inner.strip()
+            if not stripped:
+                continue
+            indent = len(inner) - len(inner.lstrip())
+            if body_indent is None:
+                body_indent = indent
+            if indent < body_indent:
+                break
+            if indent == body_indent and _TOP_FOR.match(stripped):
+                count += 1
+        return count
+    return None
