@@ -196,6 +196,23 @@ def _decode(data: str | bytes | None) -> str:
 
 # --------------------------------------------------------------------------- diagnostics
 
+_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (?P<func>.+?) \(", re.MULTILINE)
+_INFRA = ("llvm::sys::", "AsmPrinter", "OpAsmPrinter", "Operation::print", "Diagnostic",
+          "emitError", "emitOpError", "emitRemark", "InFlightDiagnostic")
+
+
+def crash_summary(stderr: str) -> str:
+    """A short signature of an LLVM/MLIR crash: assertion text or the first telling frame."""
+    for line in stderr.splitlines():
+        if "Assertion `" in line or "LLVM ERROR:" in line:
+            return line.strip()[:300]
+    for m in _FRAME.finditer(stderr):
+        func = m["func"]
+        if "mlir::" in func and not any(marker in func for marker in _INFRA):
+            return "crash in " + func[:250]
+    return "crash (no symbolised frame)"
+
+
 
 @dataclass(frozen=True)
 class Diagnostic:

@@ -491,6 +491,16 @@ class _Generator:
         self.partial_todo: tuple[Buffer, int, int, int] | None = None
         """A partially written buffer, the range still to write, and the nest that started it."""
         self.rejections: list[str] = []
+        # Program-wide style: most buffers share one rank, symbols appear in some programs only,
+        # and the share of decorated (shifted, strided, ...) accesses varies, so that the mix
+        # holds both clean producer-consumer chains and irregular, hazardous programs.
+        self.main_rank = int(self.pick([(0.45, 1), (0.45, 2), (0.1, 3)]))  # type: ignore[call-overload]
+        self.main_rank = min(self.main_rank, config.max_depth)
+        self.use_symbols = self.want("symbolic_bounds", 0.35)
+        self.hazard_rate = float(self.pick([(0.4, 0.1), (0.6, 1.0)]))  # type: ignore[arg-type]
+        self.readonly: set[str] = set()
+        """Arguments no nest writes (pure inputs: what MLIR's sibling fusion looks for)."""
+        self.decor_rate = float(self.pick([(0.35, 0.0), (0.4, 0.2), (0.25, 0.45)]))  # type: ignore[arg-type]
 
     # ----------------------------------------------------------------- random helpers
 
@@ -525,14 +535,22 @@ class _Generator:
     def all_buffers(self) -> list[Buffer]:
         return self.args + self.temps + self.new_temps
 
+    def writable(self) -> list[Buffer]:
+        return [b for b in self.all_buffers() if b.name not in self.readonly]
+
     def make_args(self) -> None:
         count = self.rng.randint(2, 4)
         for i in range(count):
             rank = self.rank_choice()
             self.args.append(Buffer(f"%arg{i}", rank, self.size, self.elem, True))
             self.bounds[f"%arg{i}"] = 6
+        if self.want("sibling", 0.6):
+            self.readonly.add(self.args[0].name)
 
     def rank_choice(self) -> int:
+        """The program's main rank most of the time, another rank now and then."""
+        if self.rng.random() < 0.75:
+            return self.main_rank
         ranks: list[tuple[float, object]] = [(3.0, 1)]
         if self.cfg.max_depth >= 2:
             ranks.append((3.0, 2))
@@ -565,20 +583,20 @@ class _Generator:
 
     def pick_dest(self, rank: int, last: bool) -> Buffer:
         """Choose the buffer a nest writes: a new temp, an argument, or a hazard target."""
-        same = [b for b in self.all_buffers() if b.rank == rank]
+        same = [b for b in self.writable() if b.rank == rank]
         options: list[tuple[float, object]] = []
         unwritten_args = [b for b in same if b.is_arg and not self.nest_index_writing(b)]
         read_before = [b for b in same if self.nest_index_reading(b)]
         written_before = [b for b in same if self.nest_index_writing(b)]
         if last:
-            options.append((4.0, "arg"))
+            options.append((4.0 * self.hazard_rate, "arg"))
         else:
             options.append((2.2 * self.cfg.weight("producer_consumer_temp"), "temp"))
             options.append((1.0 * self.cfg.weight("live_out"), "arg"))
         if read_before:
-            options.append((0.9 * self.cfg.weight("war"), "war"))
+            options.append((0.5 * self.hazard_rate * self.cfg.weight("war"), "war"))
         if written_before:
-            options.append((0.6 * self.cfg.weight("waw"), "waw"))
+            options.append((0.35 * self.hazard_rate * self.cfg.weight("waw"), "waw"))
         if unwritten_args:
             options.append((0.8 * self.cfg.weight("producer_consumer_arg"), "fresh_arg"))
         if last:
@@ -620,6 +638,8 @@ class _Generator:
                 weight += 1.5 * self.cfg.weight("producer_consumer_arg")
             if self.nest_index_reading(buf) and not self.nest_index_writing(buf):
                 weight += 1.2 * self.cfg.weight("sibling")
+            if buf.name in self.readonly:
+                weight += 1.5 * self.cfg.weight("sibling")
             options[i] = (weight, buf)
         chosen = self.pick(options)
         assert isinstance(chosen, Buffer)
@@ -648,7 +668,7 @@ class _Generator:
                 keep.append(rest.pop() if self.rng.random() < 0.7 else rest.pop(0))
             order = {v: i for i, v in enumerate(ivs)}
             chosen = sorted(keep, key=order.__getitem__)
-            if rank >= 2 and decorate and self.want("transposed", 0.25):
+            if rank >= 2 and decorate and self.want("transposed", 0.18 + self.decor_rate / 2):
                 before = list(chosen)
                 while chosen == before:
                     self.rng.shuffle(chosen)
@@ -656,14 +676,18 @@ class _Generator:
             chosen = list(ivs) + [None] * (rank - len(ivs))
             if self.rng.random() < 0.3:
                 self.rng.shuffle(chosen)
+        dims = [d for d, iv in enumerate(chosen) if iv is not None]
+        fancy = -1
+        if decorate and dims and self.rng.random() < self.decor_rate:
+            fancy = self.rng.choice(dims)
         index: list[Aff] = []
         prelude: list[Stmt] = []
-        for iv in chosen:
+        for d, iv in enumerate(chosen):
             if iv is None:
                 index.append(Aff.num(self.rng.randrange(self.size)))
                 continue
-            expr = self.decorate(iv, ranges) if decorate else Aff.var(iv)
-            if decorate and expr.terms and self.want("affine_apply", 0.12):
+            expr = self.decorate(iv, ranges) if d == fancy else Aff.var(iv)
+            if decorate and self.want("affine_apply", 0.25 if d == fancy else 0.04):
                 name = self.fresh("a")
                 prelude.append(Apply(name, expr))
                 expr = Aff.var(name)
@@ -671,25 +695,28 @@ class _Generator:
         return Access(buf, tuple(index)), prelude
 
     def decorate(self, iv: str, ranges: dict[str, list[int]]) -> Aff:
-        """Maybe turn ``iv`` into a shifted, strided, divided or rotated index."""
+        """Turn ``iv`` into a shifted, strided, divided or rotated index."""
         size = self.size
-        roll = self.rng.random()
-        if roll < 0.28 * self.cfg.weight("shifted"):
-            shift = self.rng.choice([-2, -1, 1, 1, 2])
+        kind = self.pick([
+            (0.5 * self.cfg.weight("shifted"), "shift"),
+            (0.25 * self.cfg.weight("strided"), "stride"),
+            (0.12 * self.cfg.weight("affine_apply"), "div"),
+            (0.1 * self.cfg.weight("shifted"), "rotate"),
+        ])
+        if self.cfg.weight("shifted") + self.cfg.weight("strided") + self.cfg.weight(
+                "affine_apply") <= 0:
+            return Aff.var(iv)
+        if kind == "shift":
+            shift = self.rng.choice([-2, -1, -1, 1, 1, 2])
             self.narrow(ranges, iv, max(0, -shift), size - max(0, shift))
             return Aff.var(iv, 1, shift)
-        roll -= 0.28 * self.cfg.weight("shifted")
-        if roll < 0.12 * self.cfg.weight("strided"):
+        if kind == "stride":
             offset = self.rng.choice([0, 0, 1])
             self.narrow(ranges, iv, 0, (size - 1 - offset) // 2 + 1)
             return Aff.var(iv, 2, offset)
-        roll -= 0.12 * self.cfg.weight("strided")
-        if roll < 0.05 * self.cfg.weight("affine_apply"):
+        if kind == "div":
             return Aff(((iv, 1),), 0, div=2)
-        roll -= 0.05 * self.cfg.weight("affine_apply")
-        if roll < 0.04 * self.cfg.weight("shifted"):
-            return Aff(((iv, 1),), self.rng.randint(1, size - 1), mod=size)
-        return Aff.var(iv)
+        return Aff(((iv, 1),), self.rng.randint(1, size - 1), mod=size)
 
     @staticmethod
     def narrow(ranges: dict[str, list[int]], iv: str, lo: int, hi: int) -> None:
@@ -753,7 +780,7 @@ class _Generator:
     def bounds_for(self, lo: int, hi: int) -> tuple[Bound, Bound]:
         """Concrete ``[lo, hi)`` spelled plainly, through ``%n`` symbols, or with max/min."""
         lower, upper = const_bound(lo), const_bound(hi)
-        if self.want("symbolic_bounds", 0.22):
+        if self.use_symbols and self.rng.random() < 0.5:
             if hi == self.size or self.rng.random() < 0.5:
                 upper = Bound((Aff.var(self.symbol(hi)),))
             else:
@@ -762,7 +789,7 @@ class _Generator:
             if lo > 0 and self.rng.random() < 0.5:
                 sym = self.symbol(self.size)
                 lower = Bound((Aff.num(lo), Aff.var(sym, 1, lo - self.size - 1)))
-        elif self.want("max_min_bounds", 0.08):
+        elif self.want("max_min_bounds", 0.06):
             upper = Bound((Aff.num(hi), Aff.num(hi + self.rng.randint(0, 3))))
         return lower, upper
 
@@ -772,7 +799,7 @@ class _Generator:
         """``dest[ivs] = f(src1[...], src2[...])`` over a rectangular nest."""
         rank = self.rank_choice()
         if last:
-            rank = self.rng.choice([b.rank for b in self.args])
+            rank = self.rng.choice([b.rank for b in self.args if b.name not in self.readonly])
         dest = self.pick_dest(rank, last)
         ivs = [self.fresh("i") for _ in range(rank)]
         ranges = {iv: [0, self.size] for iv in ivs}
@@ -791,13 +818,20 @@ class _Generator:
                 self.partial_todo = (dest, 0, cut, len(self.nests))
         count = 1 if self.rng.random() < 0.45 else 2
         sources = [self.pick_source([dest], args_only, last) for _ in range(count)]
+        # Sibling candidates: plain reads of a shared read-only input over the full space.
+        shared = [b for b in self.args if b.name in self.readonly and b.rank == rank]
+        plain_first = bool(shared) and self.want("sibling", 0.35)
+        if plain_first:
+            sources[0] = shared[0]
         guard = self.want("affine_if", 0.22)
         body: list[Stmt] = []
         values: list[_Value] = []
         loads: list[Stmt] = []
         guarded_ranges = {iv: list(span) for iv, span in ranges.items()}
-        for src in sources:
-            acc, pre = self.access(src, ivs, guarded_ranges if guard else ranges)
+        for n, src in enumerate(sources):
+            plain = plain_first and n == 0
+            acc, pre = self.access(src, ivs, guarded_ranges if guard else ranges,
+                                   decorate=not plain)
             body += pre
             values.append(self.load(acc, loads))
         result_stmts: list[Stmt] = list(loads)
@@ -851,7 +885,7 @@ class _Generator:
     def kind_in_place(self, last: bool, args_only: bool) -> list[Stmt]:
         """``B[i] = B[i] op x``: update an already produced buffer in place."""
         producer = self.last_written()
-        candidates = [b for b in self.all_buffers() if self.initialised(b)]
+        candidates = [b for b in self.writable() if self.initialised(b)]
         if args_only:
             candidates = [b for b in candidates if b.is_arg]
         dest = producer if producer in candidates and self.rng.random() < 0.6 else None
@@ -881,6 +915,8 @@ class _Generator:
             value = self.combine(values, body)
         body.append(Store(value.name, here))
         self.bounds[dest.name] = max(self.bounds[dest.name], value.bound)
+        if self.want("affine_if", 0.2):
+            body = [If(tuple(self.random_cond(ivs)), body)]
         return [self.loops(ivs, ranges, body)]
 
     def kind_reduce(self, last: bool, args_only: bool) -> list[Stmt]:
@@ -960,7 +996,7 @@ class _Generator:
         acc_a, pre = self.access(src_a, [i], ranges, decorate=src_a.rank == 1)
         outer += pre
         a = self.load(acc_a, outer)
-        side = [b for b in self.all_buffers() if b.rank == 1 and b not in (dest, src_a)]
+        side = [b for b in self.writable() if b.rank == 1 and b not in (dest, src_a)]
         if side and self.rng.random() < 0.4:
             target = self.rng.choice(side)
             doubled = self.combine([a], outer)
