@@ -35,11 +35,12 @@ some step timed out."""
 
 @dataclass
 class ModeResult:
-    """What one fusion mode did to one program."""
+    """What one fusion mode did to one program (``fused_text`` is not written to JSON)."""
 
     status: str
     nests_after: int | None = None
     detail: str = ""
+    fused_text: str | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -73,7 +74,7 @@ def evaluate_mode(program: progen.Program, original: oracle.RunResult, options: 
         oracle.Outcome.TRANSFORMED_FAILED: "run-failure",
         oracle.Outcome.TIMEOUT: "timeout",
     }.get(verdict.outcome, "run-failure")
-    return ModeResult(status, after, verdict.detail[:2000])
+    return ModeResult(status, after, verdict.detail[:2000], fused.text)
 
 
 def _first_line(text: str) -> str:
@@ -167,6 +168,30 @@ def report(results: Sequence[ProgramResult], modes: Iterable[str], elapsed: floa
     return "\n".join(lines)
 
 
+def save_failures(results: Sequence[ProgramResult], directory: Path) -> int:
+    """Write each program MLIR got wrong (and its fused form) to ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    saved = 0
+    for r in results:
+        bad = {m: res for m, res in r.modes.items() if res.status != "correct"}
+        if not bad:
+            continue
+        (directory / f"seed{r.seed}.mlir").write_text(progen.generate(r.seed).text)
+        for mode, res in bad.items():
+            note = f"// {mode}: {res.status}\n// " + res.detail.replace("\n", "\n// ") + "\n"
+            body = res.fused_text or ""
+            (directory / f"seed{r.seed}.{mode}.{res.status}.mlir").write_text(note + body)
+        saved += 1
+    return saved
+
+
+def _json_record(r: ProgramResult) -> dict[str, object]:
+    record = asdict(r)
+    for mode in record["modes"].values():
+        mode.pop("fused_text", None)
+    return record
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=300)
@@ -176,6 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per subprocess")
     parser.add_argument("--json", type=Path, help="write per-program results here")
+    parser.add_argument("--save", type=Path, help="write programs MLIR got wrong to this folder")
     ns = parser.parse_args(argv)
     modes = [m for m in ns.modes.split(",") if m]
     unknown = set(modes) - set(MODES)
@@ -198,10 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "count": ns.count,
             "modes": {m: MODES[m] for m in modes},
             "summary": {m: summarize(results, m) for m in modes},
-            "programs": [asdict(r) for r in results],
+            "programs": [_json_record(r) for r in results],
         }
         ns.json.parent.mkdir(parents=True, exist_ok=True)
         ns.json.write_text(json.dumps(payload, indent=1) + "\n")
+    if ns.save:
+        print(f"saved {save_failures(results, ns.save)} failing programs to {ns.save}")
     return 0
 
 

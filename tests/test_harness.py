@@ -207,11 +207,13 @@ def test_crash_summary_prefers_assertions_and_mlir_frames() -> None:
 # --------------------------------------------------------------------------- with the tools
 
 
+@pytest.mark.oracle
 def test_slice_programs_verify(slice_runs: list[SliceRun]) -> None:
     bad = [(r.program.seed, r.verified.stderr[:300]) for r in slice_runs if not r.verified.ok]
     assert not bad
 
 
+@pytest.mark.oracle
 def test_slice_programs_run(slice_runs: list[SliceRun]) -> None:
     bad = [(r.program.seed, r.original.describe()) for r in slice_runs if not r.original.ok]
     assert not bad
@@ -220,6 +222,7 @@ def test_slice_programs_run(slice_runs: list[SliceRun]) -> None:
             "call @printMemref")
 
 
+@pytest.mark.oracle
 def test_slice_programs_never_read_uninitialised_memory(slice_runs: list[SliceRun]) -> None:
     for run in slice_runs:
         assert run.fill_a.ok and run.fill_b.ok
@@ -228,15 +231,18 @@ def test_slice_programs_never_read_uninitialised_memory(slice_runs: list[SliceRu
         assert a == oracle.normalize_output(run.original.stdout), run.program.seed
 
 
+@pytest.mark.oracle
 def test_program_is_equivalent_to_itself(slice_runs: list[SliceRun]) -> None:
     assert all(r.self_verdict.outcome is oracle.Outcome.SAME for r in slice_runs)
 
 
+@pytest.mark.oracle
 def test_renamed_copy_is_equivalent(slice_runs: list[SliceRun]) -> None:
     bad = [(r.program.seed, r.renamed.detail) for r in slice_runs if not r.renamed.same]
     assert not bad
 
 
+@pytest.mark.oracle
 def test_broken_copy_is_different(slice_runs: list[SliceRun]) -> None:
     for run in slice_runs:
         assert run.broken.outcome is oracle.Outcome.DIFFERENT, run.program.seed
@@ -268,6 +274,7 @@ func.func @main() {
 """
 
 
+@pytest.mark.oracle
 def test_known_output_and_changed_kernel_constant() -> None:
     _need_tools()
     run = oracle.lower_and_run(KERNEL_SOURCE)
@@ -279,6 +286,7 @@ def test_known_output_and_changed_kernel_constant() -> None:
     assert "+[13,  13,  13,  13]" in verdict.detail
 
 
+@pytest.mark.oracle
 def test_failure_verdicts() -> None:
     _need_tools()
     invalid = KERNEL_SOURCE.replace("affine.store %w, %a[%i]", "affine.store %nope, %a[%i]")
@@ -292,6 +300,7 @@ def test_failure_verdicts() -> None:
     assert not missing_entry.ok and missing_entry.stage == "run"
 
 
+@pytest.mark.oracle
 def test_verify_reports_diagnostics() -> None:
     _need_tools()
     assert oracle.verify(KERNEL_SOURCE).ok
@@ -336,6 +345,7 @@ func.func @main() {
 """
 
 
+@pytest.mark.oracle
 def test_mlir_fusion_fuses_a_simple_chain_correctly() -> None:
     _need_tools()
     assert oracle.count_top_level_loops(PRODUCER_CONSUMER) == 2
@@ -350,6 +360,7 @@ def test_mlir_fusion_fuses_a_simple_chain_correctly() -> None:
     assert sibling.ok and oracle.count_top_level_loops(sibling.text or "") == 2
 
 
+@pytest.mark.oracle
 def test_mlir_fusion_reports_invalid_input() -> None:
     _need_tools()
     result = oracle.run_mlir_fusion("func.func @kernel( {")
