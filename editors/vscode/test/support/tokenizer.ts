@@ -64,8 +64,14 @@ export async function loadGrammar(scopeName: string): Promise<vsctm.IGrammar> {
   return grammar;
 }
 
+/** The tokens of one line and the depth of the rule stack after it (1 = top level). */
+export interface TokenizedLine {
+  tokens: Token[];
+  depthAfter: number;
+}
+
 /** Tokenizes a whole document, line by line, carrying the rule stack across lines. */
-export async function tokenize(text: string, scopeName = "source.mlir"): Promise<Token[][]> {
+export async function tokenizeLines(text: string, scopeName = "source.mlir"): Promise<TokenizedLine[]> {
   const grammar = await loadGrammar(scopeName);
   let ruleStack = vsctm.INITIAL;
   return text.split(/\r?\n/).map((lineText, line) => {
@@ -74,11 +80,17 @@ export async function tokenize(text: string, scopeName = "source.mlir"): Promise
       throw new Error(`tokenization stopped early on line ${line + 1}`);
     }
     ruleStack = result.ruleStack;
-    return result.tokens.map((token) => ({
+    const tokens = result.tokens.map((token) => ({
       text: lineText.substring(token.startIndex, token.endIndex),
       scopes: token.scopes,
       line,
       startIndex: token.startIndex,
     }));
+    return { tokens, depthAfter: ruleStack.depth };
   });
+}
+
+/** Tokenizes a whole document and returns only the tokens of each line. */
+export async function tokenize(text: string, scopeName = "source.mlir"): Promise<Token[][]> {
+  return (await tokenizeLines(text, scopeName)).map((line) => line.tokens);
 }
