@@ -17,6 +17,8 @@
  *   uses after the header by declaration. Past that, or when the header does
  *   not fit on one line, uses fall back to MLIR's printed convention: `dN` is
  *   a dimension and `sN` a symbol.
+ * - Headers that already follow the convention skip the layers: each layer
+ *   compiles its own regex, and the convention gives the same answer.
  */
 import { BARE_ID, CLOSING_ANGLE, ID_CHAR, TOKEN_START } from "./lexical";
 import type { Rule } from "./textmate";
@@ -26,7 +28,7 @@ import { ref, scope } from "./textmate";
 export const NAME_SLOTS = 8;
 
 /** How many name uses after the header are classified by declaration. */
-export const LAYERS = 24;
+export const LAYERS = 16;
 
 /** Scope of a dimension identifier where it is declared. */
 export const DIMENSION_DECLARATION = "variable.parameter.dimension.affine.mlir";
@@ -55,6 +57,16 @@ function headerLookahead(): string {
 }
 
 /**
+ * A header whose dimensions are all named `dN` and symbols `sN`, as MLIR
+ * prints them. The convention already classifies those names, so the layers
+ * (which cost a compiled regex each) are skipped for such headers.
+ */
+function conventionalHeader(): string {
+  const names = (letter: string) => String.raw`(?:${letter}[0-9]+(?:\s*,\s*${letter}[0-9]+)*)?`;
+  return String.raw`\s*\(\s*${names("d")}\s*\)\s*(?:\[\s*${names("s")}\s*\])?\s*(?:->|:)`;
+}
+
+/**
  * Matches one use of a captured name. An unused slot's backreference is
  * empty; the guards (no identifier character before the start, one right
  * before the end) make an empty alternative impossible to match.
@@ -79,7 +91,7 @@ function layers(): Record<string, Rule> {
     const inner: Rule[] = n < LAYERS ? [ref(layerKey(n + 1))] : [];
     rules[layerKey(n)] = {
       comment: `Classifies name use number ${LAYERS + 1 - n} after the header (see affineMaps.ts).`,
-      begin: headerLookahead(),
+      begin: n === 1 ? String.raw`\G(?!${conventionalHeader()})${headerLookahead().slice(2)}` : headerLookahead(),
       end: String.raw`${capturedNameUse()}|(?=${CLOSING_ANGLE})`,
       endCaptures: { "1": scope(DIMENSION_USE), "2": scope(SYMBOL_USE) },
       patterns: [...inner, ref("affine-header"), ref("affine-expression")],

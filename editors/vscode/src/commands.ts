@@ -51,7 +51,8 @@ async function applyFusion(client: LanguageClient, choice: FusionChoice): Promis
     }
   }
   if (action.command !== undefined) {
-    await vscode.commands.executeCommand(action.command.command, ...(action.command.arguments ?? []));
+    const args: unknown[] = action.command.arguments ?? [];
+    await vscode.commands.executeCommand(action.command.command, ...args);
   }
 }
 

@@ -6,7 +6,7 @@ import { affectsLaunch } from "./settings";
 
 let manager: ServerManager | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel("Affine LSP", { log: true });
   manager = new ServerManager(output);
   const current = manager;

@@ -102,8 +102,13 @@ export class ServerManager implements vscode.Disposable {
     return client;
   }
 
+  /** Runs `step` after the previous ones; a failing step is logged and never blocks later ones. */
   private enqueue(step: () => Promise<void>): Promise<void> {
-    this.queue = this.queue.then(step, step);
+    this.queue = this.queue.then(step).catch((error: unknown) => {
+      const message = `affine-lsp: ${error instanceof Error ? error.message : String(error)}`;
+      this.output.error(message);
+      void this.reportStartFailure(message);
+    });
     return this.queue;
   }
 

@@ -51,6 +51,14 @@ describe("affine maps with declared custom names", () => {
     doc.expectScope("#m", "d0", SYM, 1);
   });
 
+  it("a header mixing conventional and custom names classifies both", async () => {
+    const doc = await TokenizedDocument.of("#m = affine_map<(d0, row)[s0] -> (row + s0, d0)>");
+    doc.expectScope("#m", "row", DIM_DECL);
+    doc.expectScope("#m", "row", DIM, 1);
+    doc.expectScope("#m", "s0", SYM, 1);
+    doc.expectScope("#m", "d0", DIM, 1);
+  });
+
   it("a name that is a prefix of another is matched whole", async () => {
     const doc = await TokenizedDocument.of("#m = affine_map<(ij)[i] -> (ij + i, i)>");
     doc.expectScope("#m", "ij", DIM_DECL);
