@@ -29,10 +29,22 @@ const GRAMMAR_PATHS: Record<string, string> = {
 
 let registryPromise: Promise<vsctm.Registry> | undefined;
 
-async function createRegistry(): Promise<vsctm.Registry> {
-  const wasm = fs.readFileSync(require.resolve("vscode-oniguruma/release/onig.wasm"));
-  await oniguruma.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength));
+let wasmLoaded: Promise<void> | undefined;
+
+/** Loads oniguruma's WebAssembly once per process. */
+function loadOniguruma(): Promise<void> {
+  wasmLoaded ??= (async () => {
+    const wasm = fs.readFileSync(require.resolve("vscode-oniguruma/release/onig.wasm"));
+    await oniguruma.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength));
+  })();
+  return wasmLoaded;
+}
+
+/** A registry that knows this extension's grammars and Markdown's; `theme` enables colours. */
+export async function createRegistry(theme?: vsctm.IRawTheme): Promise<vsctm.Registry> {
+  await loadOniguruma();
   return new vsctm.Registry({
+    theme,
     onigLib: Promise.resolve({
       createOnigScanner: (patterns: string[]) => new oniguruma.OnigScanner(patterns),
       createOnigString: (text: string) => new oniguruma.OnigString(text),
