@@ -1,7 +1,7 @@
 /** The extension's commands, wired to the server through the ServerManager. */
 import * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
-import { CodeActionRequest, CodeActionResolveRequest, ExecuteCommandRequest } from "vscode-languageclient/node";
+import { CodeActionRequest, CodeActionResolveRequest, ExecuteCommandRequest } from "vscode-languageserver-protocol";
 import { checkWorkspaceParams, formatCheckSummary, hasProblems, parseCheckSummary } from "./checkWorkspace";
 import { COMMAND_IDS } from "./commandIds";
 import type { FusionChoice } from "./fusion";
