@@ -62,6 +62,12 @@ BASIS_COUNT = register(
     "delinearize/linearize_index: result or index count does not fit the basis",
     "arity",
 )
+DMA_SUBSCRIPT_COUNT = register(
+    "affine-dma-subscript-count",
+    "affine.dma_start/dma_wait: the number of subscripts differs from the memref's rank",
+    "arity",
+    mlir_checks=False,
+)
 PARALLEL_COUNTS = register(
     "affine-parallel-counts",
     "affine.parallel: induction variables, bound groups and steps differ in number",
@@ -202,7 +208,11 @@ def _check_bound(ctx: CheckContext, op: AffineForOp, bound: AffineBound, lower: 
     )
     which = "lower" if lower else "upper"
     if not affine_map.results:
-        ctx.report(BOUND_EMPTY, bound.map_ref.span, f"{which} loop bound map has no results")
+        ctx.report(
+            BOUND_EMPTY,
+            bound.map_ref.span,
+            f"expected {which} bound map to have at least one result",
+        )
     elif len(affine_map.results) > 1 and not bound.minmax:
         prefix = "max" if lower else "min"
         ctx.report(
@@ -260,6 +270,7 @@ def _memref_rank_check(
     memref_type: Type | None,
     message: str,
     type_span: Span | None,
+    code: str = SUBSCRIPT_COUNT,
 ) -> None:
     if not isinstance(memref_type, MemRefType) or memref_type.rank is None:
         return
@@ -274,7 +285,7 @@ def _memref_rank_check(
         (Related(type_span, f"{memref_type} has rank {memref_type.rank}"),) if type_span else ()
     )
     ctx.report(
-        SUBSCRIPT_COUNT,
+        code,
         span,
         f"{message}: {plural(count, 'subscript')} for a memref of rank {memref_type.rank}",
         related=related,
@@ -332,10 +343,9 @@ def dma_counts(op: Operation, ctx: CheckContext) -> None:
             ctx,
             subscripts,
             memref_type,
-            f"{role} map num results must equal {role} memref rank"
-            if role != "destination"
-            else "destination map num results must equal destination memref rank",
+            f"expects the number of {role} subscripts to be equal to the {role} memref rank",
             op.types_span,
+            DMA_SUBSCRIPT_COUNT,
         )
 
 

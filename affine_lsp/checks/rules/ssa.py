@@ -7,13 +7,23 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import item_rule
-from affine_lsp.ir.model import TopLevelItem
+from affine_lsp.ir.model import TopLevelItem, Use
 
 UNDEFINED = register("ssa-undefined", "use of an SSA value that is not defined", "ssa")
 REDEFINITION = register("ssa-redefinition", "an SSA value name is defined twice", "ssa")
 DOMINANCE = register(
     "ssa-dominance", "a value is used before its definition where dominance applies", "ssa"
 )
+
+
+def _operand_number(use: Use) -> int:
+    """Position of `use` among its user's operands, as MLIR numbers them."""
+    if use.user is None:
+        return 0
+    for number, candidate in enumerate(use.user.operands):
+        if candidate is use:
+            return number
+    return 0
 
 
 @item_rule
@@ -31,11 +41,17 @@ def names(item: TopLevelItem, ctx: CheckContext) -> None:
             f"redefinition of SSA value '{value.name}'",
             related=(Related(earlier.span, "previously defined here"),),
         )
+    reported: set[tuple[int, int]] = set()
     for use in item.dominance_violations:
+        key = (id(use.user), id(use.value))
+        if key in reported:
+            continue  # one diagnostic per operation and value, as MLIR
+        reported.add(key)
         definition = use.value.span if use.value is not None else use.span
+        position = _operand_number(use)
         ctx.report(
             DOMINANCE,
             use.span,
-            f"operand '{use.name}' does not dominate this use: it is defined later",
+            f"operand #{position} does not dominate this use: '{use.name}' is defined after it",
             related=(Related(definition, "defined here"),),
         )

@@ -55,6 +55,8 @@ def yield_matches_parent(op: Operation, ctx: CheckContext) -> None:
     if parent is None or parent.name not in _YIELD_PARENTS:
         return
     expected = parent.result_types
+    if isinstance(parent, AffineForOp) and len(parent.iter_args) != len(expected):
+        return  # affine-iter-args-count reports the loop itself
     if isinstance(parent, AffineForOp) and not expected:
         expected = [v.type for v, _ in parent.iter_args if v.type is not None]
     span = field_span(op, "operands") or op.name_span
