@@ -30,11 +30,28 @@ INDEX_EXPRESSION = register(
     "memref.load/store indices must be SSA values, not expressions (use affine.load/store)",
     "memref",
 )
+LAYOUT_RANK = register(
+    "memref-layout-rank",
+    "a memref type's affine-map layout has a different number of dimensions than its rank",
+    "memref",
+)
+ZERO_RESULTS = register(
+    "op-zero-results", "an op that defines no results is given results", "memref"
+)
 DIM_RANK = register(
     "memref-dim-rank",
     "memref.dim of a 0-ranked memref, or of a dimension it does not have",
     "memref",
 )
+
+
+def _layout_map_node(type_node: Node | None) -> Node | None:
+    if type_node is None or type_node.type != "memref_type":
+        return None
+    layout = type_node.child_by_field_name("layout")
+    if layout is not None and layout.type in ("affine_map", "legacy_affine_map"):
+        return layout
+    return None
 
 
 def layout_symbols(ctx: CheckContext, type_node: Node | None) -> int | None:
@@ -86,9 +103,17 @@ def alloc_counts(op: Operation, ctx: CheckContext) -> None:
             related=type_related,
         )
     body = body_node(op)
-    symbols_expected = layout_symbols(
-        ctx, body.child_by_field_name("type") if body is not None else None
-    )
+    type_node = body.child_by_field_name("type") if body is not None else None
+    layout = _layout_map_node(type_node)
+    if layout is not None:
+        dims = map_from_node(layout).num_dims
+        if memref_type.rank is not None and dims != memref_type.rank:
+            ctx.report(
+                LAYOUT_RANK,
+                Span.of(layout),
+                f"memref layout mismatch between rank and affine map: {memref_type.rank} != {dims}",
+            )
+    symbols_expected = layout_symbols(ctx, type_node)
     if symbols_expected is not None and len(op.symbol_operands) != symbols_expected:
         symbols = op.symbol_operands
         ctx.report(
@@ -151,3 +176,24 @@ def dim_rank(op: Operation, ctx: CheckContext) -> None:
             op.name_span,
             f"index {op.index} is out of range for {memref_type} of rank {memref_type.rank}",
         )
+
+
+_NO_RESULTS = (
+    "memref.store", "memref.dealloc", "memref.copy", "memref.prefetch", "memref.dma_start",
+    "memref.dma_wait", "affine.store", "affine.vector_store", "affine.prefetch",
+    "affine.dma_start", "affine.dma_wait", "affine.yield",
+)  # fmt: skip
+
+
+@op_rule(*_NO_RESULTS)
+def zero_results(op: Operation, ctx: CheckContext) -> None:
+    """Stores, copies, DMAs and terminators define no values (also in the generic form)."""
+    if op.results:
+        span = Span(op.results[0].span.start_byte, op.results[-1].span.end_byte)
+    elif op.kind == "generic_operation" and op.result_types:
+        body = body_node(op)
+        type_node = body.child_by_field_name("type") if body is not None else None
+        span = Span.of(type_node) if type_node is not None else op.name_span
+    else:
+        return
+    ctx.report(ZERO_RESULTS, span, f"'{op.name}' op requires zero results")
