@@ -47,3 +47,11 @@ def test_mlir_opt_agrees(path):
         timeout=60,
     )
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_readme_lists_every_code():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    missing = [code for code in RULES if f"`{code}`" not in readme]
+    assert not missing, f"codes missing from README.md: {missing}"
