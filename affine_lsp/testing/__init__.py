@@ -1,0 +1,1 @@
+"""Differential-testing harness: run MLIR programs, generate them, compare transformations."""
