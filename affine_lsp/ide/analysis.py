@@ -3,9 +3,9 @@
 `DocumentAnalysis` owns a `SourceDocument` and one `ItemRecord` per top-level
 item. An edit re-parses once (tree-sitter reuses what it can), shifts the
 records after it and marks the region it touched; `analyse()` then re-models and
-re-checks only the items in that region (plus those whose module facts — the
-aliases they mention, the top-level values of their chunk — changed), and the
-module-wide rules of the chunks that changed.
+re-checks only the items in that region, plus those whose module facts (the
+aliases they mention, the top-level values of their chunk) changed, and the
+module-wide rules of a chunk when what they look at changed.
 
 `// -----` markers split the document into chunks, checked independently as
 `mlir-opt --split-input-file` does: each chunk has its own aliases and
@@ -15,10 +15,11 @@ Syntax errors are collected from the whole tree once per version (the walk
 only enters subtrees that contain errors): a message names the tokens expected
 after the leaf before the error, which may lie in a neighbouring item.
 
-`check_module` is given a view of a chunk in which alias items are complete
-and operation items are summaries (`span` and `used_aliases`, no `operation`):
-the IR of a whole large document is never kept in memory. Requests that need
-the IR of an item get it from `view_at`, which rebuilds that one item.
+The IR of a whole large document is never kept: requests that need the IR of
+an item get it from `view_at`, which rebuilds that one item. Syntax nodes are
+never kept across edits either (an edited tree's nodes have stale text); alias
+definitions, which the module context holds, are rebuilt once per version
+before they are used.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from affine_lsp.checks import (
     check_module,
     syntax_diagnostics,
 )
+from affine_lsp.checks.rules.aliases import alias_uses
 from affine_lsp.ide.records import (
     ALIAS_KINDS,
     OPERATION,
@@ -51,7 +53,7 @@ from affine_lsp.ir.affine_syntax import parse_integer
 from affine_lsp.ir.build import module_scope_of
 from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem, Value
 from affine_lsp.ir.registry import canonical_name
-from affine_lsp.syntax import ContentChange, Node, SourceDocument, Span
+from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span
 from affine_lsp.syntax.nodes import text
 
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
@@ -64,13 +66,18 @@ class Chunk:
     """Module facts of one `// -----` chunk."""
 
     index: int
-    alias_items: list[TopLevelItem] = field(default_factory=list)
+    alias_records: list[ItemRecord] = field(default_factory=list)
     alias_keys: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     values: list[tuple[ItemRecord, TopLevelValue]] = field(default_factory=list)
     context: ModuleContext = field(default_factory=ModuleContext)
     extra_key: tuple = ()
     diagnostics: list[Diagnostic] = field(default_factory=list)  # from check_module
+    signature: tuple | None = None  # what `diagnostics` were computed from
     module_stale: bool = True
+
+    @property
+    def alias_items(self) -> list[TopLevelItem]:
+        return [r.alias_item for r in self.alias_records if r.alias_item is not None]
 
     @property
     def values_key(self) -> tuple:
@@ -82,15 +89,15 @@ class Chunk:
             return None
         shells = []
         for record, value in self.values:
-            start = record.start + value.start
-            span = Span(start, record.start + value.end)
-            op = Operation(record.op_name, "", Span(record.start, record.end), span)
+            span = Span(record.start + value.start, record.start + value.end)
+            op = Operation(record.op_name, "", record.span, span)
             op.results = [
-                Value(value.name, span, None, "result", defining_op=op, index=i, group_size=n)
-                for n in [value.group_size]
-                for i in range(n)
+                Value(value.name, span, None, "result", defining_op=op, index=i)
+                for i in range(value.group_size)
             ]
-            shells.append(TopLevelItem(Span(record.start, record.end), operation=op))
+            for result in op.results:
+                result.group_size = value.group_size
+            shells.append(TopLevelItem(record.span, operation=op))
         return module_scope_of(shells)
 
 
@@ -125,6 +132,7 @@ class DocumentAnalysis:
         self._pending: list[tuple[int, int]] = []
         self._queue: deque[ItemRecord] = deque()
         self._structure_stale = True
+        self._aliases_at = -1  # edit_count when alias definitions were last rebuilt
         self._view_cache: tuple[int, int, ItemView] | None = None
         self._syntax: tuple[int, list[Diagnostic]] | None = None
         self._rebuild_all()
@@ -158,7 +166,7 @@ class DocumentAnalysis:
             for changed in old_tree.changed_ranges(self.document.tree):
                 self._pending.append((changed.start_byte, changed.end_byte))
 
-    def _shift_records(self, edit) -> None:
+    def _shift_records(self, edit: ByteEdit) -> None:
         records = self.records
         first = bisect_left(records, edit.start, key=lambda r: r.end)
         for record in records[:first]:
@@ -174,25 +182,16 @@ class DocumentAnalysis:
                 record.end = shift_offset(record.end, edit, is_end=True)
             if record.diagnostics:
                 record.diagnostics = shift_diagnostics(record.diagnostics, edit)
-            if (
-                record.alias is not None
-                and not record.dirty
-                and record.start != record.alias.span.start_byte
-            ):
-                record.dirty = True  # its AliasDef holds spans: rebuild it
-                self._structure_stale = True
         for chunk in self.chunks:
             chunk.diagnostics = shift_diagnostics(chunk.diagnostics, edit)
 
     def set_options(self, options: CheckOptions) -> None:
         """New check options: everything is re-checked."""
-        if options == self.options:
-            return
-        self.options = options
-        self._rebuild_all()
+        if options != self.options:
+            self.options = options
+            self._rebuild_all()
 
     def _rebuild_all(self) -> None:
-        self._syntax = None
         for record in self.records:
             record.removed = True
         self.records = [
@@ -200,27 +199,31 @@ class DocumentAnalysis:
             for node in self.document.tree.root_node.named_children
             if node.type != _COMMENT
         ]
+        self.chunks = []
         self._pending = []
         self._queue = deque(r for r in self.records if r.kind == OPERATION)
         self._structure_stale = True
+        self._aliases_at = -1
         self._view_cache = None
+        self._syntax = None
 
     # -- bringing records up to date -----------------------------------------------
 
     @property
     def up_to_date(self) -> bool:
-        return not self._pending and not self._structure_stale and not self._pending_work()
-
-    def _pending_work(self) -> bool:
+        if self._pending or self._structure_stale:
+            return False
         while self._queue and (self._queue[0].removed or not self._queue[0].dirty):
             self._queue.popleft()
-        return bool(self._queue) or any(c.module_stale for c in self.chunks)
+        return not self._queue and not any(c.module_stale for c in self.chunks)
 
     def sync(self) -> None:
-        """Make records and chunks match the current tree (diagnostics may still lag)."""
+        """Make records, chunks and alias definitions match the current tree (the
+        diagnostics of items may still lag behind)."""
         self._reconcile()
         if self._structure_stale:
             self._refresh_structure()
+        self._refresh_aliases()
 
     def analyse(self) -> Iterator[tuple[int, int]]:
         """Bring every diagnostic up to date, yielding (done, total) after each item.
@@ -269,6 +272,7 @@ class DocumentAnalysis:
             return
         root = self.document.tree.root_node
         for lo, hi in _merge(self._pending):
+            # Grow the region until it covers whole records and whole nodes.
             while True:
                 first = bisect_left(self.records, lo, key=lambda r: r.end)
                 last = bisect_right(self.records, hi, key=lambda r: r.start)
@@ -289,17 +293,16 @@ class DocumentAnalysis:
                 a.kind == b.kind == OPERATION and _same_facts(a, b)
                 for a, b in zip(old, new, strict=True)
             )
-            for before, after in zip(old, new, strict=False):
-                if same_shape:  # the chunk layout stands: keep what the chunk knows
+            for record in old:
+                record.removed = True
+            if same_shape:  # the chunk layout stands: keep what the chunk knows
+                for before, after in zip(old, new, strict=True):
                     after.chunk = before.chunk
                     after.used_aliases = before.used_aliases
-                before.removed = True
-            for record in old[len(new) :]:
-                record.removed = True
+            else:
+                self._structure_stale = True
             self.records[first:last] = new
             self._queue.extend(r for r in new if r.kind == OPERATION)
-            if not same_shape:
-                self._structure_stale = True
         self._pending = []
 
     def node_of(self, record: ItemRecord) -> Node:
@@ -313,31 +316,29 @@ class DocumentAnalysis:
     def _refresh_structure(self) -> None:
         """Chunks, aliases and module contexts; re-check what depends on changed facts."""
         self._structure_stale = False
+        previous = self.chunks
         chunks = [Chunk(0)]
         for record in self.records:
             if record.dirty and record.kind != OPERATION:
                 self._analyse_simple(record)
             record.chunk = len(chunks) - 1
             chunk = chunks[-1]
-            if record.alias is not None and record.alias_key is not None:
-                chunk.alias_items.append(record.summary or TopLevelItem(record.span))
-                name, kind, text = record.alias_key
-                chunk.alias_keys.setdefault(name, (kind, text))
+            if record.alias_key is not None and record.kind in ALIAS_KINDS:
+                chunk.alias_records.append(record)
+                name, kind, definition = record.alias_key
+                chunk.alias_keys.setdefault(name, (kind, definition))
             for value in record.values:
                 chunk.values.append((record, value))
             if record.kind == SPLIT_MARKER or record.splits:
                 chunks.append(Chunk(len(chunks)))
         for chunk in chunks:
-            view = ModuleModel(items=list(chunk.alias_items))
-            chunk.context = ModuleContext.from_model(view)
-            chunk.extra_key = tuple(
-                (f.name, getattr(chunk.context, f.name))
-                for f in fields(chunk.context)
-                if f.name != "aliases"
-            )
+            if chunk.index < len(previous):  # module diagnostics hold while their facts do
+                chunk.diagnostics = previous[chunk.index].diagnostics
+                chunk.signature = previous[chunk.index].signature
         self.chunks = chunks
+        self._refresh_aliases(every_chunk=True)
         for record in self.records:
-            if record.kind in ALIAS_KINDS and record.alias is not None:
+            if record.kind in ALIAS_KINDS and record.alias_item is not None:
                 key = self._key(record)
                 if record.checked_key != key:
                     self._check_alias(record, key)
@@ -345,6 +346,34 @@ class DocumentAnalysis:
                 if record.checked_key != self._key(record):
                     record.dirty = True
                     self._queue.append(record)
+
+    def _refresh_aliases(self, *, every_chunk: bool = False) -> None:
+        """Keep the module contexts' alias definitions at their current positions.
+
+        Once per version: alias definitions an edit moved are rebuilt (their spans
+        appear in related information), and the contexts that hold them.
+        """
+        if self._aliases_at == self.edit_count and not every_chunk:
+            return
+        self._aliases_at = self.edit_count
+        for chunk in self.chunks:
+            moved = [
+                r
+                for r in chunk.alias_records
+                if r.alias_item is not None and r.alias_item.span != r.span and not r.removed
+            ]
+            for record in moved:
+                self._build_alias(record)
+            if moved or every_chunk:
+                self._set_context(chunk)
+
+    def _set_context(self, chunk: Chunk) -> None:
+        chunk.context = ModuleContext.from_model(ModuleModel(items=chunk.alias_items))
+        chunk.extra_key = tuple(
+            (f.name, getattr(chunk.context, f.name))
+            for f in fields(chunk.context)
+            if f.name != "aliases"
+        )
 
     def _key(self, record: ItemRecord) -> tuple:
         """The module facts an item's diagnostics depend on."""
@@ -358,28 +387,24 @@ class DocumentAnalysis:
 
     def _analyse_simple(self, record: ItemRecord) -> None:
         """Alias definitions, markers and top-level errors (cheap, done eagerly)."""
-        node = self.node_of(record)
         record.dirty = False
         record.diagnostics = []
-        record.alias = None
-        record.alias_key = None
-        record.summary = None
         record.checked_key = None
         if record.kind in ALIAS_KINDS:
-            alias = build_alias(node)
-            record.alias = alias
-            source = self.document.data
-            record.alias_key = (
-                alias.name,
-                alias.kind,
-                bytes(source[alias.value_span.start_byte : alias.value_span.end_byte]),
-            )
-            record.summary = TopLevelItem(record.span, alias=alias)
+            self._build_alias(record)
+
+    def _build_alias(self, record: ItemRecord) -> None:
+        alias = build_alias(self.node_of(record))
+        record.alias_item = TopLevelItem(record.span, alias=alias)
+        value = self.document.data[alias.value_span.start_byte : alias.value_span.end_byte]
+        record.alias_key = (alias.name, alias.kind, bytes(value))
+        record.used_aliases = frozenset(text(n) for n in alias_uses(record.alias_item))
 
     def _check_alias(self, record: ItemRecord, key: tuple) -> None:
-        found = []
-        if record.summary is not None:
-            found = check_item(record.summary, self.chunks[record.chunk].context, self.options)
+        self._build_alias(record)  # rules read its syntax node: it must be current
+        assert record.alias_item is not None
+        context = self.chunks[record.chunk].context
+        found = check_item(record.alias_item, context, self.options)
         record.diagnostics = sorted(found, key=Diagnostic.sort_key)
         record.checked_key = key
 
@@ -393,26 +418,46 @@ class DocumentAnalysis:
         source = self.document.data[record.start : record.end]
         record.mentions = frozenset(m.decode("utf-8", "replace") for m in _MENTION.findall(source))
         record.symbol = getattr(item.operation, "symbol", None) or None
-        used = frozenset(item.used_aliases)
+        used = frozenset(text(n) for n in alias_uses(item))
         if used != record.used_aliases:
             chunk.module_stale = True
         record.used_aliases = used
-        record.summary = TopLevelItem(record.span, used_aliases=set(used))
         record.checked_key = self._key(record)
 
     def _check_chunk(self, chunk: Chunk) -> None:
+        """Module-wide rules of a chunk, if the facts they look at changed.
+
+        The view given to `check_module` has the chunk's alias items and, for each
+        operation, an item whose `operation` is a shell: its span and syntax node,
+        without regions (rules look at it through the node).
+        """
+        chunk.module_stale = False
+        records = [r for r in self.records if r.chunk == chunk.index]
+        signature = (
+            tuple((r.alias_key, r.end - r.start) for r in records if r.alias_item is not None),
+            frozenset().union(*(r.used_aliases for r in records)),
+        )
+        if signature == chunk.signature:
+            return
         items = []
-        for record in self.records:
-            if record.chunk != chunk.index or record.summary is None:
-                continue
-            if record.summary.span != record.span:
-                record.summary.span = record.span
-            items.append(record.summary)
+        for record in records:
+            if record.alias_item is not None:
+                self._build_alias(record)  # rules read its syntax node: it must be current
+                items.append(record.alias_item)
+            elif record.kind == OPERATION:
+                shell = Operation(
+                    "", OPERATION, record.span, record.span, node=self.node_of(record)
+                )
+                items.append(
+                    TopLevelItem(
+                        record.span, operation=shell, used_aliases=set(record.used_aliases)
+                    )
+                )
         chunk.diagnostics = sorted(
             check_module(ModuleModel(items=items), chunk.context, self.options),
             key=Diagnostic.sort_key,
         )
-        chunk.module_stale = False
+        chunk.signature = signature
 
     # -- results ----------------------------------------------------------------------
 
@@ -439,10 +484,13 @@ class DocumentAnalysis:
         return None
 
     def chunk_at(self, offset: int) -> Chunk:
+        """The chunk `offset` is in (also between items)."""
         self.sync()
         index = bisect_right(self.records, offset, key=lambda r: r.start) - 1
+        if not self.chunks:
+            return Chunk(0)
         if index < 0:
-            return self.chunks[0] if self.chunks else Chunk(0)
+            return self.chunks[0]
         record = self.records[index]
         if record.end < offset and (record.kind == SPLIT_MARKER or record.splits):
             return self.chunks[min(record.chunk + 1, len(self.chunks) - 1)]
@@ -451,21 +499,20 @@ class DocumentAnalysis:
     def view_at(self, offset: int) -> ItemView | None:
         """The item containing `offset` with its IR (built now, cached for this version)."""
         record = self.record_at(offset)
-        if record is None:
-            return None
-        return self.view_of(record)
+        return self.view_of(record) if record is not None else None
 
     def view_of(self, record: ItemRecord) -> ItemView | None:
         self.sync()
         cached = self._view_cache
         if cached is not None and cached[:2] == (self.edit_count, record.start):
             return cached[2]
-        node = self.node_of(record)
         chunk = self.chunks[record.chunk]
         if record.kind == OPERATION:
+            node = self.node_of(record)
             item = build_operation_item(node, chunk.scope())
-        elif record.kind in ALIAS_KINDS:
-            item = TopLevelItem(Span.of(node), alias=build_alias(node))
+        elif record.kind in ALIAS_KINDS and record.alias_item is not None:
+            node = self.node_of(record)
+            item = record.alias_item
         else:
             return None
         view = ItemView(record, node, item, chunk)

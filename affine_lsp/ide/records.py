@@ -44,7 +44,7 @@ class ItemRecord:
     chunk: int = 0
     diagnostics: list[Diagnostic] = field(default_factory=list)
     mentions: frozenset[str] = frozenset()  # `#`/`!` names written in the item
-    used_aliases: frozenset[str] = frozenset()  # map/set aliases the IR resolved
+    used_aliases: frozenset[str] = frozenset()  # aliases the item uses (by the syntax)
     values: tuple[TopLevelValue, ...] = ()
     symbol: str | None = None  # `@name` a top-level op defines
     op_name: str = ""  # the top-level op's name, when it defines values
@@ -52,7 +52,7 @@ class ItemRecord:
     alias: AliasDef | None = None
     alias_key: tuple[str, str, bytes] | None = None  # (name, kind, text) of an alias definition
     checked_key: tuple | None = None  # the chunk facts the diagnostics were computed with
-    summary: TopLevelItem | None = None  # for the module-wide rules
+    alias_item: TopLevelItem | None = None  # the item of an alias definition
 
     @property
     def span(self) -> Span:
@@ -66,10 +66,12 @@ class ItemRecord:
 def shift_offset(offset: int, edit: ByteEdit, *, is_end: bool = False) -> int:
     """Where `offset` of the text before `edit` is in the text after it.
 
-    Offsets inside the replaced range collapse to its start (or, for the end of
-    a range, to the end of the new text).
+    Text inserted exactly at an offset goes before a start and after an end (a
+    range does not grow by what is typed at its edges). Offsets inside the
+    replaced range collapse to its start (or, for an end, to the end of the new
+    text).
     """
-    if offset <= edit.start:
+    if offset < edit.start or (is_end and offset == edit.start):
         return offset
     if offset >= edit.old_end:
         return offset + edit.delta

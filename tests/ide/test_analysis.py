@@ -133,7 +133,7 @@ def test_an_edit_reanalyses_only_the_item_it_touches():
     assert len(steps) == 1
     replaced = [r for r in analysis.records if id(r) not in before]
     assert [r.kind for r in replaced] == ["operation"]
-    assert [d.code for d in analysis.diagnostics()] == ["syntax"]
+    assert [d.code for d in analysis.diagnostics()] == ["alias-unused", "syntax"]
 
 
 def test_alias_edit_rechecks_the_items_that_mention_it():
