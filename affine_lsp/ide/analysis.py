@@ -39,6 +39,7 @@ from affine_lsp.checks import (
     syntax_diagnostics,
 )
 from affine_lsp.checks.rules.aliases import alias_uses
+from affine_lsp.ide.locate import ItemIndex
 from affine_lsp.ide.records import (
     ALIAS_KINDS,
     OPERATION,
@@ -109,6 +110,14 @@ class ItemView:
     node: Node
     item: TopLevelItem
     chunk: Chunk
+    _index: ItemIndex | None = None
+
+    @property
+    def index(self) -> ItemIndex:
+        """The item's values, uses and ops by position (built on first use)."""
+        if self._index is None:
+            self._index = ItemIndex.of(self.item.operation)
+        return self._index
 
     @property
     def model(self) -> ModuleModel:

@@ -6,7 +6,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from affine_lsp.checks import Diagnostic, Severity
+from affine_lsp.checks import Diagnostic
 from affine_lsp.syntax import SourceDocument, Span
 
 SOURCE = "affine-lsp"
@@ -81,10 +81,3 @@ def lsp_diagnostic(document: SourceDocument, uri: str, diagnostic: Diagnostic) -
         or None,
         tags=[types.DiagnosticTag(_TAGS[t]) for t in diagnostic.tags if t in _TAGS] or None,
     )
-
-
-def severity_counts(diagnostics: list[Diagnostic]) -> tuple[int, int]:
-    """(errors, warnings)."""
-    errors = sum(1 for d in diagnostics if d.severity == Severity.ERROR)
-    warnings = sum(1 for d in diagnostics if d.severity == Severity.WARNING)
-    return errors, warnings

@@ -1,5 +1,6 @@
 """Isolation of handlers: an exception in one is logged and answered with an empty
-result, so that it never takes the server (or another document) down."""
+result, so that it never takes the server (or another document) down. Errors
+raised on purpose as `JsonRpcException` (e.g. a refused rename) pass through."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import inspect
 import logging
 from collections.abc import Callable
 from typing import Any
+
+from pygls.exceptions import JsonRpcException
 
 logger = logging.getLogger("affine_lsp.server")
 
@@ -22,6 +25,8 @@ def guarded(empty: Any = None) -> Callable:
             async def run_async(*args, **kwargs):
                 try:
                     return await handler(*args, **kwargs)
+                except JsonRpcException:
+                    raise  # a deliberate error answer
                 except Exception:
                     logger.exception("%s failed", handler.__name__)
                     return empty
@@ -32,6 +37,8 @@ def guarded(empty: Any = None) -> Callable:
         def run(*args, **kwargs):
             try:
                 return handler(*args, **kwargs)
+            except JsonRpcException:
+                raise  # a deliberate error answer
             except Exception:
                 logger.exception("%s failed", handler.__name__)
                 return empty

@@ -73,6 +73,9 @@ def register_sync(server: AffineLanguageServer) -> None:
 
 def create_server() -> AffineLanguageServer:
     """A server with every handler registered."""
+    from affine_lsp.server.features import register_features
+
     server = AffineLanguageServer()
     register_sync(server)
+    register_features(server)
     return server

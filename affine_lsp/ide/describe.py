@@ -1,0 +1,116 @@
+"""Plain-words descriptions of IR objects shared by hover, completion and symbols."""
+
+from __future__ import annotations
+
+from affine_lsp.checks.validity import Validity, Verdict, affine_scope, describe_op
+from affine_lsp.ir.affine import AffineMap, IntegerSet
+from affine_lsp.ir.model import AffineForOp, AffineParallelOp, FuncOp, Operation, Use, Value
+from affine_lsp.ir.registry import AFFINE_SCOPE, CONSTANT_OPS
+from affine_lsp.syntax import SourceDocument
+
+
+def line_of(document: SourceDocument, offset: int) -> int:
+    """1-based line of a byte offset."""
+    return document.point(offset)[0] + 1
+
+
+def loop_header(document: SourceDocument, op: Operation) -> str:
+    """`affine.for %i = 0 to %N step 2`: an op's text up to its body, on one line."""
+    end = op.regions[0].span.start_byte if op.regions else op.span.end_byte
+    start = op.name_span.start_byte
+    header = " ".join(document.slice(start, end).split())
+    return header if len(header) <= 120 else header[:117] + "..."
+
+
+def value_origin(document: SourceDocument, value: Value) -> str:
+    """Where a value comes from, e.g. "result of `affine.load` (line 12)"."""
+    if value.is_block_argument:
+        block = value.owner_block
+        owner = block.parent_op if block is not None else None
+        where = f" (line {line_of(document, owner.span.start_byte)})" if owner else ""
+        if value.role == "induction_variable" and owner is not None:
+            return f"induction variable of `{loop_header(document, owner)}`{where}"
+        if value.role == "iter_arg" and owner is not None:
+            return f"loop-carried value (iter_args) of `{describe_op(owner).strip('`')}`{where}"
+        if isinstance(owner, FuncOp):
+            return f"argument {value.arg_number} of `func.func {owner.symbol}`"
+        label = f" of block {block.label}" if block is not None and block.label else ""
+        return f"argument {value.arg_number}{label} of `{owner.name if owner else '?'}`{where}"
+    op = value.defining_op
+    if op is None:
+        return "a value defined at the top level"
+    result = f" #{value.index}" if value.group_size > 1 else ""
+    return f"result{result} of `{op.name}` (line {line_of(document, op.span.start_byte)})"
+
+
+def map_summary(value: AffineMap | IntegerSet) -> str:
+    """ "2 dimensions (d0, d1), 1 symbol (s0), 1 result"."""
+
+    def count(n: int, noun: str, names: tuple[str, ...], prefix: str) -> str:
+        shown = names if len(names) == n else tuple(f"{prefix}{i}" for i in range(n))
+        listed = f" ({', '.join(shown)})" if n else ""
+        return f"{n} {noun}{'' if n == 1 else 's'}{listed}"
+
+    parts = [
+        count(value.num_dims, "dimension", value.dim_names, "d"),
+        count(value.num_symbols, "symbol", value.symbol_names, "s"),
+    ]
+    if isinstance(value, AffineMap):
+        n = len(value.results)
+        parts.append(f"{n} result{'' if n == 1 else 's'}")
+    else:
+        n = len(value.constraints)
+        parts.append(f"{n} constraint{'' if n == 1 else 's'}")
+    return ", ".join(parts)
+
+
+def _why_valid(value: Value, kind: str, user: Operation) -> str:
+    """Which rule makes a value (already judged valid) a dimension or symbol here."""
+    scope = affine_scope(user)
+    owner = value.parent_op
+    if value.role == "induction_variable" and isinstance(owner, AffineForOp | AffineParallelOp):
+        if kind == "dim":
+            return f"it is the induction variable of {describe_op(owner)}"
+    if owner is None or owner.name in AFFINE_SCOPE:
+        what = "a region argument" if value.is_block_argument else "defined at the top level"
+        return f"it is {what} of {describe_op(owner)}, an affine scope (symbol rules 1-2)"
+    if scope is not None and not _inside(value, scope):
+        return f"it is defined outside {describe_op(scope)}, the affine scope of this use (rule 3)"
+    op = value.defining_op
+    if op is not None and op.name in CONSTANT_OPS:
+        return "it is the result of a constant (rule 4)"
+    if op is not None and op.name == "affine.apply":
+        return f"it is an affine.apply of operands that are valid {kind}s (rule 5)"
+    if op is not None and op.name.endswith(".dim"):
+        return "it is the size of a memref dimension known at the affine scope (rule 6)"
+    if kind == "dim" and op is not None:
+        return f"it is a {op.name} of operands that are valid dimensions"
+    return "it satisfies the affine dialect's rules"
+
+
+def _inside(value: Value, op: Operation) -> bool:
+    owner = value.parent_op
+    while owner is not None:
+        if owner is op:
+            return True
+        owner = owner.parent_op
+    return False
+
+
+def validity(value: Value, kind: str, user: Operation) -> tuple[bool, str]:
+    """Whether `value` may be bound as a `kind` ("dim" or "symbol") at an op, and why."""
+    verdict: Verdict = (
+        Validity().dim(value, user) if kind == "dim" else Validity().symbol(value, user)
+    )
+    if verdict.valid:
+        return True, _why_valid(value, kind, user)
+    return False, verdict.reason
+
+
+def use_role(use: Use) -> str | None:
+    """ "dim" or "symbol" when a use is bound to a map input, else None."""
+    if use.role == "dim":
+        return "dim"
+    if use.role == "symbol":
+        return "symbol"
+    return None

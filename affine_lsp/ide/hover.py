@@ -1,0 +1,349 @@
+"""Hover: what the name or operation under the cursor is, as Markdown.
+
+- loops (`affine.for`, `affine.parallel`, their induction variables): the
+  iteration domain of the enclosing nest as an isl set, trip count, step;
+- affine accesses: the access relation and the region of the memref touched;
+- `affine.if`: the condition and where in the domain it holds;
+- maps and sets (aliases, inline, their identifiers): dims, symbols, results;
+- SSA values: type, definition, and validity as a dimension / symbol at a use;
+- op names: a description and the syntax.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from affine_lsp.ide.analysis import DocumentAnalysis, ItemView
+from affine_lsp.ide.describe import (
+    line_of,
+    loop_header,
+    map_summary,
+    use_role,
+    validity,
+    value_origin,
+)
+from affine_lsp.ide.locate import (
+    ALIAS,
+    BLOCK,
+    MAP_ID,
+    OP_NAME,
+    SYMBOL,
+    VALUE,
+    Target,
+    enclosing_map,
+    locate,
+    token_at,
+)
+from affine_lsp.ide.navigation import symbol_definition
+from affine_lsp.ide.op_docs import op_doc
+from affine_lsp.ir.affine import AffineMap, IntegerSet
+from affine_lsp.ir.affine_syntax import map_from_node, set_from_node
+from affine_lsp.ir.model import (
+    AffineAccessOp,
+    AffineApplyOp,
+    AffineForOp,
+    AffineIfOp,
+    AffineParallelOp,
+    FuncOp,
+    MapRef,
+    Operation,
+    Use,
+    Value,
+)
+from affine_lsp.ir.types import IndexType
+from affine_lsp.poly import (
+    Budget,
+    Unknown,
+    describe_access,
+    describe_condition,
+    describe_loop,
+)
+from affine_lsp.syntax import Span
+
+HOVER_BUDGET = Budget(max_operations=200_000, time_limit=0.015)
+"""isl work per hover: a typical nest needs about a millisecond."""
+
+
+@dataclass(frozen=True)
+class HoverResult:
+    span: Span
+    markdown: str
+
+
+def _code(content: str, language: str = "mlir") -> str:
+    return f"```{language}\n{content}\n```"
+
+
+def hover(analysis: DocumentAnalysis, offset: int) -> HoverResult | None:
+    """The hover at a byte offset (None where there is nothing to say)."""
+    view = analysis.view_at(offset)
+    if view is None:
+        return None
+    target = locate(view.node, view.index, offset)
+    sections: list[str] | None = None
+    if target is not None:
+        if target.kind == OP_NAME:
+            sections = _op_sections(analysis, view, target)
+        elif target.kind == VALUE:
+            sections = _value_sections(analysis, view, target)
+        elif target.kind == ALIAS:
+            sections = _alias_sections(analysis, view, target)
+        elif target.kind == MAP_ID:
+            sections = _map_id_sections(view, target)
+        elif target.kind == SYMBOL:
+            sections = _symbol_sections(analysis, target)
+        elif target.kind == BLOCK:
+            sections = _block_sections(view, target)
+        span = target.span
+    if sections is None:
+        node = token_at(view.node, offset)
+        map_node = enclosing_map(node)
+        if map_node is None:
+            return None
+        sections = _inline_map_sections(view, map_node)
+        span = Span.of(map_node)
+    sections = [s for s in sections if s]
+    return HoverResult(span, "\n\n---\n\n".join(sections)) if sections else None
+
+
+# -- operations ---------------------------------------------------------------------------
+
+
+def _op_sections(analysis: DocumentAnalysis, view: ItemView, target: Target) -> list[str]:
+    op = target.op
+    sections = []
+    if op is not None:
+        sections.append(_polyhedral(analysis, view, op))
+    doc = op_doc(op.name if op is not None else target.name)
+    name = op.name if op is not None else target.name
+    if doc is not None:
+        sections.append(f"**{name}** — {doc.summary}\n\n{_code(doc.syntax, 'text')}")
+    else:
+        sections.append(f"**{name}**" + (f" ({_signature(op)})" if op is not None else ""))
+    return sections
+
+
+def _signature(op: Operation) -> str:
+    operands = len(op.operands)
+    results = ", ".join(str(t) for t in op.result_types) or "no results"
+    return f"{operands} operand{'' if operands == 1 else 's'} → {results}"
+
+
+def _polyhedral(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> str:
+    """Domain / access / condition facts from the polyhedral core ('' if not affine)."""
+    model = view.model
+    if isinstance(op, AffineForOp | AffineParallelOp):
+        return _loop_section(analysis, view, op)
+    if isinstance(op, AffineAccessOp):
+        answer = describe_access(op, model, HOVER_BUDGET)
+        if isinstance(answer, Unknown):
+            return f"Access relation unavailable: {answer.reason}"
+        return (
+            f"**Access relation**\n{_code(answer.relation, 'text')}\n"
+            f"**Region touched over the whole domain**\n{_code(answer.footprint, 'text')}"
+        )
+    if isinstance(op, AffineIfOp):
+        answer = describe_condition(op, model, HOVER_BUDGET)
+        if isinstance(answer, Unknown):
+            return f"Condition unavailable: {answer.reason}"
+        return (
+            f"**Condition**\n{_code(answer.condition, 'text')}\n"
+            f"**Holds on** (the part of the domain running the `then` region)\n"
+            f"{_code(answer.holds_on, 'text')}"
+        )
+    return ""
+
+
+def _loop_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> str:
+    answer = describe_loop(op, view.model, HOVER_BUDGET)
+    header = f"`{loop_header(analysis.document, op)}`"
+    if isinstance(answer, Unknown):
+        return f"{header}\n\nIteration domain unavailable: {answer.reason}"
+    return (
+        f"{header}\n\n**Iteration domain** of the nest\n{_code(answer.domain, 'text')}\n"
+        f"**Trip count** `{answer.trip_count}` · **step** `{answer.step}`"
+    )
+
+
+def iteration_domain(analysis: DocumentAnalysis, offset: int) -> tuple[str | None, str]:
+    """The iteration domain of the innermost affine loop around `offset`, or why none."""
+    view = analysis.view_at(offset)
+    if view is None or view.item.operation is None:
+        return None, "No affine loop nest encloses the cursor."
+    loops = [
+        op
+        for op in view.index.ops
+        if isinstance(op, AffineForOp | AffineParallelOp)
+        and op.span.start_byte <= offset <= op.span.end_byte
+    ]
+    if not loops:
+        return None, "No affine loop nest encloses the cursor."
+    loop = max(loops, key=lambda op: op.span.start_byte)
+    answer = describe_loop(loop, view.model, HOVER_BUDGET)
+    header = loop_header(analysis.document, loop)
+    if isinstance(answer, Unknown):
+        return None, f"{header}: {answer.reason}"
+    return answer.domain, f"{header} (line {line_of(analysis.document, loop.span.start_byte)})"
+
+
+# -- values -------------------------------------------------------------------------------
+
+
+def _value_sections(analysis: DocumentAnalysis, view: ItemView, target: Target) -> list[str]:
+    value = target.value
+    if value is None:
+        return [f"`{target.name}`: not defined here (no value of this name is visible)"]
+    type_text = str(value.type) if value.type is not None else "unknown type"
+    uses = len(value.uses)
+    lines = [
+        _code(f"{value.display_name} : {type_text}"),
+        f"{_sentence(value_origin(analysis.document, value))}; "
+        f"{uses} use{'' if uses == 1 else 's'}.",
+    ]
+    sections = ["\n\n".join(lines)]
+    if target.use is not None and target.use.user is not None:
+        sections.append(_validity_section(value, target.use))
+    owner = value.owner_block.parent_op if value.owner_block is not None else None
+    if value.role == "induction_variable" and owner is not None:
+        sections.append(_loop_section(analysis, view, owner))
+    return sections
+
+
+def _sentence(words: str) -> str:
+    return words[:1].upper() + words[1:]
+
+
+def _validity_section(value: Value, use: Use) -> str:
+    assert use.user is not None
+    role = use_role(use)
+    if role is not None:
+        valid, why = validity(value, role, use.user)
+        word = "dimension" if role == "dim" else "symbol"
+        mark = "✓ valid" if valid else "✗ not valid"
+        return f"Bound as a **{word}** of `{use.user.name}` here: {mark} — {why}."
+    if value.type is not None and not isinstance(value.type, IndexType):
+        return ""
+    parts = []
+    for role, word in (("dim", "dimension"), ("symbol", "symbol")):
+        valid, why = validity(value, role, use.user)
+        parts.append(f"- as a {word}: {'✓ valid' if valid else '✗ not valid'} — {why}")
+    return "Could be bound here\n" + "\n".join(parts)
+
+
+# -- maps, sets and aliases ------------------------------------------------------------------
+
+
+def _alias_sections(analysis: DocumentAnalysis, view: ItemView, target: Target) -> list[str]:
+    alias = view.context.aliases.get(target.name)
+    if alias is None:
+        return [f"`{target.name}`: no alias of this name is defined in this file (or chunk)"]
+    definition = analysis.document.slice(alias.span.start_byte, alias.span.end_byte)
+    sections = [_code(" ".join(definition.split()) if len(definition) < 400 else definition)]
+    value = alias.map or alias.set
+    if value is not None:
+        kind = "Affine map" if isinstance(value, AffineMap) else "Integer set"
+        sections.append(f"{kind}: {map_summary(value)}.")
+    elif alias.type is not None:
+        sections.append(f"Type alias for `{alias.type}`.")
+    if not target.definition:
+        sections.append(f"Defined at line {line_of(analysis.document, alias.span.start_byte)}.")
+        binding = _binding(view, target.span.start_byte, value)
+        if binding:
+            sections.append(binding)
+    return sections
+
+
+def _inline_map_sections(view: ItemView, map_node) -> list[str]:
+    value = map_from_node(map_node) if "map" in map_node.type else set_from_node(map_node)
+    kind = "Affine map" if isinstance(value, AffineMap) else "Integer set"
+    sections = [_code(str(value)), f"{kind}: {map_summary(value)}."]
+    binding = _binding(view, map_node.start_byte, value)
+    if binding:
+        sections.append(binding)
+    return sections
+
+
+def _map_refs(op: Operation) -> list[tuple[MapRef, list[Use], list[Use]]]:
+    if isinstance(op, AffineApplyOp | AffineIfOp):
+        ref = op.map_ref if isinstance(op, AffineApplyOp) else op.condition
+        return [(ref, op.dims, op.symbols)] if ref is not None else []
+    if isinstance(op, AffineForOp):
+        return [
+            (bound.map_ref, bound.dims, bound.symbols)
+            for bound in (op.lower, op.upper)
+            if bound is not None and bound.map_ref is not None
+        ]
+    return []
+
+
+def _binding(view: ItemView, start: int, value: AffineMap | IntegerSet | None) -> str:
+    """How an op binds the map referenced at `start` to its operands."""
+    if value is None:
+        return ""
+    for op in view.index.ops:
+        for ref, dims, symbols in _map_refs(op):
+            if ref.span.start_byte != start:
+                continue
+            names = [*_names(value.dim_names, value.num_dims, "d")]
+            names += _names(value.symbol_names, value.num_symbols, "s")
+            uses = [*dims, *symbols]
+            pairs = [f"`{n}` ← `{u.name}`" for n, u in zip(names, uses, strict=False)]
+            return "Operands: " + ", ".join(pairs) if pairs else ""
+    return ""
+
+
+def _names(names: tuple[str, ...], count: int, prefix: str) -> list[str]:
+    return list(names) if len(names) == count else [f"{prefix}{i}" for i in range(count)]
+
+
+def _map_id_sections(view: ItemView, target: Target) -> list[str]:
+    map_node = enclosing_map(target.node)
+    if map_node is None:
+        return []
+    value = map_from_node(map_node) if "map" in map_node.type else set_from_node(map_node)
+    name = target.name
+    if name in value.dim_names:
+        position, word = value.dim_names.index(name), "dimension"
+    elif name in value.symbol_names:
+        position, word = value.symbol_names.index(name), "symbol"
+    else:
+        return [f"`{name}` is neither a dimension nor a symbol of this map"]
+    section = f"`{name}`: {word} {position} of `{value}`"
+    parent = map_node.parent
+    if parent is not None and parent.type in ("attribute_alias_def",):
+        return [section]
+    return [section, _binding(view, map_node.start_byte, value)]
+
+
+# -- symbols and blocks ----------------------------------------------------------------------
+
+
+def _symbol_sections(analysis: DocumentAnalysis, target: Target) -> list[str] | None:
+    found = symbol_definition(analysis, target.name)
+    if found is None:
+        return [f"`{target.name}`: no symbol of this name is defined in this file"]
+    view, op = found
+    if isinstance(op, FuncOp):
+        header = loop_header(analysis.document, op)
+        where = f"Defined at line {line_of(analysis.document, op.span.start_byte)}."
+        return [_code(header), where]
+    return [_code(loop_header(analysis.document, op))]
+
+
+def _block_sections(view: ItemView, target: Target) -> list[str]:
+    for op in reversed(view.index.ops):  # innermost first
+        for region in op.regions:
+            if target.node.start_byte < region.span.start_byte:
+                continue
+            if target.node.end_byte > region.span.end_byte:
+                continue
+            for block in region.blocks:
+                if block.label == target.name:
+                    arguments = ", ".join(f"{a.name}: {a.type}" for a in block.arguments)
+                    label = f"{block.label}({arguments})" if arguments else f"{block.label}"
+                    count = len(block.operations)
+                    return [
+                        _code(label),
+                        f"Block of `{op.name}` with {count} op{'' if count == 1 else 's'}.",
+                    ]
+    return [f"`{target.name}`: no block of this name in the enclosing region"]

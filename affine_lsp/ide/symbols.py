@@ -1,0 +1,90 @@
+"""Document outline: aliases, modules, functions and their affine loop nests.
+
+Built from the syntax tree with one query (no IR), so that it stays fast on
+large files. Kinds are plain words; the server maps them to LSP SymbolKinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+
+import tree_sitter
+
+from affine_lsp.syntax import Node, SourceDocument, Span, mlir_language
+from affine_lsp.syntax.nodes import text
+
+_QUERY = """
+(attribute_alias_def) @alias
+(type_alias_def) @alias
+(builtin_module) @module
+(func_func) @function
+(memref_global) @global
+(affine_for) @loop
+(affine_parallel) @parallel
+(affine_if) @if
+"""
+_REGION_FIELDS = ("body", "then")
+_MAX_NAME = 80
+
+
+@dataclass
+class OutlineSymbol:
+    name: str
+    detail: str
+    kind: str  # alias | module | function | global | loop | parallel | if
+    span: Span
+    selection: Span
+    children: list[OutlineSymbol] = field(default_factory=list)
+
+
+@cache
+def _query() -> tree_sitter.Query:
+    return tree_sitter.Query(mlir_language(), _QUERY)
+
+
+def _header(document: SourceDocument, body: Node) -> str:
+    """The text of an op from its name to its first region, on one line."""
+    end = body.end_byte
+    for name in _REGION_FIELDS:
+        region = body.child_by_field_name(name)
+        if region is not None:
+            end = region.start_byte
+            break
+    header = " ".join(document.slice(body.start_byte, end).split())
+    return header if len(header) <= _MAX_NAME else header[: _MAX_NAME - 3] + "..."
+
+
+def _symbol(document: SourceDocument, node: Node, kind: str) -> OutlineSymbol:
+    if kind == "alias":
+        name_node = node.child_by_field_name("name") or node
+        value = node.child_by_field_name("value")
+        detail = " ".join(text(value).split()) if value is not None else ""
+        if len(detail) > _MAX_NAME:
+            detail = detail[: _MAX_NAME - 3] + "..."
+        return OutlineSymbol(text(name_node), detail, kind, Span.of(node), Span.of(name_node))
+    outer = node.parent if node.parent is not None and node.parent.type == "operation" else node
+    name_node = node.child_by_field_name("name") or node
+    if kind in ("function", "module", "global"):
+        symbol = node.child_by_field_name("symbol")
+        name = text(symbol) if symbol is not None else text(name_node)
+        selection = Span.of(symbol) if symbol is not None else Span.of(name_node)
+        detail = _header(document, node) if kind == "function" else text(name_node)
+        return OutlineSymbol(name, detail, kind, Span.of(outer), selection)
+    return OutlineSymbol(_header(document, node), "", kind, Span.of(outer), Span.of(name_node))
+
+
+def document_symbols(document: SourceDocument, root: Node | None = None) -> list[OutlineSymbol]:
+    """The outline of the document (or of one subtree), nested by containment."""
+    captures = tree_sitter.QueryCursor(_query()).captures(root or document.tree.root_node)
+    found = [(node, kind) for kind, nodes in captures.items() for node in nodes]
+    found.sort(key=lambda pair: (pair[0].start_byte, -pair[0].end_byte))
+    top: list[OutlineSymbol] = []
+    stack: list[OutlineSymbol] = []
+    for node, kind in found:
+        symbol = _symbol(document, node, kind)
+        while stack and stack[-1].span.end_byte < symbol.span.end_byte:
+            stack.pop()
+        (stack[-1].children if stack else top).append(symbol)
+        stack.append(symbol)
+    return top

@@ -1,0 +1,430 @@
+"""LSP handlers of the language features: each finds the document, converts the
+client's positions to byte offsets, calls the `ide` layer and converts back."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.uris import from_fs_path, to_fs_path
+
+from affine_lsp.ide import (
+    code_actions,
+    completion,
+    folding,
+    hover,
+    inlay_hints,
+    navigation,
+    symbols,
+    workspace,
+)
+from affine_lsp.ide import semantic_tokens as tokens
+from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ide.navigation import RenameError
+from affine_lsp.server.convert import diagnostic_data, lsp_diagnostic, lsp_range, offset, span_of
+from affine_lsp.server.guard import guarded
+from affine_lsp.server.server import SLICE_SECONDS, AffineLanguageServer, OpenDocument
+from affine_lsp.syntax import SourceDocument, Span
+from affine_lsp.syntax.lines import column_units
+
+ITERATION_DOMAIN = "affine-lsp/iterationDomain"
+CHECK_WORKSPACE = "affine-lsp.checkWorkspace"
+REQUEST_FAILED = -32803
+
+_SYMBOL_KINDS = {
+    "alias": types.SymbolKind.Constant,
+    "module": types.SymbolKind.Module,
+    "function": types.SymbolKind.Function,
+    "global": types.SymbolKind.Variable,
+    "loop": types.SymbolKind.Array,
+    "parallel": types.SymbolKind.Array,
+    "if": types.SymbolKind.Boolean,
+}
+_COMPLETION_KINDS = {
+    "operation": types.CompletionItemKind.Function,
+    "value": types.CompletionItemKind.Variable,
+    "alias": types.CompletionItemKind.Constant,
+    "block": types.CompletionItemKind.Reference,
+    "symbol": types.CompletionItemKind.Function,
+    "type": types.CompletionItemKind.TypeParameter,
+    "keyword": types.CompletionItemKind.Keyword,
+}
+_FOLDING_KINDS = {
+    "comment": types.FoldingRangeKind.Comment,
+    "region": types.FoldingRangeKind.Region,
+}
+LEGEND = types.SemanticTokensLegend(
+    token_types=tokens.TOKEN_TYPES, token_modifiers=tokens.TOKEN_MODIFIERS
+)
+
+
+def _analysis(ls: AffineLanguageServer, uri: str) -> DocumentAnalysis | None:
+    document = ls.documents.get(uri)
+    return document.analysis if document is not None else None
+
+
+def _location(uri: str, document: SourceDocument, span: Span) -> types.Location:
+    return types.Location(uri=uri, range=lsp_range(document, span))
+
+
+def _text_edits(document: SourceDocument, edits) -> list[types.TextEdit]:
+    return [types.TextEdit(range=lsp_range(document, e.span), new_text=e.new_text) for e in edits]
+
+
+def workspace_edit(
+    ls: AffineLanguageServer, open_document: OpenDocument, edits
+) -> types.WorkspaceEdit:
+    """Edits of one document: a versioned TextDocumentEdit when the client takes them."""
+    document = open_document.analysis.document
+    text_edits = _text_edits(document, edits)
+    if ls.client_supports("workspace.workspace_edit.document_changes"):
+        identifier = types.OptionalVersionedTextDocumentIdentifier(
+            uri=open_document.uri, version=open_document.version
+        )
+        return types.WorkspaceEdit(
+            document_changes=[types.TextDocumentEdit(text_document=identifier, edits=text_edits)]
+        )
+    return types.WorkspaceEdit(changes={open_document.uri: text_edits})
+
+
+def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a flat list
+    actions: dict[str, tuple[str, int | None, code_actions.Action]] = {}
+    action_ids = itertools.count()
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guarded()
+    def on_hover(ls: AffineLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        analysis = _analysis(ls, params.text_document.uri)
+        if analysis is None:
+            return None
+        found = hover.hover(analysis, offset(analysis.document, params.position))
+        if found is None:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found.markdown),
+            range=lsp_range(analysis.document, found.span),
+        )
+
+    @server.feature(ITERATION_DOMAIN)
+    @guarded({"domain": None, "message": "internal error: see the server log"})
+    def on_iteration_domain(ls: AffineLanguageServer, params) -> dict:
+        uri = params["textDocument"]["uri"]
+        analysis = _analysis(ls, uri)
+        if analysis is None:
+            return {"domain": None, "message": f"{uri} is not open in the server"}
+        position = params.get("position") or {}
+        at = analysis.document.offset(
+            (int(position.get("line", 0)), int(position.get("character", 0)))
+        )
+        domain, message = hover.iteration_domain(analysis, at)
+        return {"domain": domain, "message": message}
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    @guarded([])
+    def on_definition(
+        ls: AffineLanguageServer, params: types.DefinitionParams
+    ) -> list[types.Location]:
+        uri = params.text_document.uri
+        analysis = _analysis(ls, uri)
+        if analysis is None:
+            return []
+        spans = navigation.definition(analysis, offset(analysis.document, params.position))
+        return [_location(uri, analysis.document, s) for s in spans]
+
+    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+    @guarded([])
+    def on_references(
+        ls: AffineLanguageServer, params: types.ReferenceParams
+    ) -> list[types.Location]:
+        uri = params.text_document.uri
+        analysis = _analysis(ls, uri)
+        if analysis is None:
+            return []
+        spans = navigation.references(
+            analysis,
+            offset(analysis.document, params.position),
+            params.context.include_declaration,
+        )
+        return [_location(uri, analysis.document, s) for s in spans]
+
+    @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
+    @guarded()
+    def on_prepare_rename(ls: AffineLanguageServer, params: types.PrepareRenameParams):
+        analysis = _analysis(ls, params.text_document.uri)
+        if analysis is None:
+            return None
+        try:
+            span, placeholder = navigation.prepare_rename(
+                analysis, offset(analysis.document, params.position)
+            )
+        except RenameError as error:
+            raise JsonRpcException(str(error), code=REQUEST_FAILED) from None
+        return types.PrepareRenamePlaceholder(
+            range=lsp_range(analysis.document, span), placeholder=placeholder
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True))
+    @guarded()
+    def on_rename(ls: AffineLanguageServer, params: types.RenameParams):
+        open_document = ls.documents.get(params.text_document.uri)
+        if open_document is None:
+            return None
+        analysis = open_document.analysis
+        try:
+            edits = navigation.rename(
+                analysis, offset(analysis.document, params.position), params.new_name
+            )
+        except RenameError as error:
+            raise JsonRpcException(str(error), code=REQUEST_FAILED) from None
+        return workspace_edit(ls, open_document, edits)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @guarded([])
+    def on_document_symbol(ls: AffineLanguageServer, params: types.DocumentSymbolParams):
+        analysis = _analysis(ls, params.text_document.uri)
+        if analysis is None:
+            return []
+        document = analysis.document
+
+        def convert(symbol: symbols.OutlineSymbol) -> types.DocumentSymbol:
+            return types.DocumentSymbol(
+                name=symbol.name or "?",
+                detail=symbol.detail or None,
+                kind=_SYMBOL_KINDS.get(symbol.kind, types.SymbolKind.Object),
+                range=lsp_range(document, symbol.span),
+                selection_range=lsp_range(document, symbol.selection),
+                children=[convert(c) for c in symbol.children] or None,
+            )
+
+        return [convert(s) for s in symbols.document_symbols(document)]
+
+    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    @guarded([])
+    def on_folding_range(ls: AffineLanguageServer, params: types.FoldingRangeParams):
+        analysis = _analysis(ls, params.text_document.uri)
+        if analysis is None:
+            return []
+        return [
+            types.FoldingRange(
+                start_line=f.start_line, end_line=f.end_line, kind=_FOLDING_KINDS.get(f.kind or "")
+            )
+            for f in folding.folding_ranges(analysis.document)
+        ]
+
+    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
+    @guarded(types.SemanticTokens(data=[]))
+    def on_semantic_tokens(ls: AffineLanguageServer, params: types.SemanticTokensParams):
+        analysis = _analysis(ls, params.text_document.uri)
+        if analysis is None:
+            return types.SemanticTokens(data=[])
+        document = analysis.document
+        return types.SemanticTokens(data=encode_tokens(document, tokens.semantic_tokens(document)))
+
+    @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
+    @guarded(types.SemanticTokens(data=[]))
+    def on_semantic_tokens_range(ls: AffineLanguageServer, params: types.SemanticTokensRangeParams):
+        analysis = _analysis(ls, params.text_document.uri)
+        if analysis is None:
+            return types.SemanticTokens(data=[])
+        document = analysis.document
+        span = span_of(document, params.range)
+        found = tokens.semantic_tokens(document, span.start_byte, span.end_byte)
+        return types.SemanticTokens(data=encode_tokens(document, found))
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+    @guarded([])
+    def on_inlay_hint(ls: AffineLanguageServer, params: types.InlayHintParams):
+        analysis = _analysis(ls, params.text_document.uri)
+        if analysis is None:
+            return []
+        document = analysis.document
+        span = span_of(document, params.range)
+        kinds = {"type": types.InlayHintKind.Type, "parameter": types.InlayHintKind.Parameter}
+        return [
+            types.InlayHint(
+                position=lsp_range(document, Span(h.offset, h.offset)).start,
+                label=h.label,
+                kind=kinds[h.kind],
+                tooltip=h.tooltip or None,
+                padding_left=h.pad_left,
+                padding_right=h.pad_right,
+            )
+            for h in inlay_hints.inlay_hints(analysis, span.start_byte, span.end_byte)
+        ]
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=["%", "#", "!", "^", "@", ".", ":"]),
+    )
+    @guarded(types.CompletionList(is_incomplete=False, items=[]))
+    def on_completion(ls: AffineLanguageServer, params: types.CompletionParams):
+        analysis = _analysis(ls, params.text_document.uri)
+        if analysis is None:
+            return types.CompletionList(is_incomplete=False, items=[])
+        document = analysis.document
+        items = []
+        for item in completion.completions(analysis, offset(document, params.position)):
+            replace = lsp_range(document, item.replace) if item.replace is not None else None
+            new_text = item.insert_text or item.label
+            items.append(
+                types.CompletionItem(
+                    label=item.label,
+                    kind=_COMPLETION_KINDS.get(item.kind),
+                    detail=item.detail or None,
+                    documentation=item.documentation or None,
+                    insert_text_format=types.InsertTextFormat.Snippet
+                    if item.snippet
+                    else types.InsertTextFormat.PlainText,
+                    text_edit=types.TextEdit(range=replace, new_text=new_text) if replace else None,
+                    insert_text=None if replace else new_text,
+                )
+            )
+        return types.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite],
+            resolve_provider=True,
+        ),
+    )
+    @guarded([])
+    def on_code_action(ls: AffineLanguageServer, params: types.CodeActionParams):
+        open_document = ls.documents.get(params.text_document.uri)
+        if open_document is None:
+            return []
+        analysis = open_document.analysis
+        document = analysis.document
+        span = span_of(document, params.range)
+        only = [str(k) for k in params.context.only] if params.context.only else None
+        found = code_actions.code_actions(
+            analysis, span.start_byte, span.end_byte, only, ls.settings.fusion_tolerance
+        )
+        result = []
+        for action in found:
+            lsp_action = types.CodeAction(
+                title=action.title,
+                kind=action.kind,
+                is_preferred=action.preferred or None,
+                diagnostics=[
+                    lsp_diagnostic(document, open_document.uri, d) for d in action.diagnostics
+                ]
+                or None,
+                disabled=types.CodeActionDisabled(reason=action.disabled_reason)
+                if action.disabled_reason
+                else None,
+            )
+            if action.edits is not None:
+                lsp_action.edit = workspace_edit(ls, open_document, action.edits)
+            else:
+                key = str(next(action_ids))
+                actions[key] = (open_document.uri, open_document.version, action)
+                while len(actions) > 200:
+                    actions.pop(next(iter(actions)))
+                lsp_action.data = {"id": key}
+            result.append(lsp_action)
+        return result
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    @guarded()
+    def on_code_action_resolve(ls: AffineLanguageServer, params: types.CodeAction):
+        data = params.data if isinstance(params.data, dict) else {}
+        entry = actions.get(str(data.get("id")))
+        if entry is None:
+            raise JsonRpcException("this code action is out of date", code=REQUEST_FAILED)
+        uri, version, action = entry
+        open_document = ls.documents.get(uri)
+        if open_document is None or open_document.version != version:
+            raise JsonRpcException(
+                "the document changed since this code action was computed", code=REQUEST_FAILED
+            )
+        edits = action.resolve()
+        if not edits:
+            params.disabled = types.CodeActionDisabled(
+                reason=action.disabled_reason or "nothing to change"
+            )
+            return params
+        params.edit = workspace_edit(ls, open_document, edits)
+        return params
+
+    @server.command(CHECK_WORKSPACE)
+    @guarded({"files": 0, "errors": 0, "warnings": 0})
+    async def check_workspace(ls: AffineLanguageServer, *folder_uris):
+        return await _check_workspace(ls, [str(u) for u in folder_uris])
+
+
+def encode_tokens(document: SourceDocument, found: list[tokens.Token]) -> list[int]:
+    """LSP's relative encoding: (line delta, start delta, length, type, modifiers)."""
+    type_index = {name: i for i, name in enumerate(tokens.TOKEN_TYPES)}
+    modifier_bit = {name: 1 << i for i, name in enumerate(tokens.TOKEN_MODIFIERS)}
+    data: list[int] = []
+    previous_line = previous_start = 0
+    for token in found:
+        line, character = document.position(token.start)
+        length = column_units(bytes(document.data[token.start : token.end]), document.encoding)
+        if length <= 0:
+            continue
+        delta_line = line - previous_line
+        delta_start = character - previous_start if delta_line == 0 else character
+        bits = 0
+        for modifier in token.modifiers:
+            bits |= modifier_bit.get(modifier, 0)
+        data += [delta_line, delta_start, length, type_index[token.type], bits]
+        previous_line, previous_start = line, character
+    return data
+
+
+async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> dict:
+    """Analyse every `.mlir` file under the folders, publish their diagnostics, count."""
+    paths: list[Path] = []
+    for uri in folder_uris or [f.uri for f in _workspace_folders(ls)]:
+        folder = to_fs_path(uri) if uri.startswith("file:") else uri
+        if folder:
+            paths += list(workspace.mlir_files(Path(folder)))
+    open_by_path = {Path(to_fs_path(uri) or ""): document for uri, document in ls.documents.items()}
+    files = errors = warnings = 0
+    slice_start = time.perf_counter()
+    for path in paths:
+        open_document = open_by_path.get(path)
+        if open_document is not None:
+            analysis = open_document.analysis
+        else:
+            try:
+                analysis = workspace.load_file(path, ls.settings.check_options(), ls.encoding)
+            except OSError as error:
+                ls.report_once(f"cannot read {path}: {error.strerror}", types.MessageType.Warning)
+                continue
+        for _ in analysis.analyse():
+            if time.perf_counter() - slice_start > SLICE_SECONDS:
+                await asyncio.sleep(0)
+                slice_start = time.perf_counter()
+        diagnostics = analysis.diagnostics()
+        file_errors, file_warnings = workspace.count_severities(diagnostics)
+        files, errors, warnings = files + 1, errors + file_errors, warnings + file_warnings
+        if open_document is not None:
+            ls.publish(open_document)
+        else:
+            uri = from_fs_path(str(path)) or path.as_uri()
+            ls.affine_protocol.send_notification_data(
+                types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                {
+                    "uri": uri,
+                    "diagnostics": [
+                        diagnostic_data(analysis.document, uri, d) for d in diagnostics
+                    ],
+                },
+            )
+        await asyncio.sleep(0)
+        slice_start = time.perf_counter()
+    return {"files": files, "errors": errors, "warnings": warnings}
+
+
+def _workspace_folders(ls: AffineLanguageServer) -> list[types.WorkspaceFolder]:
+    try:
+        return list(ls.workspace.folders.values())
+    except RuntimeError:
+        return []
