@@ -51,7 +51,10 @@ def folding_ranges(document: SourceDocument) -> list[Fold]:
     markers = sorted(n.start_point[0] for n in captures.get("split", []))
     if markers:  # each chunk folds under its marker line (the first from the top)
         starts = [0, *markers]
-        ends = [m - 1 for m in markers] + [max(document.lines.line_count - 1, 0)]
+        last_line = document.lines.line_count - 1
+        if document.data.endswith((b"\n", b"\r")):
+            last_line -= 1  # the empty line after the final line break
+        ends = [m - 1 for m in markers] + [max(last_line, 0)]
         for first, last in zip(starts, ends, strict=True):
             if last > first:
                 folds.append(Fold(first, last, "region"))

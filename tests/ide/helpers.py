@@ -34,3 +34,12 @@ def offset_of(analysis: DocumentAnalysis, needle: str, occurrence: int = 0, shif
     for _ in range(occurrence + 1):
         index = data.index(needle.encode("utf-8"), index + 1)
     return index + shift
+
+
+def apply_text_edits(analysis: DocumentAnalysis, edits) -> str:
+    """The document's text with non-overlapping byte-span edits applied."""
+    data = bytes(analysis.document.data)
+    for edit in sorted(edits, key=lambda e: e.span.start_byte, reverse=True):
+        new = edit.new_text.encode("utf-8")
+        data = data[: edit.span.start_byte] + new + data[edit.span.end_byte :]
+    return data.decode("utf-8")
