@@ -64,7 +64,11 @@ def test_alias_definition_and_map_identifiers():
 
 
 def test_inline_map_hover():
-    text = "func.func @f(%n: index) {\n  %a = affine.apply affine_map<(i)[N] -> (i + N)>(%n)[%n]\n  return\n}\n"
+    text = (
+        "func.func @f(%n: index) {\n"
+        "  %a = affine.apply affine_map<(i)[N] -> (i + N)>(%n)[%n]\n"
+        "  return\n}\n"
+    )
     markdown = _hover("affine_map", 0, 0, text)
     assert "(i)[N] -> (i + N)" in markdown and "1 dimension (i), 1 symbol (N)" in markdown
     assert "`i` ← `%n`, `N` ← `%n`" in markdown
