@@ -62,6 +62,13 @@ LEGEND = types.SemanticTokensLegend(
 )
 
 
+def _member(params, name: str):
+    """A field of custom-request params (pygls gives a dict or a named tuple)."""
+    if isinstance(params, dict):
+        return params.get(name)
+    return getattr(params, name, None)
+
+
 def _analysis(ls: AffineLanguageServer, uri: str) -> DocumentAnalysis | None:
     document = ls.documents.get(uri)
     return document.analysis if document is not None else None
@@ -112,14 +119,14 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
     @server.feature(ITERATION_DOMAIN)
     @guarded({"domain": None, "message": "internal error: see the server log"})
     def on_iteration_domain(ls: AffineLanguageServer, params) -> dict:
-        uri = params["textDocument"]["uri"]
+        uri = str(_member(_member(params, "textDocument"), "uri") or "")
         analysis = _analysis(ls, uri)
         if analysis is None:
             return {"domain": None, "message": f"{uri} is not open in the server"}
-        position = params.get("position") or {}
-        at = analysis.document.offset(
-            (int(position.get("line", 0)), int(position.get("character", 0)))
-        )
+        position = _member(params, "position")
+        line = _member(position, "line") or 0
+        character = _member(position, "character") or 0
+        at = analysis.document.offset((int(line), int(character)))
         domain, message = hover.iteration_domain(analysis, at)
         return {"domain": domain, "message": message}
 

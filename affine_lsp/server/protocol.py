@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 
@@ -33,6 +34,17 @@ class AffineProtocol(LanguageServerProtocol):
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
         yield from self._forward(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+    def structure_message(self, data: dict[str, Any]):
+        """As pygls, but a request whose params cannot be read gets an error answer
+        (pygls would only log it, leaving the client waiting)."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                error = JsonRpcInvalidParams(f"invalid params for {data['method']}")
+                self._send_response(data["id"], error=error.to_response_error())
+            raise
 
     def send_notification_data(self, method: str, params: dict[str, Any]) -> None:
         """Send a notification whose params are already plain JSON data.

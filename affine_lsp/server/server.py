@@ -70,6 +70,10 @@ class AffineLanguageServer(LanguageServer):
         assert isinstance(self.protocol, AffineProtocol)
         return self.protocol
 
+    def report_server_error(self, error: Exception, source) -> None:
+        """Log server-side errors; they are not the user's to see in a pop-up."""
+        logger.error("%s: %s", getattr(source, "__name__", source), error)
+
     # -- client capabilities -------------------------------------------------------------
 
     def negotiate_encoding(self, capabilities: types.ClientCapabilities) -> None:

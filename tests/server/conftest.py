@@ -51,15 +51,31 @@ def record_diagnostics(client: LanguageClient) -> None:
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV))
-async def client(lsp_client: LanguageClient):
-    record_diagnostics(lsp_client)
-    await lsp_client.initialize_session(
+CONFIG = ClientServerConfig(server_command=SERVER, server_env=ENV)
+
+
+async def start(client: LanguageClient, initialization_options=None, **general) -> None:
+    record_diagnostics(client)
+    await client.initialize_session(
         types.InitializeParams(
-            capabilities=capabilities(),
+            capabilities=capabilities(**general),
             root_uri=FIXTURES.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=FIXTURES.as_uri(), name="fixtures")],
+            initialization_options=initialization_options,
         )
     )
+
+
+@pytest_lsp.fixture(config=CONFIG, scope="module")
+async def client(lsp_client: LanguageClient):
+    """One server for a whole test module (most tests only read)."""
+    await start(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def fresh_client(lsp_client: LanguageClient):
+    """A server of its own, for tests that change settings or watch every message."""
     yield
     await lsp_client.shutdown_session()
