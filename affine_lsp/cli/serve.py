@@ -46,9 +46,14 @@ def run(args: argparse.Namespace) -> int:
     pygls.addHandler(handler)
     pygls.setLevel(logging.DEBUG if args.log_level == "debug" else logging.WARNING)
 
+    import gc
+
     from affine_lsp.server.handlers import create_server
 
     server = create_server()
+    # Everything loaded so far lives as long as the process: keep the collector
+    # from scanning it again and again while documents are analysed.
+    gc.freeze()
     if args.tcp is not None:
         server.start_tcp(*args.tcp)
     else:

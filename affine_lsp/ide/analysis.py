@@ -24,6 +24,7 @@ before they are used.
 
 from __future__ import annotations
 
+import gc
 import re
 from bisect import bisect_left, bisect_right
 from collections import deque
@@ -418,6 +419,16 @@ class DocumentAnalysis:
         record.checked_key = key
 
     def _analyse_operation(self, record: ItemRecord) -> None:
+        # The item's IR is cyclic garbage once checked: collect it young, in one
+        # pass, instead of letting the collector scan it while it is being built.
+        gc.disable()
+        try:
+            self._check_operation(record)
+        finally:
+            gc.enable()
+        gc.collect(0)
+
+    def _check_operation(self, record: ItemRecord) -> None:
         node = self.node_of(record)
         chunk = self.chunks[record.chunk]
         item = build_operation_item(node, chunk.scope())
