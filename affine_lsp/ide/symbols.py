@@ -26,6 +26,9 @@ _QUERY = """
 """
 _REGION_FIELDS = ("body", "then")
 _MAX_NAME = 80
+MAX_DEPTH = 64
+"""Deeper symbols are listed among the children of their ancestor at this depth
+(clients and JSON encoders do not take unbounded nesting)."""
 
 
 @dataclass
@@ -85,6 +88,7 @@ def document_symbols(document: SourceDocument, root: Node | None = None) -> list
         symbol = _symbol(document, node, kind)
         while stack and stack[-1].span.end_byte < symbol.span.end_byte:
             stack.pop()
-        (stack[-1].children if stack else top).append(symbol)
+        parent = stack[min(len(stack), MAX_DEPTH) - 1] if stack else None
+        (parent.children if parent is not None else top).append(symbol)
         stack.append(symbol)
     return top

@@ -34,7 +34,7 @@ def span_of(document: SourceDocument, range_: types.Range) -> Span:
     return Span(min(start, end), max(start, end))
 
 
-def _range_data(document: SourceDocument, span: Span) -> dict[str, Any]:
+def range_data(document: SourceDocument, span: Span) -> dict[str, Any]:
     start_line, start_character = document.position(span.start_byte)
     end_line, end_character = document.position(span.end_byte)
     return {
@@ -46,7 +46,7 @@ def _range_data(document: SourceDocument, span: Span) -> dict[str, Any]:
 def diagnostic_data(document: SourceDocument, uri: str, diagnostic: Diagnostic) -> dict[str, Any]:
     """An LSP Diagnostic as JSON data."""
     data: dict[str, Any] = {
-        "range": _range_data(document, diagnostic.span),
+        "range": range_data(document, diagnostic.span),
         "severity": int(diagnostic.severity),
         "code": diagnostic.code,
         "source": SOURCE,
@@ -54,7 +54,7 @@ def diagnostic_data(document: SourceDocument, uri: str, diagnostic: Diagnostic) 
     }
     if diagnostic.related:
         data["relatedInformation"] = [
-            {"location": {"uri": uri, "range": _range_data(document, r.span)}, "message": r.message}
+            {"location": {"uri": uri, "range": range_data(document, r.span)}, "message": r.message}
             for r in diagnostic.related
         ]
     tags = [_TAGS[t] for t in diagnostic.tags if t in _TAGS]

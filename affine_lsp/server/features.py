@@ -25,8 +25,16 @@ from affine_lsp.ide import (
 from affine_lsp.ide import semantic_tokens as tokens
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.navigation import RenameError
-from affine_lsp.server.convert import diagnostic_data, lsp_diagnostic, lsp_range, offset, span_of
+from affine_lsp.server.convert import (
+    diagnostic_data,
+    lsp_diagnostic,
+    lsp_range,
+    offset,
+    range_data,
+    span_of,
+)
 from affine_lsp.server.guard import guarded
+from affine_lsp.server.protocol import RawResult
 from affine_lsp.server.server import SLICE_SECONDS, AffineLanguageServer, OpenDocument
 from affine_lsp.syntax import SourceDocument, Span
 from affine_lsp.syntax.lines import column_units
@@ -190,37 +198,28 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
         return workspace_edit(ls, open_document, edits)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    @guarded([])
+    @guarded(RawResult([]))
     def on_document_symbol(ls: AffineLanguageServer, params: types.DocumentSymbolParams):
         analysis = _analysis(ls, params.text_document.uri)
         if analysis is None:
-            return []
-        document = analysis.document
-
-        def convert(symbol: symbols.OutlineSymbol) -> types.DocumentSymbol:
-            return types.DocumentSymbol(
-                name=symbol.name or "?",
-                detail=symbol.detail or None,
-                kind=_SYMBOL_KINDS.get(symbol.kind, types.SymbolKind.Object),
-                range=lsp_range(document, symbol.span),
-                selection_range=lsp_range(document, symbol.selection),
-                children=[convert(c) for c in symbol.children] or None,
-            )
-
-        return [convert(s) for s in symbols.document_symbols(document)]
+            return RawResult([])
+        return RawResult(
+            outline_data(analysis.document, symbols.document_symbols(analysis.document))
+        )
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
-    @guarded([])
+    @guarded(RawResult([]))
     def on_folding_range(ls: AffineLanguageServer, params: types.FoldingRangeParams):
         analysis = _analysis(ls, params.text_document.uri)
         if analysis is None:
-            return []
-        return [
-            types.FoldingRange(
-                start_line=f.start_line, end_line=f.end_line, kind=_FOLDING_KINDS.get(f.kind or "")
-            )
-            for f in folding.folding_ranges(analysis.document)
-        ]
+            return RawResult([])
+        folds = []
+        for fold in folding.folding_ranges(analysis.document):
+            data = {"startLine": fold.start_line, "endLine": fold.end_line}
+            if fold.kind is not None:
+                data["kind"] = fold.kind
+            folds.append(data)
+        return RawResult(folds)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
     @guarded(types.SemanticTokens(data=[]))
@@ -362,6 +361,27 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
     @guarded({"files": 0, "errors": 0, "warnings": 0})
     async def check_workspace(ls: AffineLanguageServer, *folder_uris):
         return await _check_workspace(ls, [str(u) for u in folder_uris])
+
+
+def outline_data(document: SourceDocument, outline: list[symbols.OutlineSymbol]) -> list[dict]:
+    """LSP DocumentSymbols as JSON data (built iteratively: outlines can be deep)."""
+    result: list[dict] = []
+    stack = [(symbol, result) for symbol in reversed(outline)]
+    while stack:
+        symbol, siblings = stack.pop()
+        data = {
+            "name": symbol.name or "?",
+            "kind": int(_SYMBOL_KINDS.get(symbol.kind, types.SymbolKind.Object)),
+            "range": range_data(document, symbol.span),
+            "selectionRange": range_data(document, symbol.selection),
+        }
+        if symbol.detail:
+            data["detail"] = symbol.detail
+        siblings.append(data)
+        if symbol.children:
+            data["children"] = children = []
+            stack.extend((child, children) for child in reversed(symbol.children))
+    return result
 
 
 def encode_tokens(document: SourceDocument, found: list[tokens.Token]) -> list[int]:

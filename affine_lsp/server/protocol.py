@@ -15,6 +15,15 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 
+class RawResult:
+    """A request result that is already plain JSON data (sent as it is)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+
+
 class AffineProtocol(LanguageServerProtocol):
     """LanguageServerProtocol whose document sync is left to the server."""
 
@@ -45,6 +54,14 @@ class AffineProtocol(LanguageServerProtocol):
                 error = JsonRpcInvalidParams(f"invalid params for {data['method']}")
                 self._send_response(data["id"], error=error.to_response_error())
             raise
+
+    def _send_response(self, msg_id, result=None, error=None):
+        """As pygls, except that a `RawResult` skips cattrs (large outlines, folds)."""
+        if error is None and isinstance(result, RawResult):
+            self._result_types.pop(msg_id, None)
+            self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result.data})
+            return
+        super()._send_response(msg_id, result, error)
 
     def send_notification_data(self, method: str, params: dict[str, Any]) -> None:
         """Send a notification whose params are already plain JSON data.
