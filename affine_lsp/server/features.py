@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import time
 from pathlib import Path
 
@@ -203,9 +204,8 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
         analysis = _analysis(ls, params.text_document.uri)
         if analysis is None:
             return RawResult([])
-        return RawResult(
-            outline_data(analysis.document, symbols.document_symbols(analysis.document))
-        )
+        outline = symbols.document_symbols(analysis.document)
+        return RawResult(json_text=outline_json(analysis.document, outline))
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded(RawResult([]))
@@ -363,25 +363,35 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
         return await _check_workspace(ls, [str(u) for u in folder_uris])
 
 
-def outline_data(document: SourceDocument, outline: list[symbols.OutlineSymbol]) -> list[dict]:
-    """LSP DocumentSymbols as JSON data (built iteratively: outlines can be deep)."""
-    result: list[dict] = []
-    stack = [(symbol, result) for symbol in reversed(outline)]
+def outline_json(document: SourceDocument, outline: list[symbols.OutlineSymbol]) -> str:
+    """LSP DocumentSymbols as JSON text, written symbol by symbol (outlines of large
+    files are big: no intermediate objects), iteratively (outlines can be deep)."""
+    parts: list[str] = ["["]
+    # Work items: a symbol to write (with whether a comma goes first), or closing text.
+    stack: list[tuple[symbols.OutlineSymbol | None, bool | str]] = [(None, "]")]
+    stack += [(symbol, index > 0) for index, symbol in reversed(list(enumerate(outline)))]
     while stack:
-        symbol, siblings = stack.pop()
-        data = {
+        symbol, extra = stack.pop()
+        if symbol is None:
+            parts.append(str(extra))
+            continue
+        head = {
             "name": symbol.name or "?",
             "kind": int(_SYMBOL_KINDS.get(symbol.kind, types.SymbolKind.Object)),
             "range": range_data(document, symbol.span),
             "selectionRange": range_data(document, symbol.selection),
         }
         if symbol.detail:
-            data["detail"] = symbol.detail
-        siblings.append(data)
+            head["detail"] = symbol.detail
+        text = json.dumps(head, separators=(",", ":"))
+        parts.append(("," if extra else "") + text[:-1])
         if symbol.children:
-            data["children"] = children = []
-            stack.extend((child, children) for child in reversed(symbol.children))
-    return result
+            parts.append(',"children":[')
+            stack.append((None, "]}"))
+            stack += [(c, i > 0) for i, c in reversed(list(enumerate(symbol.children)))]
+        else:
+            parts.append("}")
+    return "".join(parts)
 
 
 def encode_tokens(document: SourceDocument, found: list[tokens.Token]) -> list[int]:

@@ -8,6 +8,9 @@ the server's handler and never touch pygls's workspace.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
 from typing import Any
 
 from lsprotocol import types
@@ -16,12 +19,13 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 
 class RawResult:
-    """A request result that is already plain JSON data (sent as it is)."""
+    """A request result that is already plain JSON data, or JSON text, sent as it is."""
 
-    __slots__ = ("data",)
+    __slots__ = ("data", "json_text")
 
-    def __init__(self, data: Any) -> None:
+    def __init__(self, data: Any = None, *, json_text: str | None = None) -> None:
         self.data = data
+        self.json_text = json_text
 
 
 class AffineProtocol(LanguageServerProtocol):
@@ -59,9 +63,26 @@ class AffineProtocol(LanguageServerProtocol):
         """As pygls, except that a `RawResult` skips cattrs (large outlines, folds)."""
         if error is None and isinstance(result, RawResult):
             self._result_types.pop(msg_id, None)
-            self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result.data})
+            if result.json_text is None:
+                self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result.data})
+            else:
+                self._send_json_text(msg_id, result.json_text)
             return
         super()._send_response(msg_id, result, error)
+
+    def _send_json_text(self, msg_id, text: str) -> None:
+        """Write a response around pre-serialized result text (header and body apart,
+        so that a large result is not copied once more)."""
+        if self.writer is None:
+            return
+        head = f'{{"jsonrpc": "2.0", "id": {json.dumps(msg_id)}, "result": '.encode()
+        body = text.encode(self.CHARSET)
+        length = len(head) + len(body) + 1
+        header = f"Content-Length: {length}\r\n\r\n".encode() if self._include_headers else b""
+        for part in (header + head, body, b"}"):
+            written = self.writer.write(part)
+            if inspect.isawaitable(written):
+                asyncio.ensure_future(written)
 
     def send_notification_data(self, method: str, params: dict[str, Any]) -> None:
         """Send a notification whose params are already plain JSON data.

@@ -149,10 +149,17 @@ async def test_work_done_progress_for_long_analyses(fresh_client):
     await start(fresh_client)
     function = (FIXTURES / "nest.mlir").read_text().split("func.func @caller")[0]
     header, body = function.split("func.func @triangle")
-    text = header + "".join(f"func.func @t{i}{body}" for i in range(400))
+    text = header + "".join(f"func.func @t{i}{body}" for i in range(1000))  # ~0.5 s or more
     await open_text(fresh_client, "file:///tmp/big.mlir", text)
-    await asyncio.sleep(0.1)
-    reports = [value for values in fresh_client.progress_reports.values() for value in values]
+
+    def reports():
+        return [value for values in fresh_client.progress_reports.values() for value in values]
+
+    for _ in range(100):  # the `end` follows the diagnostics
+        if reports() and reports()[-1].kind == "end":
+            break
+        await asyncio.sleep(0.05)
+    reports = reports()
     kinds = [r.kind for r in reports]
     assert kinds[0] == "begin" and kinds[-1] == "end"
     assert any(r.kind == "report" and r.percentage is not None for r in reports)
