@@ -403,18 +403,23 @@ class DocumentAnalysis:
         if record.kind in ALIAS_KINDS:
             self._build_alias(record)
 
-    def _build_alias(self, record: ItemRecord) -> None:
+    def _build_alias(self, record: ItemRecord, *, keep_node: bool = False) -> None:
+        """(Re)build an alias definition from the current tree. Its syntax node is
+        dropped unless asked for: a node kept across edits pins the old tree."""
         alias = build_alias(self.node_of(record))
         record.alias_item = TopLevelItem(record.span, alias=alias)
         value = self.document.data[alias.value_span.start_byte : alias.value_span.end_byte]
         record.alias_key = (alias.name, alias.kind, bytes(value))
         record.used_aliases = frozenset(text(n) for n in alias_uses(record.alias_item))
+        if not keep_node:
+            alias.node = None
 
     def _check_alias(self, record: ItemRecord, key: tuple) -> None:
-        self._build_alias(record)  # rules read its syntax node: it must be current
-        assert record.alias_item is not None
+        self._build_alias(record, keep_node=True)  # the rules read its syntax node
+        assert record.alias_item is not None and record.alias_item.alias is not None
         context = self.chunks[record.chunk].context
         found = check_item(record.alias_item, context, self.options)
+        record.alias_item.alias.node = None
         record.diagnostics = sorted(found, key=Diagnostic.sort_key)
         record.checked_key = key
 
@@ -462,7 +467,7 @@ class DocumentAnalysis:
         items = []
         for record in records:
             if record.alias_item is not None:
-                self._build_alias(record)  # rules read its syntax node: it must be current
+                self._build_alias(record, keep_node=True)  # the rules read its syntax node
                 items.append(record.alias_item)
             elif record.kind == OPERATION:
                 shell = Operation(
@@ -478,6 +483,9 @@ class DocumentAnalysis:
             key=Diagnostic.sort_key,
         )
         chunk.signature = signature
+        for item in items:
+            if item.alias is not None:
+                item.alias.node = None
 
     # -- results ----------------------------------------------------------------------
 
