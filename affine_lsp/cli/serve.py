@@ -49,8 +49,10 @@ def run(args: argparse.Namespace) -> int:
     import gc
 
     from affine_lsp.server.handlers import create_server
+    from affine_lsp.server.warmup import warm_up
 
     server = create_server()
+    warm_up(server.affine_protocol)
     # Everything loaded so far lives as long as the process: keep the collector
     # from scanning it again and again while documents are analysed.
     gc.freeze()

@@ -132,6 +132,7 @@ class AffineLanguageServer(LanguageServer):
         await asyncio.sleep(0)  # let notifications already queued arrive first
         started = slice_start = time.perf_counter()
         progress: _Progress | None = None
+        done = 0
         try:
             for done, total in document.analysis.analyse():
                 now = time.perf_counter()
@@ -144,6 +145,13 @@ class AffineLanguageServer(LanguageServer):
                 await asyncio.sleep(0)
                 slice_start = time.perf_counter()
             self.publish(document)
+            logger.info(
+                "%s v%s: %d items analysed in %.1f ms",
+                document.uri,
+                document.version,
+                done,
+                (time.perf_counter() - started) * 1000,
+            )
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -203,26 +211,36 @@ class AffineLanguageServer(LanguageServer):
 
 
 class _Progress:
-    """Server-initiated work-done progress (only if the client supports it)."""
+    """Server-initiated work-done progress (only if the client supports it).
+
+    The notifications go out as plain JSON: reports are sent while analysis runs,
+    where a first use of cattrs' generated converters would cost more than them."""
 
     def __init__(self, server: AffineLanguageServer, title: str) -> None:
         self._server = server
         self._token: str | None = None
         self._last = -1
+        self._begun = False
         if not server.client_supports("window.work_done_progress"):
             return
         self._token = f"affine-lsp-{uuid.uuid4()}"
         self._title = title
-        self._begun = False
-        server.work_done_progress.create(self._token, callback=self._created)
+        server.protocol.send_request(
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+            types.WorkDoneProgressCreateParams(token=self._token),
+            self._created,
+        )
+
+    def _send(self, value: dict) -> None:
+        assert self._token is not None
+        self._server.affine_protocol.send_notification_data(
+            types.PROGRESS, {"token": self._token, "value": value}
+        )
 
     def _created(self, *_args) -> None:
-        if self._token is None:
-            return
-        self._server.work_done_progress.begin(
-            self._token, types.WorkDoneProgressBegin(title=self._title, percentage=0)
-        )
-        self._begun = True
+        if self._token is not None:
+            self._send({"kind": "begin", "title": self._title, "percentage": 0})
+            self._begun = True
 
     def report(self, done: int, total: int) -> None:
         if self._token is None or not self._begun:
@@ -230,12 +248,9 @@ class _Progress:
         percentage = int(100 * done / max(total, 1))
         if percentage != self._last:
             self._last = percentage
-            self._server.work_done_progress.report(
-                self._token,
-                types.WorkDoneProgressReport(percentage=percentage, message=f"{done}/{total}"),
-            )
+            self._send({"kind": "report", "percentage": percentage, "message": f"{done}/{total}"})
 
     def end(self) -> None:
         if self._token is not None and self._begun:
-            self._server.work_done_progress.end(self._token, types.WorkDoneProgressEnd())
+            self._send({"kind": "end"})
         self._token = None
