@@ -1,0 +1,32 @@
+"""The polyhedral core (islpy): iteration domains, access relations, dependences.
+
+Hover data for the language server:
+  describe_loop(op, model, budget=None)       -> LoopDescription | Unknown
+  describe_access(op, model, budget=None)     -> AccessDescription | Unknown
+  describe_condition(op, model, budget=None)  -> ConditionDescription | Unknown
+
+Every question runs with a bounded amount of isl work (`Budget`) and answers
+`Unknown(reason)` instead of failing or hanging.
+"""
+
+from affine_lsp.poly.describe import (
+    AccessDescription,
+    ConditionDescription,
+    LoopDescription,
+    describe_access,
+    describe_condition,
+    describe_loop,
+)
+from affine_lsp.poly.session import HOVER_BUDGET, Budget, Unknown
+
+__all__ = [
+    "HOVER_BUDGET",
+    "AccessDescription",
+    "Budget",
+    "ConditionDescription",
+    "LoopDescription",
+    "Unknown",
+    "describe_access",
+    "describe_condition",
+    "describe_loop",
+]

@@ -1,0 +1,104 @@
+"""An isl context with a bounded amount of work, and the `Unknown` answer.
+
+Every polyhedral question runs inside an `IslSession`: one isl context whose
+operation counter is capped (`isl_ctx_set_max_operations`) plus a wall-clock
+deadline checked between steps. When either runs out, or the input is not
+affine, the analysis stops with a `PolyError`, which the public entry points
+turn into `Unknown(reason)`; callers treat that conservatively.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import islpy as isl
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much work one question may take: isl operations and wall-clock seconds."""
+
+    max_operations: int = 400_000
+    time_limit: float | None = 0.1
+
+
+HOVER_BUDGET = Budget()
+"""The default for hovers: a typical nest needs a few thousand operations."""
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """The answer is not available: non-affine input, too complex, or over budget."""
+
+    reason: str
+
+
+class PolyError(Exception):
+    """Internal: the analysis cannot go on; `reason` says why (becomes `Unknown`)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class NotAffine(PolyError):
+    """Something on the way is not an affine expression of loop ivs and symbols."""
+
+
+class BudgetExceeded(PolyError):
+    """The isl operation budget or the deadline ran out."""
+
+
+class IslSession:
+    """One isl context with an operation budget and a deadline."""
+
+    def __init__(self, budget: Budget | None = None) -> None:
+        self.budget = budget or Budget()
+        self.ctx = isl.Context()
+        if self.budget.max_operations:
+            self.ctx.set_max_operations(self.budget.max_operations)
+        self.ctx.reset_operations()
+        limit = self.budget.time_limit
+        self.deadline = None if limit is None else time.perf_counter() + limit
+
+    def check_time(self) -> None:
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise BudgetExceeded("analysis exceeded its time budget")
+
+    def failure(self, error: Exception, what: str) -> PolyError:
+        """Classify an isl error: budget exhausted, or a construct isl rejected."""
+        try:
+            isl.Set.read_from_str(self.ctx, "{ [] }")
+        except isl.Error:
+            return BudgetExceeded("analysis exceeded its isl operation budget")
+        return NotAffine(f"isl could not handle {what}")
+
+    def set(self, text: str) -> isl.Set:
+        self.check_time()
+        try:
+            return isl.Set.read_from_str(self.ctx, text)
+        except isl.Error as error:
+            raise self.failure(error, "a set") from None
+
+    def map(self, text: str) -> isl.Map:
+        self.check_time()
+        try:
+            return isl.Map.read_from_str(self.ctx, text)
+        except isl.Error as error:
+            raise self.failure(error, "a relation") from None
+
+    def union_map(self, text: str) -> isl.UnionMap:
+        self.check_time()
+        try:
+            return isl.UnionMap.read_from_str(self.ctx, text)
+        except isl.Error as error:
+            raise self.failure(error, "a relation") from None
+
+    def run(self, thunk, what: str = "a polyhedral operation"):
+        """Call `thunk()` translating isl errors into `PolyError`s."""
+        self.check_time()
+        try:
+            return thunk()
+        except isl.Error as error:
+            raise self.failure(error, what) from None
