@@ -162,6 +162,10 @@ class DocumentAnalysis:
         edits = self.document.apply_changes(changes)
         self.edit_count += 1
         self._view_cache = None
+        for chunk in self.chunks:  # syntax nodes would pin the old tree
+            for record in chunk.alias_records:
+                if record.alias_item is not None and record.alias_item.alias is not None:
+                    record.alias_item.alias.node = None
         if any(change.range is None for change in changes):
             self._rebuild_all()
             return
@@ -403,23 +407,23 @@ class DocumentAnalysis:
         if record.kind in ALIAS_KINDS:
             self._build_alias(record)
 
-    def _build_alias(self, record: ItemRecord, *, keep_node: bool = False) -> None:
-        """(Re)build an alias definition from the current tree. Its syntax node is
-        dropped unless asked for: a node kept across edits pins the old tree."""
+    def _build_alias(self, record: ItemRecord) -> None:
+        """Build an alias definition from the current tree (once per version: its
+        syntax node is dropped at the next edit, as a node would pin the old tree)."""
+        if record.built_at == self.edit_count and record.alias_item is not None:
+            return
         alias = build_alias(self.node_of(record))
         record.alias_item = TopLevelItem(record.span, alias=alias)
+        record.built_at = self.edit_count
         value = self.document.data[alias.value_span.start_byte : alias.value_span.end_byte]
         record.alias_key = (alias.name, alias.kind, bytes(value))
         record.used_aliases = frozenset(text(n) for n in alias_uses(record.alias_item))
-        if not keep_node:
-            alias.node = None
 
     def _check_alias(self, record: ItemRecord, key: tuple) -> None:
-        self._build_alias(record, keep_node=True)  # the rules read its syntax node
-        assert record.alias_item is not None and record.alias_item.alias is not None
+        self._build_alias(record)  # the rules read its syntax node: it must be current
+        assert record.alias_item is not None
         context = self.chunks[record.chunk].context
         found = check_item(record.alias_item, context, self.options)
-        record.alias_item.alias.node = None
         record.diagnostics = sorted(found, key=Diagnostic.sort_key)
         record.checked_key = key
 
@@ -467,7 +471,7 @@ class DocumentAnalysis:
         items = []
         for record in records:
             if record.alias_item is not None:
-                self._build_alias(record, keep_node=True)  # the rules read its syntax node
+                self._build_alias(record)  # the rules read its syntax node: it must be current
                 items.append(record.alias_item)
             elif record.kind == OPERATION:
                 shell = Operation(
@@ -483,9 +487,6 @@ class DocumentAnalysis:
             key=Diagnostic.sort_key,
         )
         chunk.signature = signature
-        for item in items:
-            if item.alias is not None:
-                item.alias.node = None
 
     # -- results ----------------------------------------------------------------------
 

@@ -32,7 +32,6 @@ from affine_lsp.ide.locate import (
     Target,
     enclosing_map,
     locate,
-    token_at,
 )
 from affine_lsp.ide.navigation import symbol_definition
 from affine_lsp.ide.op_docs import op_doc
@@ -53,6 +52,7 @@ from affine_lsp.ir.model import (
 from affine_lsp.ir.types import IndexType
 from affine_lsp.poly import (
     Budget,
+    LoopDescription,
     Unknown,
     describe_access,
     describe_condition,
@@ -62,6 +62,23 @@ from affine_lsp.syntax import Span
 
 HOVER_BUDGET = Budget(max_operations=200_000, time_limit=0.015)
 """isl work per hover: a typical nest needs about a millisecond."""
+
+MAX_NEST_DEPTH = 48
+"""Deeper nests get no polyhedral description: modelling them costs more than a
+keystroke's worth of time, before isl's budget even applies."""
+
+
+def _too_deep(op: Operation) -> Unknown | None:
+    depth = sum(
+        1 for a in op.ancestors() if isinstance(a, AffineForOp | AffineParallelOp | AffineIfOp)
+    )
+    if depth >= MAX_NEST_DEPTH:
+        return Unknown(f"the nest is {depth + 1} levels deep (more than {MAX_NEST_DEPTH})")
+    return None
+
+
+def describe_loop_at(op: Operation, view: ItemView) -> LoopDescription | Unknown:
+    return _too_deep(op) or describe_loop(op, view.model, HOVER_BUDGET)
 
 
 @dataclass(frozen=True)
@@ -96,8 +113,7 @@ def hover(analysis: DocumentAnalysis, offset: int) -> HoverResult | None:
             sections = _block_sections(view, target)
         span = target.span
     if sections is None:
-        node = token_at(view.node, offset)
-        map_node = enclosing_map(node)
+        map_node = enclosing_map(view.node, offset)
         if map_node is None:
             return None
         sections = _inline_map_sections(view, map_node)
@@ -135,7 +151,7 @@ def _polyhedral(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> st
     if isinstance(op, AffineForOp | AffineParallelOp):
         return _loop_section(analysis, view, op)
     if isinstance(op, AffineAccessOp):
-        answer = describe_access(op, model, HOVER_BUDGET)
+        answer = _too_deep(op) or describe_access(op, model, HOVER_BUDGET)
         if isinstance(answer, Unknown):
             return f"Access relation unavailable: {answer.reason}"
         return (
@@ -143,7 +159,7 @@ def _polyhedral(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> st
             f"**Region touched over the whole domain**\n{_code(answer.footprint, 'text')}"
         )
     if isinstance(op, AffineIfOp):
-        answer = describe_condition(op, model, HOVER_BUDGET)
+        answer = _too_deep(op) or describe_condition(op, model, HOVER_BUDGET)
         if isinstance(answer, Unknown):
             return f"Condition unavailable: {answer.reason}"
         return (
@@ -155,7 +171,7 @@ def _polyhedral(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> st
 
 
 def _loop_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> str:
-    answer = describe_loop(op, view.model, HOVER_BUDGET)
+    answer = describe_loop_at(op, view)
     header = f"`{loop_header(analysis.document, op)}`"
     if isinstance(answer, Unknown):
         return f"{header}\n\nIteration domain unavailable: {answer.reason}"
@@ -179,7 +195,7 @@ def iteration_domain(analysis: DocumentAnalysis, offset: int) -> tuple[str | Non
     if not loops:
         return None, "No affine loop nest encloses the cursor."
     loop = max(loops, key=lambda op: op.span.start_byte)
-    answer = describe_loop(loop, view.model, HOVER_BUDGET)
+    answer = describe_loop_at(loop, view)
     header = loop_header(analysis.document, loop)
     if isinstance(answer, Unknown):
         return None, f"{header}: {answer.reason}"
@@ -238,7 +254,7 @@ def _alias_sections(analysis: DocumentAnalysis, view: ItemView, target: Target) 
     if alias is None:
         return [f"`{target.name}`: no alias of this name is defined in this file (or chunk)"]
     definition = analysis.document.slice(alias.span.start_byte, alias.span.end_byte)
-    sections = [_code(" ".join(definition.split()) if len(definition) < 400 else definition)]
+    sections = [_code(_short(" ".join(definition.split())))]
     value = alias.map or alias.set
     if value is not None:
         kind = "Affine map" if isinstance(value, AffineMap) else "Integer set"
@@ -254,13 +270,31 @@ def _alias_sections(analysis: DocumentAnalysis, view: ItemView, target: Target) 
 
 
 def _inline_map_sections(view: ItemView, map_node) -> list[str]:
-    value = map_from_node(map_node) if "map" in map_node.type else set_from_node(map_node)
+    value = _map_value(view, map_node)
     kind = "Affine map" if isinstance(value, AffineMap) else "Integer set"
-    sections = [_code(str(value)), f"{kind}: {map_summary(value)}."]
+    sections = [_code(_short(str(value))), f"{kind}: {map_summary(value)}."]
     binding = _binding(view, map_node.start_byte, value)
     if binding:
         sections.append(binding)
     return sections
+
+
+def _map_value(view: ItemView, map_node) -> AffineMap | IntegerSet:
+    """The IR of a map or set node: the alias's or the op's, built only if neither has it."""
+    span = Span.of(map_node)
+    alias = view.item.alias
+    if alias is not None and alias.value_span == span and (alias.map or alias.set):
+        return alias.map or alias.set  # type: ignore[return-value]
+    for op in view.index.ops:
+        for ref, _dims, _symbols in _map_refs(op):
+            if ref.span == span and ref.inline is not None:
+                return ref.inline
+    return map_from_node(map_node) if "map" in map_node.type else set_from_node(map_node)
+
+
+def _short(text: str, limit: int = 400) -> str:
+    """Text for a hover, cut if it is too long to read there."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _map_refs(op: Operation) -> list[tuple[MapRef, list[Use], list[Use]]]:
@@ -297,10 +331,10 @@ def _names(names: tuple[str, ...], count: int, prefix: str) -> list[str]:
 
 
 def _map_id_sections(view: ItemView, target: Target) -> list[str]:
-    map_node = enclosing_map(target.node)
+    map_node = enclosing_map(view.node, target.span.start_byte)
     if map_node is None:
         return []
-    value = map_from_node(map_node) if "map" in map_node.type else set_from_node(map_node)
+    value = _map_value(view, map_node)
     name = target.name
     if name in value.dim_names:
         position, word = value.dim_names.index(name), "dimension"
@@ -308,7 +342,7 @@ def _map_id_sections(view: ItemView, target: Target) -> list[str]:
         position, word = value.symbol_names.index(name), "symbol"
     else:
         return [f"`{name}` is neither a dimension nor a symbol of this map"]
-    section = f"`{name}`: {word} {position} of `{value}`"
+    section = f"`{name}`: {word} {position} of `{_short(str(value))}`"
     parent = map_node.parent
     if parent is not None and parent.type in ("attribute_alias_def",):
         return [section]

@@ -4,9 +4,12 @@ an op name or a map identifier, with the IR objects behind it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
+
+import tree_sitter
 
 from affine_lsp.ir.model import Operation, Use, Value
-from affine_lsp.syntax import Node, Span
+from affine_lsp.syntax import Node, Span, mlir_language
 from affine_lsp.syntax.nodes import text
 
 VALUE = "value"
@@ -107,16 +110,22 @@ def _op_name_body(node: Node) -> Node | None:
     return None
 
 
-def enclosing_map(node: Node) -> Node | None:
-    """The affine map or integer set node around `node`, if any."""
-    current: Node | None = node
-    while current is not None:
-        if current.type in MAP_NODES and current.is_named:
-            return current
-        if current.type in ("operation", "region"):
-            return None
-        current = current.parent
-    return None
+@cache
+def _map_query() -> tree_sitter.Query:
+    kinds = " ".join(f"({kind})" for kind in sorted(MAP_NODES))
+    return tree_sitter.Query(mlir_language(), f"[{kinds}] @map")
+
+
+def enclosing_map(root: Node, offset: int) -> Node | None:
+    """The affine map or integer set node around `offset` under `root`, if any.
+
+    Found from the top down with a query limited to `offset`: walking up through
+    parents costs the node's depth at each step, which deep expressions make
+    quadratic."""
+    cursor = tree_sitter.QueryCursor(_map_query())
+    cursor.set_byte_range(max(offset - 1, 0), offset + 1)
+    maps = [m for m in cursor.captures(root).get("map", []) if m.start_byte <= offset <= m.end_byte]
+    return min(maps, key=lambda m: m.end_byte - m.start_byte) if maps else None
 
 
 def locate(root: Node, index: ItemIndex, offset: int) -> Target | None:

@@ -93,16 +93,21 @@ def _group(value: Value) -> list[Value]:
     return [value]
 
 
-def _value_occurrences(target: Target) -> Occurrences | None:
+def _value_occurrences(target: Target, with_references: bool = True) -> Occurrences | None:
     if target.value is None:
         return None
     size = len(target.value.name.encode("utf-8"))
-    definitions, references = [], []
-    for value in _group(target.value):
-        definitions.append(value.span)
-        for use in value.uses:
-            references.append(Span(use.span.start_byte, use.span.start_byte + size))
-    return Occurrences(_unique(definitions), _unique(references))
+    group = _group(target.value)
+    definitions = _unique([v.span for v in group])  # a group's members share one name
+    references = []
+    if with_references:
+        references = [
+            Span(use.span.start_byte, use.span.start_byte + size)
+            for value in group
+            for use in value.uses
+        ]
+        references.sort(key=_key)
+    return Occurrences(definitions, references)
 
 
 def _block_occurrences(target: Target) -> Occurrences | None:
@@ -159,8 +164,8 @@ def _symbol_occurrences(analysis: DocumentAnalysis, view: ItemView, name: str) -
     return Occurrences(definitions, references)
 
 
-def _map_id_occurrences(target: Target) -> Occurrences | None:
-    map_node = enclosing_map(target.node)
+def _map_id_occurrences(root: Node, target: Target) -> Occurrences | None:
+    map_node = enclosing_map(root, target.span.start_byte)
     if map_node is None:
         return None
     definitions, references = [], []
@@ -169,9 +174,11 @@ def _map_id_occurrences(target: Target) -> Occurrences | None:
     return Occurrences(definitions, references)
 
 
-def _occurrences(analysis: DocumentAnalysis, view: ItemView, target: Target):
+def _occurrences(
+    analysis: DocumentAnalysis, view: ItemView, target: Target, with_references: bool = True
+):
     if target.kind == VALUE:
-        return _value_occurrences(target)
+        return _value_occurrences(target, with_references)
     if target.kind == BLOCK:
         return _block_occurrences(target)
     if target.kind == ALIAS:
@@ -179,7 +186,7 @@ def _occurrences(analysis: DocumentAnalysis, view: ItemView, target: Target):
     if target.kind == SYMBOL:
         return _symbol_occurrences(analysis, view, target.name)
     if target.kind == MAP_ID:
-        return _map_id_occurrences(target)
+        return _map_id_occurrences(view.node, target)
     return None
 
 
@@ -199,7 +206,7 @@ def definition(analysis: DocumentAnalysis, offset: int) -> list[Span]:
     found = _target(analysis, offset)
     if found is None:
         return []
-    occurrences = _occurrences(analysis, *found)
+    occurrences = _occurrences(analysis, *found, with_references=False)
     return occurrences.definitions if occurrences is not None else []
 
 
@@ -250,7 +257,7 @@ def prepare_rename(analysis: DocumentAnalysis, offset: int) -> tuple[Span, str]:
     view, target = found
     if target.kind == OP_NAME:
         raise RenameError("Operation names cannot be renamed.")
-    occurrences = _occurrences(analysis, view, target)
+    occurrences = _occurrences(analysis, view, target, with_references=False)
     if occurrences is None or not occurrences.definitions:
         raise RenameError(f"{target.name} is not defined here, so it cannot be renamed.")
     size = len(_base_name(target).encode("utf-8"))
@@ -331,7 +338,8 @@ def _check_clash(analysis: DocumentAnalysis, view: ItemView, target: Target, new
     elif target.kind == SYMBOL:
         clash = bool(_symbol_occurrences(analysis, view, new).definitions)
     elif target.kind == MAP_ID:
-        clash = bool(_map_id_occurrences(Target(MAP_ID, new, target.span, target.node)).definitions)
+        renamed = Target(MAP_ID, new, target.span, target.node)
+        clash = bool(_map_id_occurrences(view.node, renamed).definitions)
     if clash:
         raise RenameError(f"'{new}' is already defined here: renaming would clash with it.")
 

@@ -53,6 +53,7 @@ class ItemRecord:
     alias_key: tuple[str, str, bytes] | None = None  # (name, kind, text) of an alias definition
     checked_key: tuple | None = None  # the chunk facts the diagnostics were computed with
     alias_item: TopLevelItem | None = None  # the item of an alias definition
+    built_at: int = -1  # the document version `alias_item` was built from
 
     @property
     def span(self) -> Span:

@@ -21,12 +21,12 @@ Legend (token type, then modifiers):
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
 
 import tree_sitter
 
-from affine_lsp.ide.locate import enclosing_map
 from affine_lsp.syntax import Node, SourceDocument, mlir_language
 from affine_lsp.syntax.nodes import text
 
@@ -79,6 +79,12 @@ _QUERY = (
 [(integer_type) (float_type) (index_type) (none_type)] @builtin_type
 (operation body: (_ name: _ @op_name))
 ["floordiv" "ceildiv" "mod"] @operator
+[(subscript_list) (parallel_bound)] @dims_area
+(dim_operands) @dims_area
+[(symbol_use) (symbol_operands)] @symbols_area
+(lower_bound shorthand: (value_use) @shorthand)
+(upper_bound shorthand: (value_use) @shorthand)
+[(affine_map) (integer_set) (legacy_affine_map) (legacy_integer_set)] @map
 """
     + "["
     + " ".join(f'"{k}"' for k in _KEYWORDS)
@@ -87,9 +93,17 @@ _QUERY = (
     + " ".join(f'"{k}"' for k in _BUILTIN_TYPES)
     + "] @builtin_type\n"
 )
+_AREAS = frozenset({"dims_area", "symbols_area", "shorthand", "map"})
 _DEFAULT_DIALECTS = ("affine.", "arith.", "func.", "memref.", "scf.", "cf.", "builtin.")
-_IV_PARENTS = {("affine_for", "induction_variable"), ("scf_for", "induction_variable")}
 _DIM_LISTS = {"dim_operands": "dimension", "symbol_operands": "symbol"}
+_DEFINING_FIELDS = {
+    "attribute_alias_def": "name",
+    "type_alias_def": "name",
+    "block_label": "name",
+    "func_func": "symbol",
+    "builtin_module": "symbol",
+    "memref_global": "symbol",
+}
 
 
 @dataclass(frozen=True)
@@ -105,60 +119,83 @@ def _query() -> tree_sitter.Query:
     return tree_sitter.Query(mlir_language(), _QUERY)
 
 
-def _field_of(node: Node) -> tuple[str, str | None]:
-    """(parent type, field name of `node` in its parent)."""
+def _is_field(node: Node, name: str) -> bool:
+    """Whether `node` is its parent's field `name` (without scanning all children)."""
     parent = node.parent
-    if parent is None:
-        return "", None
-    for index, child in enumerate(parent.children):
-        if child.start_byte == node.start_byte and child.end_byte == node.end_byte:
-            return parent.type, parent.field_name_for_child(index)
-    return parent.type, None
+    child = parent.child_by_field_name(name) if parent is not None else None
+    return (
+        child is not None
+        and child.start_byte == node.start_byte
+        and child.end_byte == node.end_byte
+    )
 
 
-def _binding_role(node: Node) -> str | None:
-    """ "dimension" / "symbol" for a value bound to a map input, else None."""
+def _is_induction_variable(node: Node) -> bool:
     parent = node.parent
     if parent is None:
+        return False
+    if parent.type == "parallel_ivs":
+        return True
+    return parent.type in ("affine_for", "scf_for") and _is_field(node, "induction_variable")
+
+
+class _Areas:
+    """Disjoint byte ranges of one kind (subscripts, symbol lists, maps), searched by
+    position. Everything is classified from these ranges rather than by walking up
+    from each token: in a deep expression every step up costs the node's depth."""
+
+    def __init__(self, nodes: list[Node]) -> None:
+        self.nodes = sorted(nodes, key=lambda n: n.start_byte)
+        self._starts = [n.start_byte for n in self.nodes]
+
+    def at(self, offset: int) -> Node | None:
+        index = bisect_right(self._starts, offset) - 1
+        if index >= 0 and offset < self.nodes[index].end_byte:
+            return self.nodes[index]
         return None
-    if parent.type in _DIM_LISTS:
-        return _DIM_LISTS[parent.type]
-    if parent.type == "symbol_use":
-        return "symbol"
-    if parent.type in ("lower_bound", "upper_bound"):
-        return "symbol"  # shorthand bound
-    current = parent
-    while current is not None and current.type != "operation":
-        if current.type in ("subscript_list", "parallel_bound"):
-            return "dimension"
-        current = current.parent
-    return None
 
 
 class _MapNames:
-    """Dimension and symbol names of map nodes, memoised by node position."""
+    """Dimension and symbol names of the maps and sets, by position."""
 
-    def __init__(self) -> None:
-        self._names: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
+    def __init__(self, maps: list[Node]) -> None:
+        self._areas = _Areas(maps)
+        self._names: dict[int, tuple[set[str], set[str]]] = {}
 
     def role(self, identifier: Node) -> str | None:
-        map_node = enclosing_map(identifier)
+        map_node = self._areas.at(identifier.start_byte)
         if map_node is None:
             return None
-        key = (map_node.start_byte, map_node.end_byte)
-        if key not in self._names:
+        if map_node.start_byte not in self._names:
             dims = map_node.child_by_field_name("dimensions")
             symbols = map_node.child_by_field_name("symbols")
-            self._names[key] = (
+            self._names[map_node.start_byte] = (
                 {text(n) for n in (dims.named_children if dims else [])},
                 {text(n) for n in (symbols.named_children if symbols else [])},
             )
-        dims, symbols = self._names[key]
+        dims, symbols = self._names[map_node.start_byte]
         name = text(identifier)
         if name in dims:
             return "dimension"
         if name in symbols:
             return "symbol"
+        return None
+
+
+class _Roles:
+    """Whether a value use is bound to a dimension or a symbol, by position."""
+
+    def __init__(self, captures: dict[str, list[Node]]) -> None:
+        self._dims = _Areas(captures.get("dims_area", []))
+        self._symbols = _Areas(captures.get("symbols_area", []))
+        self._shorthand = {n.start_byte for n in captures.get("shorthand", [])}
+
+    def of(self, node: Node) -> str | None:
+        start = node.start_byte
+        if start in self._shorthand or self._symbols.at(start) is not None:
+            return "symbol"
+        if self._dims.at(start) is not None:
+            return "dimension"
         return None
 
 
@@ -184,25 +221,32 @@ def semantic_tokens(
     cursor.set_byte_range(start, end)
     captures = cursor.captures(root)
     tokens: list[Token] = []
-    map_names = _MapNames()
-    induction_names: set[str] = set()
-    for kind in ("value_def",):
-        for node in captures.get(kind, []):
-            if _field_of(node) in _IV_PARENTS or (
-                node.parent and node.parent.type == "parallel_ivs"
-            ):
-                induction_names.add(text(node))
+    context = _Context(
+        _MapNames(captures.get("map", [])),
+        _Roles(captures),
+        {text(n) for n in captures.get("value_def", []) if _is_induction_variable(n)},
+    )
     for kind, nodes in captures.items():
+        if kind in _AREAS:
+            continue
         for node in nodes:
-            token = _classify(kind, node, map_names, induction_names)
+            token = _classify(kind, node, context)
             if token is not None:
                 tokens.append(token)
     tokens.sort(key=lambda t: (t.start, -t.end))
     return _split_lines(document, _drop_overlaps(tokens))
 
 
-def _classify(kind: str, node: Node, maps: _MapNames, induction: set[str]) -> Token | None:
+@dataclass(frozen=True)
+class _Context:
+    maps: _MapNames
+    roles: _Roles
+    induction: set[str]  # names of the induction variables in the range
+
+
+def _classify(kind: str, node: Node, context: _Context) -> Token | None:
     start, end = node.start_byte, node.end_byte
+    induction = context.induction
     modifiers: set[str] = set()
     if kind == "value_def":
         modifiers.add("declaration")
@@ -213,7 +257,7 @@ def _classify(kind: str, node: Node, maps: _MapNames, induction: set[str]) -> To
         name = text(node).split("#")[0]
         if name in induction:
             modifiers.add("induction")
-        role = _binding_role(node)
+        role = context.roles.of(node)
         if role:
             modifiers.add(role)
         return Token(start, end, "variable", frozenset(modifiers))
@@ -221,18 +265,12 @@ def _classify(kind: str, node: Node, maps: _MapNames, induction: set[str]) -> To
         role = "dimension" if kind == "map_dim" else "symbol"
         return Token(start, end, "parameter", frozenset({role, "declaration"}))
     if kind == "map_id":
-        role = maps.role(node)
+        role = context.maps.role(node)
         return Token(start, end, "parameter", frozenset({role} if role else ()))
     if kind in ("attribute_alias", "type_alias", "block", "symbol_ref"):
-        parent_type, field_name = _field_of(node)
-        defining = field_name in ("name", "symbol") and parent_type in (
-            "attribute_alias_def",
-            "type_alias_def",
-            "block_label",
-            "func_func",
-            "builtin_module",
-            "memref_global",
-        )
+        parent_type = node.parent.type if node.parent is not None else ""
+        field_name = _DEFINING_FIELDS.get(parent_type)
+        defining = field_name is not None and _is_field(node, field_name)
         token_type = {
             "attribute_alias": "macro",
             "type_alias": "type",

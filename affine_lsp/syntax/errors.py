@@ -11,7 +11,7 @@ from functools import cache
 import tree_sitter
 
 from affine_lsp.syntax.language import mlir_language, new_parser
-from affine_lsp.syntax.nodes import Span, ancestors, first_leaf, walk
+from affine_lsp.syntax.nodes import Span, first_leaf, walk
 
 # How expected tokens read in a message.
 _TOKEN_NAMES = {
@@ -123,9 +123,13 @@ def _leaves(node: tree_sitter.Node) -> list[tree_sitter.Node]:
     ]
 
 
-def _probe_start(node: tree_sitter.Node) -> int:
-    """Where the broken operation starts: the innermost operation around the error."""
-    for ancestor in ancestors(node):
+def _probe_start(node: tree_sitter.Node, path: list[tree_sitter.Node]) -> int:
+    """Where the broken operation starts: the innermost operation around the error.
+
+    `path` holds the ancestors of `node` (root first), as the walk that found it
+    went down: a node's `parent` is searched from the root each time it is
+    asked for, which made errors inside deep expressions quadratic."""
+    for ancestor in reversed(path):
         if ancestor.type == "operation":
             return ancestor.start_byte
         if ancestor.type in ("region", "source_file"):
@@ -188,7 +192,7 @@ def _join_token(prefix: bytes, token: str) -> bytes:
 
 
 def _failure_point(
-    node: tree_sitter.Node, source: bytes
+    node: tree_sitter.Node, source: bytes, path: list[tree_sitter.Node]
 ) -> tuple[tree_sitter.Node | None, list[str]]:
     """The token where parsing failed, and what the grammar expected there.
 
@@ -199,7 +203,7 @@ def _failure_point(
     parsing the prefix with the token, and each candidate of the expected list
     is tried the same way.
     """
-    start = _probe_start(node)
+    start = _probe_start(node, path)
     candidates = _leaves(node)
     after = node.next_sibling
     while after is not None and after.child_count:
@@ -262,8 +266,11 @@ def _missing_message(node: tree_sitter.Node) -> str:
     return f"expected {_describe(node.type)}"
 
 
-def _error_message(node: tree_sitter.Node, source: bytes) -> tuple[str, tree_sitter.Node]:
-    leaf, expected = _failure_point(node, source)
+def _error_message(
+    node: tree_sitter.Node, source: bytes, path: list[tree_sitter.Node]
+) -> tuple[str, tree_sitter.Node]:
+    """The message of an ERROR node (whose ancestors are `path`) and its leaf."""
+    leaf, expected = _failure_point(node, source, path)
     if leaf is None:
         leaf = first_leaf(node)
         expected = []
@@ -290,6 +297,7 @@ def syntax_problems(tree: tree_sitter.Tree, source: bytes | None = None) -> list
         return []
     problems: list[SyntaxProblem] = []
     cursor = root.walk()
+    path: list[tree_sitter.Node] = []  # the ancestors of cursor.node
     while True:
         node = cursor.node
         descend = True
@@ -299,16 +307,18 @@ def syntax_problems(tree: tree_sitter.Tree, source: bytes | None = None) -> list
                 problems.append(problem)
             descend = False
         elif node.type == "ERROR":
-            message, leaf = _error_message(node, source)
+            message, leaf = _error_message(node, source, path)
             problems.append(SyntaxProblem(message, Span.of(leaf)))
             descend = False
         elif not node.has_error:
             descend = False
         if descend and cursor.goto_first_child():
+            path.append(node)
             continue
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
                 return problems
+            path.pop()
 
 
 __all__ = ["SyntaxProblem", "syntax_problems", "walk"]

@@ -64,3 +64,12 @@ def analyze(data: bytes, rng: random.Random) -> FuzzResult:
         stage(ctx)
         timings[name] = time.perf_counter() - stage_start
     return FuzzResult(time.perf_counter() - start, timings)
+
+
+def _register_editor_stages() -> None:
+    from affine_lsp.testing.editor_stages import STAGES as EDITOR_STAGES
+
+    STAGES.update(EDITOR_STAGES)
+
+
+_register_editor_stages()
