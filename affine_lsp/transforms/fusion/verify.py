@@ -1,0 +1,184 @@
+"""Check a fused text against the original: parse it, model the same window, map
+every new statement instance to the instance it repeats, compare dataflows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import islpy as isl
+
+from affine_lsp.checks.diagnostics import TextEdit
+from affine_lsp.ir.build import build_operation_item, module_scope_of
+from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, Operation
+from affine_lsp.poly.equivalence import Mismatch, compare
+from affine_lsp.poly.program import Statement, Window, is_function_argument
+from affine_lsp.poly.session import IslSession, NotAffine
+from affine_lsp.syntax import SourceDocument
+from affine_lsp.transforms.edits import EditMap, apply_edits
+from affine_lsp.transforms.fusion.copy import Copy
+from affine_lsp.transforms.fusion.slicing import SlicePlan
+
+_CONTEXT_LOOP = re.compile(r"\b_q(\d+)\b")
+
+
+@dataclass
+class Rewrite:
+    """A candidate rewrite of one pair and what it takes to check it."""
+
+    edits: list[TextEdit]
+    producer: AffineForOp
+    consumer: AffineForOp
+    plan: SlicePlan
+    copy: Copy
+    insertion: int  # offset of the copy in the original text
+    remove_producer: bool
+
+
+@dataclass
+class Checked:
+    new_text: bytes
+    window: Window
+    function: FuncOp
+    origin: isl.UnionMap
+    mismatches: list[Mismatch]
+    copied: set[str]  # names of the statements in the copy
+
+
+def _under(op: Operation, root: Operation) -> bool:
+    current: Operation | None = op
+    while current is not None:
+        if current is root:
+            return True
+        current = current.parent_op
+    return False
+
+
+def dead_after(window: Window, memref) -> bool:
+    """A local allocation used only inside the window (and by deallocs)."""
+    if is_function_argument(memref):
+        return False
+    for use in memref.uses:
+        user = use.user
+        if user is None:
+            return False
+        if user.name == "memref.dealloc" or window.contains(user):
+            continue
+        return False
+    return True
+
+
+def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
+    """Re-parse `data` and model the function that starts where `function` starts."""
+    document = SourceDocument(data)
+    for node in document.tree.root_node.named_children:
+        if node.type == "operation" and node.start_byte == function.span.start_byte:
+            item = build_operation_item(node, module_scope_of(model.items))
+            if isinstance(item.operation, FuncOp):
+                return item.operation
+    raise NotAffine("the rewritten function could not be found")
+
+
+def _origin_text(
+    new: Statement, old: Statement, rewrite: Rewrite, params: str, in_copy: bool
+) -> str:
+    lanes = [f"_l{k}" for k in range(new.lanes)]
+    if not in_copy:
+        if len(new.domain.dims) != len(old.domain.dims):
+            raise NotAffine("a statement changed its loops")
+        outputs = list(new.domain.dims)
+    else:
+        depth = rewrite.plan.depth
+        outputs = []
+        kept = 0
+        positions: dict[str, str] = {}
+        for level in old.domain.levels:
+            loop = level.op
+            if not isinstance(loop, AffineForOp):
+                continue
+            loop_plan = rewrite.plan.plan_of(loop)
+            promoted = rewrite.copy.promoted.get(id(loop))
+            if promoted is not None:
+                outputs.append(
+                    "(" + _CONTEXT_LOOP.sub(lambda m: positions[f"_q{m.group(1)}"], promoted) + ")"
+                )
+            else:
+                name = f"_d{depth + kept}"
+                positions[loop_plan.name] = name
+                outputs.append(name)
+                kept += 1
+        if len(new.domain.dims) != depth + kept:
+            raise NotAffine("the copy's loops do not match the first nest")
+    inputs = ", ".join(new.domain.dims + lanes)
+    return f"[{params}] -> {{ {new.name}[{inputs}] -> {old.name}[{', '.join(outputs + lanes)}] }}"
+
+
+def check_rewrite(
+    session: IslSession,
+    original: Window,
+    data: bytes,
+    model: ModuleModel,
+    function: FuncOp,
+    rewrite: Rewrite,
+) -> Checked:
+    new_data = apply_edits(data, rewrite.edits)
+    new_function = parse_function(new_data, function, model)
+    mapping = EditMap(rewrite.edits)
+    consumer_start = mapping.to_new(rewrite.consumer.span.start_byte)
+    consumer = next(
+        (
+            op
+            for op in new_function.walk()
+            if isinstance(op, AffineForOp) and op.span.start_byte == consumer_start
+        ),
+        None,
+    )
+    if consumer is None or consumer.parent_block is None:
+        raise NotAffine("the rewritten second nest could not be found")
+    block = consumer.parent_block
+    last = block.operations.index(consumer)
+    if rewrite.remove_producer:
+        boundary = mapping.to_new(rewrite.copy.end) or 0
+    else:
+        boundary = mapping.to_new(rewrite.producer.span.start_byte) or 0
+    first = next(i for i, op in enumerate(block.operations) if op.span.start_byte >= boundary)
+    window = Window(session, block, first, last, original.resolver.aliases)
+    by_start = {s.op.span.start_byte: s for s in original.statements}
+    producer_statements = [s for s in original.statements if _under(s.op, rewrite.producer)]
+    copied = []
+    params = set()
+    pieces = []
+    for statement in window.statements:
+        params |= statement.domain.params
+    for statement in original.statements:
+        params |= statement.domain.params
+    params |= set(rewrite.plan.params)
+    param_text = ", ".join(sorted(params))
+    for statement in window.statements:
+        old_start, edit = mapping.to_old(statement.op.span.start_byte)
+        if edit is not None:
+            copied.append(statement)
+            continue
+        old = by_start.get(old_start)
+        if old is None:
+            raise NotAffine("a rewritten statement has no original")
+        pieces.append(_origin_text(statement, old, rewrite, param_text, False))
+    if len(copied) != len(producer_statements):
+        raise NotAffine("the copy does not have the first nest's accesses")
+    for new, old in zip(copied, producer_statements, strict=True):
+        pieces.append(_origin_text(new, old, rewrite, param_text, True))
+    origin = _union(session, pieces)
+    live = {a for a, m in original.memrefs.items() if not dead_after(original, m)}
+    live |= {a for a, m in window.memrefs.items() if a not in original.memrefs}
+    mismatches = compare(session, original, window, origin, live)
+    return Checked(new_data, window, new_function, origin, mismatches, {s.name for s in copied})
+
+
+def _union(session: IslSession, texts: list[str]) -> isl.UnionMap:
+    result = None
+    for text in texts:
+        piece = isl.UnionMap.from_map(session.map(text))
+        result = piece if result is None else session.run(lambda r=result, p=piece: r.union(p))
+    if result is None:
+        return session.union_map("{ }")
+    return result
