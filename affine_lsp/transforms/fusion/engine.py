@@ -197,6 +197,11 @@ class PairFusion:
             dims = ", ".join(f"c{k}" for k in range(depth))
             outs = ", ".join(f"c{k}" for k in range(len(chain)))
             return self.session.map(f"{{ [{dims}] -> [{outs}] }}"), slice_loops
+        # Only accesses inside the loop the copy goes into can be served by the slice.
+        inner = self.consumer_path[depth - 1]
+        pairs = [(a, b) for a, b in pairs if _under(b.op, inner)]
+        if not pairs:
+            return None, []
         slice_loops = _common_loop_prefix([a for a, _ in pairs], self.first)
         stop = next((i for i, loop in enumerate(slice_loops) if loop.iter_args), None)
         if stop is not None:

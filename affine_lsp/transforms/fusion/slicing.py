@@ -58,6 +58,8 @@ def producer_loops(root: AffineForOp) -> list[AffineForOp]:
 
 def loop_ancestors(loop: Operation, root: AffineForOp) -> list[AffineForOp]:
     """The affine.for ops strictly between `root` (included) and `loop`, outermost first."""
+    if loop is root:
+        return []
     chain = []
     current = loop.parent_op
     while current is not None:

@@ -1,0 +1,125 @@
+"""Fuse everything worth fusing in a document, greedily, one checked fusion at a time.
+
+Like MLIR's pass: for each nest (in order) the nests before it that produce
+what it reads are fused into it, the most recent first, at the best depth
+within the tolerance; then nests that read the same memrefs (siblings) are
+fused. After every fusion the text is parsed again, so each step is checked
+against the code it actually transforms. Only fusions that remove the first
+nest are taken (keeping it would not reduce the work left).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from affine_lsp.ir import build_module
+from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel
+from affine_lsp.syntax import SourceDocument
+from affine_lsp.transforms.fusion.engine import (
+    PRODUCER_CONSUMER,
+    SIBLING,
+    FusionOptions,
+    PairFusion,
+)
+from affine_lsp.transforms.fusion.nests import functions, loops_in, memrefs_touched, nest_blocks
+
+MAX_FUSIONS = 10_000
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """One fusion done: where, how deep, at what extra cost."""
+
+    function: str
+    first_line: int  # 1-based lines in the text the fusion was applied to
+    second_line: int
+    mode: str
+    depth: int
+    extra: float
+
+
+@dataclass
+class FuseAllResult:
+    text: bytes
+    fusions: list[Fusion] = field(default_factory=list)
+
+
+def _line(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _worth_trying(first: AffineForOp, second: AffineForOp, mode: str) -> bool:
+    first_reads, first_writes = memrefs_touched(first)
+    second_reads, second_writes = memrefs_touched(second)
+    if mode == PRODUCER_CONSUMER:
+        return bool(first_writes & second_reads)
+    shared = (first_reads & second_reads) - first_writes - second_writes
+    return bool(shared)
+
+
+class _Greedy:
+    def __init__(self, data: bytes, options: FusionOptions, only: set[str] | None) -> None:
+        self.data = data
+        self.options = replace(options, keep_producer=False)
+        self.only = only
+        self.failed: set[tuple[bytes, str]] = set()
+        self.fusions: list[Fusion] = []
+
+    def run(self) -> FuseAllResult:
+        while len(self.fusions) < MAX_FUSIONS:
+            model = build_module(SourceDocument(self.data).tree.root_node)
+            if not self._step(model):
+                break
+        return FuseAllResult(self.data, self.fusions)
+
+    def _step(self, model: ModuleModel) -> bool:
+        """Do one fusion (True) or find there is none left (False)."""
+        for mode in (PRODUCER_CONSUMER, SIBLING):
+            for function in functions(model):
+                if self.only is not None and function.symbol.lstrip("@") not in self.only:
+                    continue
+                for block in nest_blocks(function):
+                    loops = loops_in(block)
+                    for j, second in enumerate(loops):
+                        for first in reversed(loops[:j]):
+                            if self._try(model, function, first, second, mode):
+                                return True
+        return False
+
+    def _try(
+        self,
+        model: ModuleModel,
+        function: FuncOp,
+        first: AffineForOp,
+        second: AffineForOp,
+        mode: str,
+    ) -> bool:
+        if not _worth_trying(first, second, mode):
+            return False
+        key = (self.data[first.span.start_byte : second.span.end_byte], mode)
+        if key in self.failed:
+            return False
+        fusion = PairFusion(self.data, model, function, first, second, mode, self.options)
+        best = fusion.best()
+        if best is None or best.new_text is None:
+            self.failed.add(key)
+            return False
+        self.fusions.append(
+            Fusion(
+                function.symbol,
+                _line(self.data, first.span.start_byte),
+                _line(self.data, second.span.start_byte),
+                mode,
+                best.depth,
+                best.extra or 0.0,
+            )
+        )
+        self.data = best.new_text
+        return True
+
+
+def fuse_all(
+    data: bytes, options: FusionOptions | None = None, only: set[str] | None = None
+) -> FuseAllResult:
+    """Fuse greedily in every function (or those named in `only`, without `@`)."""
+    return _Greedy(data, options or FusionOptions(), only).run()
