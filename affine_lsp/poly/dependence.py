@@ -15,7 +15,7 @@ import islpy as isl
 
 from affine_lsp.ir.model import AffineForOp, AffineParallelOp, Block, ModuleModel, Operation
 from affine_lsp.poly.forms import fraction
-from affine_lsp.poly.names import pretty_identifier
+from affine_lsp.poly.names import exact_to_source, pretty_identifier
 from affine_lsp.poly.program import Statement, Window
 from affine_lsp.poly.session import Budget, IslSession, PolyError, Unknown
 
@@ -85,13 +85,8 @@ def _pretty(relation: isl.Map, a: Statement, b: Statement) -> str:
         renamed = renamed.reset_tuple_id(kind)
     for position in range(renamed.dim(isl.dim_type.param)):
         name = renamed.get_dim_name(isl.dim_type.param, position)
-        renamed = renamed.set_dim_name(isl.dim_type.param, position, _param_name(name))
+        renamed = renamed.set_dim_name(isl.dim_type.param, position, exact_to_source(name))
     return str(renamed.coalesce())
-
-
-def _param_name(exact: str) -> str:
-    """Undo `exact_identifier` well enough for display."""
-    return exact.replace("__", "\0").replace("_", "").replace("\0", "_") or exact
 
 
 def _direction(deltas: isl.Set, position: int) -> tuple[int | None, str]:

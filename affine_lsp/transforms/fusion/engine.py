@@ -26,6 +26,7 @@ from affine_lsp.syntax.nodes import Span
 from affine_lsp.transforms.edits import indentation, next_line_start, rest_of_line_is_blank
 from affine_lsp.transforms.fusion.copy import CannotEdit, CopyBuilder
 from affine_lsp.transforms.fusion.cost import CostModel
+from affine_lsp.transforms.fusion.explain import Explainer
 from affine_lsp.transforms.fusion.render import BoundRenderer
 from affine_lsp.transforms.fusion.slicing import SlicePlanner
 from affine_lsp.transforms.fusion.verify import Checked, Rewrite, check_rewrite
@@ -294,7 +295,7 @@ class PairFusion:
                 self.mode,
                 depth,
                 False,
-                "the fused code would compute something else",
+                self._explain(checked),
                 edits=edits,
                 producer_kept=not remove,
                 mismatches=checked.mismatches,
@@ -302,6 +303,23 @@ class PairFusion:
             )
         extra = self._extra_compute(checked, remove)
         return Candidate(self.mode, depth, True, None, extra, edits, checked.new_text, not remove)
+
+    def _explain(self, checked: Checked) -> str:
+        assert self.window is not None
+        explainer = Explainer(
+            self.window, checked.window, checked.origin, self.first, self.second, self.data
+        )
+
+        def priority(mismatch: Mismatch) -> int:
+            if mismatch.kind == "read":
+                return 0 if mismatch.statement in checked.copied else 1
+            return 2 if mismatch.kind == "final" else 3
+
+        mismatch = min(checked.mismatches, key=priority)
+        try:
+            return self.session.run(lambda: explainer.explain(mismatch), "an explanation")
+        except PolyError:
+            return "the fused code would compute something else"
 
     def _insertion_point(self, loop: AffineForOp) -> tuple[int, str]:
         region = loop.body

@@ -68,6 +68,20 @@ def nest_at(model: ModuleModel, start: int, end: int, line_of) -> AffineForOp | 
     return around[0]
 
 
+def nest_on_line(model: ModuleModel, line: int, point_of) -> AffineForOp | None:
+    """The loop starting on 0-based `line`, else the outermost loop around that line."""
+    loops = [op for op in model.walk() if isinstance(op, AffineForOp)]
+    starting = [op for op in loops if point_of(op.span.start_byte)[0] == line]
+    if starting:
+        return starting[0]
+    around = [
+        op
+        for op in loops
+        if point_of(op.span.start_byte)[0] <= line <= point_of(op.span.end_byte)[0]
+    ]
+    return around[0] if around else None
+
+
 def memrefs_touched(nest: Operation) -> tuple[set[int], set[int]]:
     """(ids of memref values read, ids written) by the accesses under `nest`."""
     reads: set[int] = set()

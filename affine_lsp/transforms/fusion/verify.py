@@ -8,13 +8,14 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from affine_lsp.checks import CheckOptions, ModuleContext, Severity, check_item
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir.build import build_operation_item, module_scope_of
 from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, Operation
 from affine_lsp.poly.equivalence import Mismatch, compare
 from affine_lsp.poly.program import Statement, Window, is_function_argument
 from affine_lsp.poly.session import IslSession, NotAffine
-from affine_lsp.syntax import SourceDocument
+from affine_lsp.syntax import SourceDocument, syntax_problems
 from affine_lsp.transforms.edits import EditMap, apply_edits
 from affine_lsp.transforms.fusion.copy import Copy
 from affine_lsp.transforms.fusion.slicing import SlicePlan
@@ -69,13 +70,28 @@ def dead_after(window: Window, memref) -> bool:
 
 
 def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
-    """Re-parse `data` and model the function that starts where `function` starts."""
+    """Re-parse `data`, model the function that starts where `function` starts, and
+    make sure the verifier finds no error in it."""
     document = SourceDocument(data)
     for node in document.tree.root_node.named_children:
         if node.type == "operation" and node.start_byte == function.span.start_byte:
             item = build_operation_item(node, module_scope_of(model.items))
-            if isinstance(item.operation, FuncOp):
-                return item.operation
+            if not isinstance(item.operation, FuncOp):
+                break
+            problems = [
+                p.message
+                for p in syntax_problems(document.tree)
+                if node.start_byte <= p.span.start_byte <= node.end_byte
+            ]
+            context = ModuleContext.from_model(model)
+            problems += [
+                d.message
+                for d in check_item(item, context, CheckOptions())
+                if d.severity == Severity.ERROR
+            ]
+            if problems:
+                raise NotAffine(f"the fused code does not verify: {problems[0]}")
+            return item.operation
     raise NotAffine("the rewritten function could not be found")
 
 
