@@ -74,6 +74,13 @@ class EditMap:
             delta = end - edit.span.end_byte
         return offset - delta, None
 
+    def inserted_at(self, offset: int) -> tuple[TextEdit, int] | None:
+        """(edit, offset within its new text) for a new offset inside an edit's new text."""
+        for start, end, edit in self._new_spans:
+            if start <= offset < end:
+                return edit, offset - start
+        return None
+
 
 def line_start(data: bytes, offset: int) -> int:
     return data.rfind(b"\n", 0, offset) + 1

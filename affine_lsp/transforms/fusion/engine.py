@@ -13,7 +13,7 @@ relative to the two nests. `best()` picks the deepest depth within tolerance.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import islpy as isl
 
@@ -27,6 +27,8 @@ from affine_lsp.transforms.edits import indentation, next_line_start, rest_of_li
 from affine_lsp.transforms.fusion.copy import CannotEdit, CopyBuilder
 from affine_lsp.transforms.fusion.cost import CostModel
 from affine_lsp.transforms.fusion.explain import Explainer
+from affine_lsp.transforms.fusion.privatize import candidates as private_candidates
+from affine_lsp.transforms.fusion.privatize import private_edits
 from affine_lsp.transforms.fusion.render import BoundRenderer
 from affine_lsp.transforms.fusion.slicing import SlicePlanner
 from affine_lsp.transforms.fusion.verify import Checked, Rewrite, check_rewrite
@@ -301,8 +303,31 @@ class PairFusion:
                 mismatches=checked.mismatches,
                 copied=checked.copied,
             )
+        if remove:
+            edits, checked = self._privatize(depth, rewrite, checked)
         extra = self._extra_compute(checked, remove)
         return Candidate(self.mode, depth, True, None, extra, edits, checked.new_text, not remove)
+
+    def _privatize(self, depth: int, rewrite: Rewrite, checked: Checked):
+        """Make each intermediate buffer private to an iteration, when that checks."""
+        assert self.window is not None
+        edits = rewrite.edits
+        for memref in private_candidates(self.window, self.first, self.second):
+            try:
+                shrunk = private_edits(
+                    self.session, checked.window, memref, depth, edits, self.data
+                )
+                if shrunk is None:
+                    continue
+                attempt = replace(rewrite, edits=shrunk)
+                result = check_rewrite(
+                    self.session, self.window, self.data, self.model, self.function, attempt
+                )
+            except PolyError:
+                continue
+            if not result.mismatches:
+                edits, checked, rewrite = shrunk, result, attempt
+        return edits, checked
 
     def _explain(self, checked: Checked) -> str:
         assert self.window is not None
