@@ -32,8 +32,9 @@ class Mismatch:
     """Transformed instances that would not see what the original saw.
 
     kind: "outside" (instances the original never ran), "cells" (instances that
-    touch other elements of a live memref than their origin), "read" (a read sees
-    a different write) or "final" (the final contents come from a different write).
+    touch other elements of a live memref than their origin), "bounds" (accesses
+    outside a memref), "read" (a read sees a different write) or "final" (the
+    final contents come from a different write).
     `seen` and `expected` map those instances to the origin of the write they
     see and to the write the original saw (empty: the initial value).
     """
@@ -121,8 +122,12 @@ def compare(
     transformed: Window,
     origin: isl.UnionMap,
     live: set[str],
+    bounds: dict[str, tuple[int, ...]] | None = None,
 ) -> list[Mismatch]:
-    """The ways `transformed` differs from `original` (empty: equivalent)."""
+    """The ways `transformed` differs from `original` (empty: equivalent).
+
+    `bounds` gives the static shapes of memrefs whose accesses may have moved
+    (private buffers): every transformed access to them must stay inside."""
 
     def run() -> list[Mismatch]:
         mismatches: list[Mismatch] = []
@@ -144,6 +149,16 @@ def compare(
         for piece in sets_of(moved):
             if not piece.is_empty():
                 mismatches.append(Mismatch("cells", piece.get_tuple_name(), piece))
+        for statement in transformed.statements:
+            shape = (bounds or {}).get(statement.array)
+            if shape is None:
+                continue
+            ranges = " and ".join(f"0 <= o{k} < {n}" for k, n in enumerate(shape)) or "true"
+            cells = ", ".join(f"o{k}" for k in range(len(shape)))
+            box = isl.Set.read_from_str(session.ctx, f"{{ {statement.array}[{cells}] : {ranges} }}")
+            outside_box = statement.access.subtract_range(box).domain()
+            if not outside_box.is_empty():
+                mismatches.append(Mismatch("bounds", statement.name, outside_box))
         if mismatches:
             return mismatches
         footprints, (o_dep, o_fresh, _) = _original_flow(original, live)

@@ -35,7 +35,7 @@ from affine_lsp.ir.model import (
     Value,
 )
 from affine_lsp.poly.describe import access_relation, vector_shape
-from affine_lsp.poly.domain import Domain, DomainBuilder, enclosing_levels
+from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
 from affine_lsp.poly.exprs import Resolver
 from affine_lsp.poly.names import NameTable, exact_identifier
 from affine_lsp.poly.session import IslSession, NotAffine, PolyError
@@ -171,6 +171,7 @@ class Window:
         self.memrefs: dict[str, Value] = {}
         self.deallocated: list[tuple[Operation, Value]] = []
         self._allow_parallel = allow_parallel
+        self._domains: dict[tuple, Domain] = {}
         self._build()
 
     # -- construction -------------------------------------------------------------
@@ -219,7 +220,7 @@ class Window:
         shape = vector_shape(op)
         lanes = [(f"_l{k}", extent) for k, extent in enumerate(shape)]
         try:
-            domain = self.builder.build(levels, name, lanes=lanes)
+            domain = self._domain(levels, name, lanes)
             array = array_name(memref)
             relation = access_relation(
                 self.session,
@@ -233,7 +234,7 @@ class Window:
         except NotAffine as error:
             raise Unanalysable(op, error.reason) from None
         assert domain.set is not None
-        instances = domain.set
+        instances = domain.set.set_tuple_name(name)
         access = self.session.run(lambda: relation.intersect_domain(instances))
         self.memrefs[array] = memref
         self.statements.append(
@@ -250,6 +251,16 @@ class Window:
                 path,
             )
         )
+
+    def _domain(self, levels: list[Level], name: str, lanes: list[tuple[str, int]]) -> Domain:
+        """Domains are shared by the statements of one block (vector lanes aside)."""
+        if lanes:
+            return self.builder.build(levels, name, lanes=lanes)
+        key = tuple((id(level.op), level.branch) for level in levels)
+        found = self._domains.get(key)
+        if found is None:
+            found = self._domains[key] = self.builder.build(levels)
+        return found
 
     def _schedule(self, statement: Statement, depth: int, lanes: int) -> isl.Map:
         dims = {

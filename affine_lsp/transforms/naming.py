@@ -10,10 +10,16 @@ from affine_lsp.ir.model import Operation
 _NUMBERED = re.compile(r"^(%.+?)_\d+$")
 
 
-def names_in(root: Operation) -> set[str]:
-    """Every value name defined or used under `root` (group suffixes stripped)."""
+def names_in(root: Operation, excluding: Operation | None = None) -> set[str]:
+    """Every value name defined or used under `root` (group suffixes stripped), except
+    under `excluding`."""
     names: set[str] = set()
-    for op in root.walk():
+    stack = [root]
+    while stack:
+        op = stack.pop()
+        if op is excluding:
+            continue
+        stack.extend(o for region in op.regions for o in region.operations())
         for value in op.results:
             names.add(value.name)
         for region in op.regions:
@@ -41,3 +47,10 @@ class FreshNames:
         name = f"{stem}_{counter}"
         self.taken.add(name)
         return name
+
+    def reuse(self, name: str) -> str:
+        """`name` itself if nothing else uses it, else a fresh one."""
+        if name not in self.taken:
+            self.taken.add(name)
+            return name
+        return self.fresh(name)

@@ -9,7 +9,7 @@ Comments and layout inside the nest are kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir.model import AffineForOp, AffineYieldOp, Operation, Value
@@ -102,7 +102,7 @@ class CopyBuilder:
             if loop_plan.promoted is not None:
                 (form,) = self.renderer.forms(loop_plan.context, [loop_plan.promoted])
                 direct = self.renderer.single_ssa(form)
-                name = direct or self.fresh.fresh(iv.name)
+                name = direct or self.fresh.reuse(iv.name)
                 apply_line = None
                 if direct is None:
                     apply_line = f"{name} = affine.apply {self.renderer.map_text([form])}"
@@ -113,7 +113,7 @@ class CopyBuilder:
                 loop_plan.lowers = [loop_plan.promoted]
                 loop_plan.uppers = [f"({loop_plan.promoted}) + 1"]
                 loop_plan.promoted = None
-            name = self.fresh.fresh(iv.name)
+            name = self.fresh.reuse(iv.name)
             names[loop_plan.name] = name
             copy.iv_names[id(loop)] = name
             renames[id(iv)] = name
@@ -127,12 +127,27 @@ class CopyBuilder:
         copy.renames = renames
         base = _width(indentation(self.data, self.producer.span.start_byte))
         self._reindent(start, end, _width(target_indent) - base, target_indent[:1] or " ")
+        copy.text = self._text(start, end, self.edits)
+        return copy
+
+    def _text(self, start: int, end: int, edits: list[TextEdit]) -> str:
         local = [
             TextEdit(Span(e.span.start_byte - start, e.span.end_byte - start), e.new_text)
-            for e in self.edits
+            for e in edits
         ]
-        copy.text = apply_edits(self.data[start:end], local).decode("utf-8")
-        return copy
+        return apply_edits(self.data[start:end], local).decode("utf-8")
+
+    def with_replacements(self, copy: Copy, extra: list[TextEdit]) -> Copy:
+        """The copy with some source spans replaced (edits inside them are dropped)."""
+        inside = [
+            e
+            for e in self.edits
+            if not any(
+                x.span.start_byte <= e.span.start_byte and e.span.end_byte <= x.span.end_byte
+                for x in extra
+            )
+        ]
+        return replace(copy, text=self._text(copy.start, copy.end, inside + extra))
 
     def _promote(self, loop: AffineForOp, apply_line: str | None) -> bool:
         """Delete the loop's header and closing lines (the body stays); False if the
@@ -186,7 +201,7 @@ class CopyBuilder:
                     defined += block.arguments
             for value in defined:
                 if id(value) not in renames:
-                    renames[id(value)] = self.fresh.fresh(value.name)
+                    renames[id(value)] = self.fresh.reuse(value.name)
                 key = (value.span.start_byte, value.span.end_byte)
                 if key in seen_spans or self._covered(value.span):
                     continue

@@ -24,11 +24,11 @@ from affine_lsp.poly.program import Statement, Window
 from affine_lsp.poly.session import Budget, IslSession, PolyError
 from affine_lsp.syntax.nodes import Span
 from affine_lsp.transforms.edits import indentation, next_line_start, rest_of_line_is_blank
-from affine_lsp.transforms.fusion.copy import CannotEdit, CopyBuilder
+from affine_lsp.transforms.fusion.copy import CannotEdit, Copy, CopyBuilder
 from affine_lsp.transforms.fusion.cost import CostModel
 from affine_lsp.transforms.fusion.explain import Explainer
+from affine_lsp.transforms.fusion.privatize import Privatizer
 from affine_lsp.transforms.fusion.privatize import candidates as private_candidates
-from affine_lsp.transforms.fusion.privatize import private_edits
 from affine_lsp.transforms.fusion.render import BoundRenderer
 from affine_lsp.transforms.fusion.slicing import SlicePlanner
 from affine_lsp.transforms.fusion.verify import Checked, Rewrite, check_rewrite
@@ -63,6 +63,7 @@ class Candidate:
     producer_kept: bool = False
     mismatches: list[Mismatch] = field(default_factory=list)
     copied: set[str] = field(default_factory=set)
+    function: FuncOp | None = None  # the fused function, modelled from `new_text`
 
     def within(self, tolerance: float) -> bool:
         return self.legal and self.extra is not None and self.extra <= tolerance + 1e-9
@@ -282,16 +283,30 @@ class PairFusion:
         for k, loop in enumerate(consumer_loops):
             assert loop.induction_variable is not None
             renderer.ssa_names[f"_d{k}"] = loop.induction_variable.name
-        fresh = FreshNames(names_in(self.function))
+        fresh = FreshNames(names_in(self.function, self.first if remove else None))
         target, indent = self._insertion_point(consumer_loops[-1])
-        copy = CopyBuilder(self.data, self.first, plan, renderer, fresh).build(indent, remove)
+        builder = CopyBuilder(self.data, self.first, plan, renderer, fresh)
+        copy = builder.build(indent, remove)
         edits = [TextEdit(Span(target, target), copy.text)]
         if remove:
             edits.append(TextEdit(Span(copy.start, copy.end), ""))
         rewrite = Rewrite(edits, self.first, self.second, plan, copy, target, remove)
-        checked = check_rewrite(
-            self.session, self.window, self.data, self.model, self.function, rewrite
-        )
+        checked = None
+        if remove:
+            private = self._private_rewrite(rewrite, builder, copy)
+            if private is not None:
+                try:
+                    result = check_rewrite(
+                        self.session, self.window, self.data, self.model, self.function, private
+                    )
+                except PolyError:
+                    result = None
+                if result is not None and not result.mismatches:
+                    edits, checked = private.edits, result
+        if checked is None:
+            checked = check_rewrite(
+                self.session, self.window, self.data, self.model, self.function, rewrite
+            )
         if checked.mismatches:
             return Candidate(
                 self.mode,
@@ -303,31 +318,44 @@ class PairFusion:
                 mismatches=checked.mismatches,
                 copied=checked.copied,
             )
-        if remove:
-            edits, checked = self._privatize(depth, rewrite, checked)
         extra = self._extra_compute(checked, remove)
-        return Candidate(self.mode, depth, True, None, extra, edits, checked.new_text, not remove)
+        return Candidate(
+            self.mode,
+            depth,
+            True,
+            None,
+            extra,
+            edits,
+            checked.new_text,
+            not remove,
+            function=checked.function,
+        )
 
-    def _privatize(self, depth: int, rewrite: Rewrite, checked: Checked):
-        """Make each intermediate buffer private to an iteration, when that checks."""
+    def _private_rewrite(
+        self, rewrite: Rewrite, builder: CopyBuilder, copy: Copy
+    ) -> Rewrite | None:
+        """The rewrite with every intermediate buffer made private to an iteration of
+        the fused loops (None when no buffer can be)."""
         assert self.window is not None
-        edits = rewrite.edits
+        privatizer = Privatizer(
+            self.session, self.window, rewrite.plan, copy, self.first, self.second
+        )
+        copy_edits: list[TextEdit] = []
+        document_edits: list[TextEdit] = []
         for memref in private_candidates(self.window, self.first, self.second):
             try:
-                shrunk = private_edits(
-                    self.session, checked.window, memref, depth, edits, self.data
-                )
-                if shrunk is None:
-                    continue
-                attempt = replace(rewrite, edits=shrunk)
-                result = check_rewrite(
-                    self.session, self.window, self.data, self.model, self.function, attempt
-                )
+                private = privatizer.privatize(memref)
             except PolyError:
-                continue
-            if not result.mismatches:
-                edits, checked, rewrite = shrunk, result, attempt
-        return edits, checked
+                private = None
+            if private is not None:
+                copy_edits += private.copy_edits
+                document_edits += private.document_edits
+        if not copy_edits and not document_edits:
+            return None
+        shrunk = builder.with_replacements(copy, copy_edits)
+        edits = [TextEdit(Span(rewrite.insertion, rewrite.insertion), shrunk.text)]
+        edits += [e for e in rewrite.edits if e.span.start_byte != rewrite.insertion]
+        return replace(rewrite, edits=edits + document_edits, copy=shrunk)
 
     def _explain(self, checked: Checked) -> str:
         assert self.window is not None

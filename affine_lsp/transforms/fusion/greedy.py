@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from affine_lsp.ir import build_module
 from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel
 from affine_lsp.syntax import SourceDocument
+from affine_lsp.transforms.edits import EditMap
 from affine_lsp.transforms.fusion.engine import (
     PRODUCER_CONSUMER,
     SIBLING,
@@ -64,27 +65,60 @@ class _Greedy:
         self.only = only
         self.failed: set[tuple[bytes, str]] = set()
         self.fusions: list[Fusion] = []
+        self.last_edits: list = []
 
     def run(self) -> FuseAllResult:
-        while len(self.fusions) < MAX_FUSIONS:
-            model = build_module(SourceDocument(self.data).tree.root_node)
-            if not self._step(model):
+        model = build_module(SourceDocument(self.data).tree.root_node)
+        index = 0
+        while True:
+            found = list(functions(model))
+            if index >= len(found):
                 break
+            function = found[index]
+            index += 1
+            if self.only is not None and function.symbol.lstrip("@") not in self.only:
+                continue
+            if self._fuse_function(model, function):
+                # Later functions moved: model the text again.
+                model = build_module(SourceDocument(self.data).tree.root_node)
         return FuseAllResult(self.data, self.fusions)
 
-    def _step(self, model: ModuleModel) -> bool:
-        """Do one fusion (True) or find there is none left (False)."""
-        for mode in (PRODUCER_CONSUMER, SIBLING):
-            for function in functions(model):
-                if self.only is not None and function.symbol.lstrip("@") not in self.only:
-                    continue
-                for block in nest_blocks(function):
-                    loops = loops_in(block)
-                    for j, second in enumerate(loops):
-                        for first in reversed(loops[:j]):
-                            if self._try(model, function, first, second, mode):
-                                return True
-        return False
+    def _fuse_function(self, model: ModuleModel, function: FuncOp) -> bool:
+        """Fuse producer-consumer pairs, then siblings, until nothing changes.
+
+        Within one pass a nest that has just absorbed another is not fused into the
+        next one: a chain of n nests then fuses pairwise, in log(n) passes, and each
+        fusion is checked on nests of similar sizes."""
+        changed = False
+        progress = True
+        while progress and len(self.fusions) < MAX_FUSIONS:
+            progress = False
+            for mode in (PRODUCER_CONSUMER, SIBLING):
+                fresh: set[int] = set()
+                while len(self.fusions) < MAX_FUSIONS:
+                    step = self._one(model, function, mode, fresh)
+                    if step is None:
+                        break
+                    function, edits, consumer = step
+                    mapping = EditMap(edits)
+                    moved = {mapping.to_new(offset) for offset in fresh}
+                    fresh = {offset for offset in moved if offset is not None}
+                    fresh.add(mapping.to_new(consumer) or 0)
+                    changed = progress = True
+        return changed
+
+    def _one(self, model: ModuleModel, function: FuncOp, mode: str, fresh: set[int]):
+        """Do one fusion in `function`: (fused function, edits, consumer offset) or None."""
+        for block in nest_blocks(function):
+            loops = loops_in(block)
+            for j, second in enumerate(loops):
+                for first in reversed(loops[:j]):
+                    if first.span.start_byte in fresh:
+                        continue
+                    fused = self._try(model, function, first, second, mode)
+                    if fused is not None:
+                        return fused, self.last_edits, second.span.start_byte
+        return None
 
     def _try(
         self,
@@ -93,17 +127,17 @@ class _Greedy:
         first: AffineForOp,
         second: AffineForOp,
         mode: str,
-    ) -> bool:
+    ) -> FuncOp | None:
         if not _worth_trying(first, second, mode):
-            return False
+            return None
         key = (self.data[first.span.start_byte : second.span.end_byte], mode)
         if key in self.failed:
-            return False
+            return None
         fusion = PairFusion(self.data, model, function, first, second, mode, self.options)
         best = fusion.best()
-        if best is None or best.new_text is None:
+        if best is None or best.new_text is None or best.function is None:
             self.failed.add(key)
-            return False
+            return None
         self.fusions.append(
             Fusion(
                 function.symbol,
@@ -115,7 +149,8 @@ class _Greedy:
             )
         )
         self.data = best.new_text
-        return True
+        self.last_edits = best.edits
+        return best.function
 
 
 def fuse_all(

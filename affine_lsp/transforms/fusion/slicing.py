@@ -39,6 +39,8 @@ class LoopPlan:
     lowers: list[str] | None = None  # None: keep the source header
     uppers: list[str] | None = None
     promoted: str | None = None  # the iv's value when the loop runs exactly once
+    value: str | None = None  # same, kept even when the copy cannot drop the loop
+    inner: tuple[list[str], list[str]] = ([], [])  # dims and constraints of its body
 
 
 @dataclass
@@ -47,6 +49,7 @@ class SlicePlan:
     consumer_loops: list[AffineForOp]
     loops: dict[int, LoopPlan] = field(default_factory=dict)
     params: list[str] = field(default_factory=list)
+    prefix: Domain | None = None  # the second nest's loops around the copy
 
     def plan_of(self, loop: AffineForOp) -> LoopPlan:
         return self.loops[id(loop)]
@@ -254,7 +257,7 @@ class SlicePlanner:
                 uppers = self._prune(dims, domain, [t.text for t in orig_upper] + highs, False)
                 loop_plan.lowers, loop_plan.uppers = lowers, uppers
                 if len(lowers) == 1 and self._runs_once(dims, domain, lowers[0], uppers, step):
-                    loop_plan.promoted = lowers[0]
+                    loop_plan.promoted = loop_plan.value = lowers[0]
             plan.loops[id(loop)] = loop_plan
             iv = loop.induction_variable
             if iv is None:
@@ -262,6 +265,7 @@ class SlicePlanner:
             if loop_plan.promoted is not None:
                 scope.bind(iv, Term(f"({loop_plan.promoted})", None, frozenset(), True))
                 context_of[id(loop)] = (dims, constraints, scope)
+                loop_plan.inner = (list(dims), list(constraints))
                 continue
             lows_used = loop_plan.lowers or [t.text for t in orig_lower]
             highs_used = loop_plan.uppers or [t.text for t in orig_upper]
@@ -271,5 +275,7 @@ class SlicePlanner:
                 own.append(f"({name} - ({start.text})) mod {step} = 0")
             scope.bind(iv, Term.name(name))
             context_of[id(loop)] = ([*dims, name], constraints + own, scope)
+            loop_plan.inner = ([*dims, name], constraints + own)
         plan.params = sorted(self.params)
+        plan.prefix = self.prefix
         return plan

@@ -12,6 +12,7 @@ from affine_lsp.checks import CheckOptions, ModuleContext, Severity, check_item
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir.build import build_operation_item, module_scope_of
 from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, Operation
+from affine_lsp.ir.types import MemRefType
 from affine_lsp.poly.equivalence import Mismatch, compare
 from affine_lsp.poly.program import Statement, Window, is_function_argument
 from affine_lsp.poly.session import IslSession, NotAffine
@@ -44,6 +45,18 @@ class Checked:
     origin: isl.UnionMap
     mismatches: list[Mismatch]
     copied: set[str]  # names of the statements in the copy
+    live: set[str]
+    bounds: dict[str, tuple[int, ...]]
+    compared: bool = False
+
+    def compare(self, session: IslSession, original: Window) -> Checked:
+        """Run the dataflow comparison (once)."""
+        if not self.compared:
+            self.mismatches = compare(
+                session, original, self.window, self.origin, self.live, self.bounds
+            )
+            self.compared = True
+        return self
 
 
 def _under(op: Operation, root: Operation) -> bool:
@@ -73,26 +86,27 @@ def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
     """Re-parse `data`, model the function that starts where `function` starts, and
     make sure the verifier finds no error in it."""
     document = SourceDocument(data)
-    for node in document.tree.root_node.named_children:
-        if node.type == "operation" and node.start_byte == function.span.start_byte:
-            item = build_operation_item(node, module_scope_of(model.items))
-            if not isinstance(item.operation, FuncOp):
-                break
-            problems = [
-                p.message
-                for p in syntax_problems(document.tree)
-                if node.start_byte <= p.span.start_byte <= node.end_byte
-            ]
-            context = ModuleContext.from_model(model)
-            problems += [
-                d.message
-                for d in check_item(item, context, CheckOptions())
-                if d.severity == Severity.ERROR
-            ]
-            if problems:
-                raise NotAffine(f"the fused code does not verify: {problems[0]}")
-            return item.operation
-    raise NotAffine("the rewritten function could not be found")
+    start = function.span.start_byte
+    node = document.tree.root_node.descendant_for_byte_range(start, start + 1)
+    while node is not None and not (node.type == "operation" and node.start_byte == start):
+        node = node.parent
+    if node is None:
+        raise NotAffine("the rewritten function could not be found")
+    item = build_operation_item(node, module_scope_of(model.items))
+    if not isinstance(item.operation, FuncOp):
+        raise NotAffine("the rewritten function could not be found")
+    problems = [
+        p.message
+        for p in syntax_problems(document.tree)
+        if node.start_byte <= p.span.start_byte <= node.end_byte
+    ]
+    context = ModuleContext.from_model(model)
+    problems += [
+        d.message for d in check_item(item, context, CheckOptions()) if d.severity == Severity.ERROR
+    ]
+    if problems:
+        raise NotAffine(f"the fused code does not verify: {problems[0]}")
+    return item.operation
 
 
 def _origin_text(
@@ -136,7 +150,10 @@ def check_rewrite(
     model: ModuleModel,
     function: FuncOp,
     rewrite: Rewrite,
+    compare_flows: bool = True,
 ) -> Checked:
+    """Model the rewritten window and compare it with the original (unless
+    `compare_flows` is False: then only the model is built, mismatches stay empty)."""
     new_data = apply_edits(data, rewrite.edits)
     new_function = parse_function(new_data, function, model)
     mapping = EditMap(rewrite.edits)
@@ -186,8 +203,23 @@ def check_rewrite(
     origin = _union(session, pieces)
     live = {a for a, m in original.memrefs.items() if not dead_after(original, m)}
     live |= {a for a, m in window.memrefs.items() if a not in original.memrefs}
-    mismatches = compare(session, original, window, origin, live)
-    return Checked(new_data, window, new_function, origin, mismatches, {s.name for s in copied})
+    bounds = _static_shapes(window, live)
+    checked = Checked(
+        new_data, window, new_function, origin, [], {s.name for s in copied}, live, bounds
+    )
+    return checked.compare(session, original) if compare_flows else checked
+
+
+def _static_shapes(window: Window, live: set[str]) -> dict[str, tuple[int, ...]]:
+    """Shapes of the memrefs that are not live (their elements may be renumbered)."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for statement in window.statements:
+        declared = getattr(statement.op, "memref_type", None)
+        if statement.array in live or not isinstance(declared, MemRefType):
+            continue
+        if declared.shape is not None and all(d is not None for d in declared.shape):
+            shapes.setdefault(statement.array, tuple(declared.shape))  # type: ignore[arg-type]
+    return shapes
 
 
 def _union(session: IslSession, texts: list[str]) -> isl.UnionMap:
