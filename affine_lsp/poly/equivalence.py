@@ -156,7 +156,8 @@ def compare(
             ranges = " and ".join(f"0 <= o{k} < {n}" for k, n in enumerate(shape)) or "true"
             cells = ", ".join(f"o{k}" for k in range(len(shape)))
             box = isl.Set.read_from_str(session.ctx, f"{{ {statement.array}[{cells}] : {ranges} }}")
-            outside_box = statement.access.subtract_range(box).domain()
+            inside = statement.access.intersect_params(transformed.context)
+            outside_box = inside.subtract_range(box).domain()
             if not outside_box.is_empty():
                 mismatches.append(Mismatch("bounds", statement.name, outside_box))
         if mismatches:

@@ -173,6 +173,7 @@ class Window:
         self._allow_parallel = allow_parallel
         self._domains: dict[tuple, Domain] = {}
         self._build()
+        self.context = self._context()
 
     # -- construction -------------------------------------------------------------
 
@@ -251,6 +252,28 @@ class Window:
                 path,
             )
         )
+
+    def _context(self) -> isl.Set:
+        """The values the parameters take: the iterations of the loops around the block."""
+        owner = self.block.parent_op
+        if owner is None or not isinstance(owner, AffineForOp | AffineIfOp | AffineParallelOp):
+            return self.session.set("{ : }")
+        levels, _ = enclosing_levels(owner)
+        levels = [*levels, Level(owner, self._branch(owner))]
+        domain = DomainBuilder(self.session, self.resolver).build(levels)
+        assert domain.set is not None
+        space = domain.set
+        names = [self.names.symbol(iv) for iv in domain.ivs]
+        count = space.dim(isl.dim_type.set)
+        params = space.move_dims(isl.dim_type.param, 0, isl.dim_type.set, 0, count)
+        for position, name in enumerate(names):
+            params = params.set_dim_name(isl.dim_type.param, position, name)
+        return self.session.run(lambda: params.params())
+
+    def _branch(self, owner: Operation) -> int:
+        if isinstance(owner, AffineIfOp) and len(owner.regions) > 1:
+            return 1 if self.block.parent_region is owner.regions[1] else 0
+        return 0
 
     def _domain(self, levels: list[Level], name: str, lanes: list[tuple[str, int]]) -> Domain:
         """Domains are shared by the statements of one block (vector lanes aside)."""

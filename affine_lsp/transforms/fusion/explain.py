@@ -156,9 +156,12 @@ class Explainer:
             return "the copy of the first nest would run iterations the first nest never runs"
         if mismatch.kind == "cells":
             return "the copy would touch other elements than the first nest does"
+        if mismatch.kind == "bounds":
+            return "a shrunk buffer would be accessed out of its bounds"
+        if mismatch.seen is None or mismatch.expected is None:
+            return "the fused code would compute something else"
         if mismatch.kind == "final":
             return self._final(mismatch)
-        assert mismatch.seen is not None and mismatch.expected is not None
         for relation in self._relation(mismatch.instances, mismatch.seen):
             reader = self.by_name.get(relation.get_tuple_name(isl.dim_type.in_))
             writer = self.by_name.get(relation.get_tuple_name(isl.dim_type.out))

@@ -203,15 +203,14 @@ def check_rewrite(
     origin = _union(session, pieces)
     live = {a for a, m in original.memrefs.items() if not dead_after(original, m)}
     live |= {a for a, m in window.memrefs.items() if a not in original.memrefs}
-    bounds = _static_shapes(window, live)
+    bounds = _changed_shapes(original, window, live)
     checked = Checked(
         new_data, window, new_function, origin, [], {s.name for s in copied}, live, bounds
     )
     return checked.compare(session, original) if compare_flows else checked
 
 
-def _static_shapes(window: Window, live: set[str]) -> dict[str, tuple[int, ...]]:
-    """Shapes of the memrefs that are not live (their elements may be renumbered)."""
+def _shapes(window: Window, live: set[str]) -> dict[str, tuple[int, ...]]:
     shapes: dict[str, tuple[int, ...]] = {}
     for statement in window.statements:
         declared = getattr(statement.op, "memref_type", None)
@@ -220,6 +219,12 @@ def _static_shapes(window: Window, live: set[str]) -> dict[str, tuple[int, ...]]
         if declared.shape is not None and all(d is not None for d in declared.shape):
             shapes.setdefault(statement.array, tuple(declared.shape))  # type: ignore[arg-type]
     return shapes
+
+
+def _changed_shapes(original: Window, window: Window, live: set[str]) -> dict[str, tuple[int, ...]]:
+    """Static shapes of the memrefs the rewrite shrank (their accesses must stay inside)."""
+    before = _shapes(original, live)
+    return {a: shape for a, shape in _shapes(window, live).items() if before.get(a) != shape}
 
 
 def _union(session: IslSession, texts: list[str]) -> isl.UnionMap:
