@@ -33,9 +33,9 @@ from affine_lsp.transforms.fusion.engine import (
 )
 from affine_lsp.transforms.fusion.greedy import fuse_all
 from affine_lsp.transforms.fusion.nests import (
+    are_siblings,
     function_of,
     loops_in,
-    memrefs_touched,
     nest_at,
     nest_blocks,
     next_nest,
@@ -155,9 +155,7 @@ def _sibling_action(
     second: AffineForOp,
     options: FusionOptions,
 ) -> list[FusionAction]:
-    first_reads, first_writes = memrefs_touched(first)
-    second_reads, second_writes = memrefs_touched(second)
-    if not (first_reads & second_reads):
+    if not are_siblings(first, second):
         return []
     fusion = PairFusion(data, model, function, first, second, SIBLING, options)
     if fusion.failure is not None:

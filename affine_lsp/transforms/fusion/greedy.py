@@ -22,7 +22,13 @@ from affine_lsp.transforms.fusion.engine import (
     FusionOptions,
     PairFusion,
 )
-from affine_lsp.transforms.fusion.nests import functions, loops_in, memrefs_touched, nest_blocks
+from affine_lsp.transforms.fusion.nests import (
+    are_siblings,
+    functions,
+    loops_in,
+    memrefs_touched,
+    nest_blocks,
+)
 
 MAX_FUSIONS = 10_000
 
@@ -50,12 +56,11 @@ def _line(data: bytes, offset: int) -> int:
 
 
 def _worth_trying(first: AffineForOp, second: AffineForOp, mode: str) -> bool:
-    first_reads, first_writes = memrefs_touched(first)
-    second_reads, second_writes = memrefs_touched(second)
     if mode == PRODUCER_CONSUMER:
+        _, first_writes = memrefs_touched(first)
+        second_reads, _ = memrefs_touched(second)
         return bool(first_writes & second_reads)
-    shared = (first_reads & second_reads) - first_writes - second_writes
-    return bool(shared)
+    return are_siblings(first, second)
 
 
 class _Greedy:

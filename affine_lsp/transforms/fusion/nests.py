@@ -92,3 +92,12 @@ def memrefs_touched(nest: Operation) -> tuple[set[int], set[int]]:
                 continue
             (writes if op.is_write else reads).add(id(op.memref.value))
     return reads, writes
+
+
+def are_siblings(first: Operation, second: Operation) -> bool:
+    """Nests that read a memref in common and do not depend on each other."""
+    first_reads, first_writes = memrefs_touched(first)
+    second_reads, second_writes = memrefs_touched(second)
+    shared = (first_reads & second_reads) - first_writes - second_writes
+    dependent = first_writes & (second_reads | second_writes) or second_writes & first_reads
+    return bool(shared) and not dependent
