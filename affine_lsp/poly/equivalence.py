@@ -101,6 +101,13 @@ def _flow(window: Window, finals: isl.UnionMap, final_schedule: isl.UnionMap):
     return flow.get_must_dependence(), flow.get_must_no_source().domain(), sinks.domain()
 
 
+def _union_sets(sets: list[isl.Set], window: Window) -> isl.UnionSet:
+    result = isl.UnionSet.empty(isl.Space.params_alloc(window.session.ctx, 0))
+    for item in sets:
+        result = result.union(isl.UnionSet.from_set(item))
+    return result
+
+
 def _accesses(window: Window, arrays: set[str]) -> isl.UnionMap:
     return _union([s.access for s in window.statements if s.array in arrays], window)
 
@@ -123,11 +130,15 @@ def compare(
     origin: isl.UnionMap,
     live: set[str],
     bounds: dict[str, tuple[int, ...]] | None = None,
+    undefined: set[str] | None = None,
 ) -> list[Mismatch]:
     """The ways `transformed` differs from `original` (empty: equivalent).
 
     `bounds` gives the static shapes of memrefs whose accesses may have moved
-    (private buffers): every transformed access to them must stay inside."""
+    (private buffers): every transformed access to them must stay inside.
+    `undefined` names memrefs whose contents are undefined when the window starts
+    (fresh allocations): an original read of such an undefined element may read
+    anything after the rewrite too."""
 
     def run() -> list[Mismatch]:
         mismatches: list[Mismatch] = []
@@ -173,6 +184,12 @@ def compare(
         bad = seen.subtract(expected).domain().union(expected.subtract(seen).domain())
         bad = bad.union(n_fresh.subtract(should_be_fresh))
         bad = bad.union(should_be_fresh.subtract(n_fresh))
+        if undefined:
+            garbage = [s.access.domain() for s in original.statements if s.array in undefined]
+            dont_care = full_origin.intersect_range(
+                o_fresh.intersect(_union_sets(garbage, original))
+            ).domain()
+            bad = bad.subtract(dont_care)
         for piece in sets_of(bad.coalesce()):
             if piece.is_empty():
                 continue

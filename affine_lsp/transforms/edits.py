@@ -74,6 +74,13 @@ class EditMap:
             delta = end - edit.span.end_byte
         return offset - delta, None
 
+    def new_start(self, target: TextEdit) -> int:
+        """Where an edit's new text starts in the new text."""
+        for start, _, edit in self._new_spans:
+            if edit is target:
+                return start
+        raise KeyError("not one of the edits")
+
     def inserted_at(self, offset: int) -> tuple[TextEdit, int] | None:
         """(edit, offset within its new text) for a new offset inside an edit's new text."""
         for start, end, edit in self._new_spans:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp, AffineYieldOp, Operation, Value
+from affine_lsp.ir.model import AffineAccessOp, AffineForOp, AffineYieldOp, Operation, Value
 from affine_lsp.syntax.nodes import Span
 from affine_lsp.transforms.edits import (
     apply_edits,
@@ -55,6 +55,15 @@ def nest_lines(data: bytes, op: Operation, with_comments: bool) -> tuple[int, in
             break
         start = previous
     return start, end
+
+
+def _only_in_subscripts(value: Value) -> bool:
+    """Whether every use of `value` is a subscript of an affine load/store (where an
+    integer can stand for it)."""
+    return bool(value.uses) and all(
+        isinstance(use.user, AffineAccessOp) and use.role == "dim" and not use.in_symbol_call
+        for use in value.uses
+    )
 
 
 def _width(text: str) -> int:
@@ -102,6 +111,8 @@ class CopyBuilder:
             if loop_plan.promoted is not None:
                 (form,) = self.renderer.forms(loop_plan.context, [loop_plan.promoted])
                 direct = self.renderer.single_ssa(form)
+                if form.is_constant and _only_in_subscripts(iv):
+                    direct = str(form.constant)
                 name = direct or self.fresh.reuse(iv.name)
                 apply_line = None
                 if direct is None:

@@ -13,7 +13,7 @@ relative to the two nests. `best()` picks the deepest depth within tolerance.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import islpy as isl
 
@@ -23,19 +23,28 @@ from affine_lsp.poly.equivalence import Mismatch
 from affine_lsp.poly.program import Statement, Window
 from affine_lsp.poly.session import Budget, IslSession, PolyError
 from affine_lsp.syntax.nodes import Span
-from affine_lsp.transforms.edits import indentation, next_line_start, rest_of_line_is_blank
-from affine_lsp.transforms.fusion.copy import CannotEdit, Copy, CopyBuilder
+from affine_lsp.transforms.edits import (
+    EditMap,
+    apply_edits,
+    indentation,
+    next_line_start,
+    rest_of_line_is_blank,
+)
+from affine_lsp.transforms.fusion.copy import CannotEdit, Copy, CopyBuilder, nest_lines
 from affine_lsp.transforms.fusion.cost import CostModel
 from affine_lsp.transforms.fusion.explain import Explainer
 from affine_lsp.transforms.fusion.privatize import Privatizer
 from affine_lsp.transforms.fusion.privatize import candidates as private_candidates
 from affine_lsp.transforms.fusion.render import BoundRenderer
 from affine_lsp.transforms.fusion.slicing import SlicePlanner
-from affine_lsp.transforms.fusion.verify import Checked, Rewrite, check_rewrite
+from affine_lsp.transforms.fusion.verify import Checked, MovedNest, Rewrite, check_rewrite
 from affine_lsp.transforms.naming import FreshNames, names_in
 
 PRODUCER_CONSUMER = "producer-consumer"
 SIBLING = "sibling"
+
+SECOND = "second"  # the fused nest stands where the second nest was
+FIRST = "first"  # ... where the first nest was (the second nest moves up)
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,7 @@ class PairFusion:
         operations = self.block.operations
         first_index = operations.index(self.first)
         second_index = operations.index(self.second)
+        self._between = second_index - first_index > 1
         if first_index >= second_index:
             self.failure = "the first nest must come before the second"
             return
@@ -191,8 +201,14 @@ class PairFusion:
     def depths(self) -> list[int]:
         return list(range(1, len(self.consumer_path) + 1)) if self.failure is None else []
 
+    def _slices_inner_loops(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
+        """Whether the slice would bound loops of the first nest deeper than `depth`."""
+        inner = self.consumer_path[depth - 1]
+        users = [a for a, b in pairs if _under(b.op, inner)]
+        return len(_common_loop_prefix(users, self.first)) > depth
+
     def _relation(
-        self, depth: int, pairs: list[tuple[Statement, Statement]]
+        self, depth: int, pairs: list[tuple[Statement, Statement]], outer_only: bool = False
     ) -> tuple[isl.Map | None, list[AffineForOp]]:
         """c (first `depth` ivs of the second nest) -> slice loops of the first nest."""
         if not pairs:
@@ -210,6 +226,9 @@ class PairFusion:
         stop = next((i for i, loop in enumerate(slice_loops) if loop.iter_args), None)
         if stop is not None:
             slice_loops = slice_loops[:stop]
+        if outer_only:
+            # Slice only the loops matched with the insertion loops; inner ones run whole.
+            slice_loops = slice_loops[:depth]
         relation = None
         for a, b in pairs:
             same = self.session.run(lambda a=a, b=b: b.access.apply_range(a.access.reverse()))
@@ -249,9 +268,16 @@ class PairFusion:
         for remove in (True, False):
             if not remove and not self._worth_keeping(first_failure):
                 break
-            for pairs in self.relations:
+            variants = [
+                (pairs, outer_only, placement)
+                for placement in ((SECOND, FIRST) if remove and self._between else (SECOND,))
+                for pairs in self.relations
+                for outer_only in (False, True)
+                if not outer_only or self._slices_inner_loops(depth, pairs)
+            ]
+            for pairs, outer_only, placement in variants:
                 try:
-                    candidate = self._attempt(depth, remove, pairs)
+                    candidate = self._attempt(depth, remove, pairs, outer_only, placement)
                 except CannotEdit as error:
                     return Candidate(self.mode, depth, False, str(error))
                 except PolyError as error:
@@ -272,11 +298,16 @@ class PairFusion:
         )
 
     def _attempt(
-        self, depth: int, remove: bool, pairs: list[tuple[Statement, Statement]]
+        self,
+        depth: int,
+        remove: bool,
+        pairs: list[tuple[Statement, Statement]],
+        outer_only: bool = False,
+        placement: str = SECOND,
     ) -> Candidate:
         assert self.window is not None
         consumer_loops = self.consumer_path[:depth]
-        relation, slice_loops = self._relation(depth, pairs)
+        relation, slice_loops = self._relation(depth, pairs, outer_only)
         planner = SlicePlanner(self.session, self.window, self.first, consumer_loops)
         plan = planner.plan(relation, slice_loops)
         renderer = BoundRenderer(self.session, self.window, plan.params)
@@ -287,22 +318,23 @@ class PairFusion:
         target, indent = self._insertion_point(consumer_loops[-1])
         builder = CopyBuilder(self.data, self.first, plan, renderer, fresh)
         copy = builder.build(indent, remove)
-        edits = [TextEdit(Span(target, target), copy.text)]
-        if remove:
-            edits.append(TextEdit(Span(copy.start, copy.end), ""))
-        rewrite = Rewrite(edits, self.first, self.second, plan, copy, target, remove)
+        rewrite = self._assemble(plan, copy, target, remove, placement, [])
         checked = None
         if remove:
-            private = self._private_rewrite(rewrite, builder, copy)
+            private = self._private_edits(plan, builder, copy)
             if private is not None:
+                shrunk, document_edits = private
                 try:
+                    attempt = self._assemble(
+                        plan, shrunk, target, remove, placement, document_edits
+                    )
                     result = check_rewrite(
-                        self.session, self.window, self.data, self.model, self.function, private
+                        self.session, self.window, self.data, self.model, self.function, attempt
                     )
                 except PolyError:
                     result = None
                 if result is not None and not result.mismatches:
-                    edits, checked = private.edits, result
+                    rewrite, checked = attempt, result
         if checked is None:
             checked = check_rewrite(
                 self.session, self.window, self.data, self.model, self.function, rewrite
@@ -313,7 +345,7 @@ class PairFusion:
                 depth,
                 False,
                 self._explain(checked),
-                edits=edits,
+                edits=rewrite.edits,
                 producer_kept=not remove,
                 mismatches=checked.mismatches,
                 copied=checked.copied,
@@ -325,21 +357,54 @@ class PairFusion:
             True,
             None,
             extra,
-            edits,
+            rewrite.edits,
             checked.new_text,
             not remove,
             function=checked.function,
         )
 
-    def _private_rewrite(
-        self, rewrite: Rewrite, builder: CopyBuilder, copy: Copy
-    ) -> Rewrite | None:
-        """The rewrite with every intermediate buffer made private to an iteration of
-        the fused loops (None when no buffer can be)."""
+    def _assemble(
+        self,
+        plan,
+        copy: Copy,
+        target: int,
+        remove: bool,
+        placement: str,
+        document_edits: list[TextEdit],
+    ) -> Rewrite:
+        """The document edits of a fusion: the copy inserted at `target` (inside the
+        second nest), the first nest removed or kept, the second nest moved up to the
+        first nest's place if `placement` is FIRST, plus other `document_edits`."""
+        insertion = TextEdit(Span(target, target), copy.text)
+        if placement == SECOND:
+            edits = [insertion] + document_edits
+            if remove:
+                edits.append(TextEdit(Span(copy.start, copy.end), ""))
+            return Rewrite(edits, self.first, self.second, plan, copy, remove, insertion)
+        start, end = nest_lines(self.data, self.second, True)
+        if indentation(self.data, self.first.span.start_byte) != indentation(
+            self.data, self.second.span.start_byte
+        ):
+            raise CannotEdit("the nests are not indented alike")
+        inside = [e for e in document_edits if start <= e.span.start_byte < end]
+        outside = [e for e in document_edits if e not in inside]
+        local = [TextEdit(Span(target - start, target - start), copy.text)] + [
+            TextEdit(Span(e.span.start_byte - start, e.span.end_byte - start), e.new_text)
+            for e in inside
+        ]
+        moved_text = apply_edits(self.data[start:end], local).decode("utf-8")
+        moved = TextEdit(Span(copy.start, copy.end), moved_text)
+        edits = [moved, TextEdit(Span(start, end), "")] + outside
+        nest = MovedNest(moved, start, EditMap(local), local[0])
+        return Rewrite(edits, self.first, self.second, plan, copy, remove, None, nest)
+
+    def _private_edits(
+        self, plan, builder: CopyBuilder, copy: Copy
+    ) -> tuple[Copy, list[TextEdit]] | None:
+        """The copy and document edits that make every intermediate buffer private to an
+        iteration of the fused loops (None when no buffer can be)."""
         assert self.window is not None
-        privatizer = Privatizer(
-            self.session, self.window, rewrite.plan, copy, self.first, self.second
-        )
+        privatizer = Privatizer(self.session, self.window, plan, copy, self.first, self.second)
         copy_edits: list[TextEdit] = []
         document_edits: list[TextEdit] = []
         for memref in private_candidates(self.window, self.first, self.second):
@@ -352,10 +417,7 @@ class PairFusion:
                 document_edits += private.document_edits
         if not copy_edits and not document_edits:
             return None
-        shrunk = builder.with_replacements(copy, copy_edits)
-        edits = [TextEdit(Span(rewrite.insertion, rewrite.insertion), shrunk.text)]
-        edits += [e for e in rewrite.edits if e.span.start_byte != rewrite.insertion]
-        return replace(rewrite, edits=edits + document_edits, copy=shrunk)
+        return builder.with_replacements(copy, copy_edits), document_edits
 
     def _explain(self, checked: Checked) -> str:
         assert self.window is not None

@@ -64,7 +64,14 @@ def _worth_trying(first: AffineForOp, second: AffineForOp, mode: str) -> bool:
 
 
 class _Greedy:
-    def __init__(self, data: bytes, options: FusionOptions, only: set[str] | None) -> None:
+    def __init__(
+        self,
+        data: bytes,
+        options: FusionOptions,
+        only: set[str] | None,
+        modes: tuple[str, ...] = (PRODUCER_CONSUMER, SIBLING),
+    ) -> None:
+        self.modes = modes
         self.data = data
         self.options = replace(options, keep_producer=False)
         self.only = only
@@ -98,7 +105,7 @@ class _Greedy:
         progress = True
         while progress and len(self.fusions) < MAX_FUSIONS:
             progress = False
-            for mode in (PRODUCER_CONSUMER, SIBLING):
+            for mode in self.modes:
                 fresh: set[int] = set()
                 while len(self.fusions) < MAX_FUSIONS:
                     step = self._one(model, function, mode, fresh)
@@ -159,7 +166,11 @@ class _Greedy:
 
 
 def fuse_all(
-    data: bytes, options: FusionOptions | None = None, only: set[str] | None = None
+    data: bytes,
+    options: FusionOptions | None = None,
+    only: set[str] | None = None,
+    modes: tuple[str, ...] = (PRODUCER_CONSUMER, SIBLING),
 ) -> FuseAllResult:
-    """Fuse greedily in every function (or those named in `only`, without `@`)."""
-    return _Greedy(data, options or FusionOptions(), only).run()
+    """Fuse greedily in every function (or those named in `only`, without `@`), in the
+    given modes (producer-consumer, then sibling, by default)."""
+    return _Greedy(data, options or FusionOptions(), only, modes).run()

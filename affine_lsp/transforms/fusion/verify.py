@@ -11,7 +11,7 @@ import islpy as isl
 from affine_lsp.checks import CheckOptions, ModuleContext, Severity, check_item
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir.build import build_operation_item, module_scope_of
-from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, Operation
+from affine_lsp.ir.model import AffineForOp, FuncOp, MemRefAllocOp, ModuleModel, Operation
 from affine_lsp.ir.types import MemRefType
 from affine_lsp.poly.equivalence import Mismatch, compare
 from affine_lsp.poly.program import Statement, Window, is_function_argument
@@ -25,6 +25,16 @@ _CONTEXT_LOOP = re.compile(r"\b_q(\d+)\b")
 
 
 @dataclass
+class MovedNest:
+    """The second nest moved up to the first nest's place (with the copy inside)."""
+
+    edit: TextEdit  # the document edit whose new text is the moved nest
+    region_start: int  # where the moved lines start in the original
+    local: EditMap  # the edits made to the moved lines (the copy's insertion among them)
+    copy_edit: TextEdit  # that insertion
+
+
+@dataclass
 class Rewrite:
     """A candidate rewrite of one pair and what it takes to check it."""
 
@@ -33,8 +43,25 @@ class Rewrite:
     consumer: AffineForOp
     plan: SlicePlan
     copy: Copy
-    insertion: int  # offset of the copy in the original text
     remove_producer: bool
+    copy_edit: TextEdit | None = None  # the document edit inserting the copy
+    moved: MovedNest | None = None
+
+    def origin_of(self, mapping: EditMap, offset: int) -> int | None:
+        """The original offset of a new offset, or None inside the copy."""
+        old, edit = mapping.to_old(offset)
+        if edit is None:
+            return old
+        if edit is self.copy_edit:
+            return None
+        if self.moved is not None and edit is self.moved.edit:
+            relative = offset - mapping.new_start(edit)
+            old_relative, local = self.moved.local.to_old(relative)
+            if local is None and old_relative is not None:
+                return self.moved.region_start + old_relative
+            if local is self.moved.copy_edit:
+                return None
+        raise NotAffine("a rewritten op has no original")
 
 
 @dataclass
@@ -47,13 +74,20 @@ class Checked:
     copied: set[str]  # names of the statements in the copy
     live: set[str]
     bounds: dict[str, tuple[int, ...]]
+    undefined: set[str]
     compared: bool = False
 
     def compare(self, session: IslSession, original: Window) -> Checked:
         """Run the dataflow comparison (once)."""
         if not self.compared:
             self.mismatches = compare(
-                session, original, self.window, self.origin, self.live, self.bounds
+                session,
+                original,
+                self.window,
+                self.origin,
+                self.live,
+                self.bounds,
+                self.undefined,
             )
             self.compared = True
         return self
@@ -69,17 +103,54 @@ def _under(op: Operation, root: Operation) -> bool:
 
 
 def dead_after(window: Window, memref) -> bool:
-    """A local allocation used only inside the window (and by deallocs)."""
-    if is_function_argument(memref):
+    """Whether nothing can observe `memref` after the window: a local allocation whose
+    uses are in the window, deallocs, or ops that ran before it (and do not run again:
+    the window is not inside a loop)."""
+    if is_function_argument(memref) or not isinstance(memref.defining_op, MemRefAllocOp):
         return False
+    once = isinstance(window.block.parent_op, FuncOp)
+    first = window.block.operations.index(window.ops[0])
     for use in memref.uses:
         user = use.user
         if user is None:
             return False
         if user.name == "memref.dealloc" or window.contains(user):
             continue
+        if once and _position_in_block(user, window.block) in range(first):
+            continue
         return False
     return True
+
+
+def undefined_at_start(window: Window, memref, pair: tuple[Operation, Operation]) -> bool:
+    """A fresh allocation nothing touches before the window: its contents are undefined
+    there (reading them is reading garbage, in the original as in the rewrite). Only
+    for memrefs the two nests alone touch in the window: garbage is not an excuse to
+    reorder reads and writes of other ops."""
+    if not isinstance(memref.defining_op, MemRefAllocOp):
+        return False
+    if not isinstance(window.block.parent_op, FuncOp):
+        return False
+    first = window.block.operations.index(window.ops[0])
+    for use in memref.uses:
+        user = use.user
+        if user is None:
+            return False
+        if user.name == "memref.dealloc" or _under(user, pair[0]) or _under(user, pair[1]):
+            continue
+        if window.contains(user) or _position_in_block(user, window.block) < first:
+            return False
+    return True
+
+
+def _position_in_block(op: Operation, block) -> int:
+    """Index in `block` of `op` or of its ancestor there (-1 if none)."""
+    current: Operation | None = op
+    while current is not None:
+        if current.parent_block is block:
+            return block.operations.index(current)
+        current = current.parent_op
+    return -1
 
 
 def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
@@ -157,25 +228,26 @@ def check_rewrite(
     new_data = apply_edits(data, rewrite.edits)
     new_function = parse_function(new_data, function, model)
     mapping = EditMap(rewrite.edits)
-    consumer_start = mapping.to_new(rewrite.consumer.span.start_byte)
+    consumer_start = rewrite.consumer.span.start_byte
     consumer = next(
         (
             op
             for op in new_function.walk()
-            if isinstance(op, AffineForOp) and op.span.start_byte == consumer_start
+            if isinstance(op, AffineForOp)
+            and rewrite.origin_of(mapping, op.span.start_byte) == consumer_start
         ),
         None,
     )
     if consumer is None or consumer.parent_block is None:
         raise NotAffine("the rewritten second nest could not be found")
     block = consumer.parent_block
-    last = block.operations.index(consumer)
-    if rewrite.remove_producer:
-        boundary = mapping.to_new(rewrite.copy.end) or 0
-    else:
-        boundary = mapping.to_new(rewrite.producer.span.start_byte) or 0
-    first = next(i for i, op in enumerate(block.operations) if op.span.start_byte >= boundary)
-    window = Window(session, block, first, last, original.resolver.aliases)
+    low, high = rewrite.producer.span.start_byte, rewrite.consumer.span.start_byte
+    inside = [
+        index
+        for index, op in enumerate(block.operations)
+        if low <= (rewrite.origin_of(mapping, op.span.start_byte) or -1) <= high
+    ]
+    window = Window(session, block, inside[0], inside[-1], original.resolver.aliases)
     by_start = {s.op.span.start_byte: s for s in original.statements}
     producer_statements = [s for s in original.statements if _under(s.op, rewrite.producer)]
     copied = []
@@ -188,8 +260,8 @@ def check_rewrite(
     params |= set(rewrite.plan.params)
     param_text = ", ".join(sorted(params))
     for statement in window.statements:
-        old_start, edit = mapping.to_old(statement.op.span.start_byte)
-        if edit is not None:
+        old_start = rewrite.origin_of(mapping, statement.op.span.start_byte)
+        if old_start is None:
             copied.append(statement)
             continue
         old = by_start.get(old_start)
@@ -202,10 +274,20 @@ def check_rewrite(
         pieces.append(_origin_text(new, old, rewrite, param_text, True))
     origin = _union(session, pieces)
     live = {a for a, m in original.memrefs.items() if not dead_after(original, m)}
+    pair = (rewrite.producer, rewrite.consumer)
+    undefined = {a for a, m in original.memrefs.items() if undefined_at_start(original, m, pair)}
     live |= {a for a, m in window.memrefs.items() if a not in original.memrefs}
     bounds = _changed_shapes(original, window, live)
     checked = Checked(
-        new_data, window, new_function, origin, [], {s.name for s in copied}, live, bounds
+        new_data,
+        window,
+        new_function,
+        origin,
+        [],
+        {s.name for s in copied},
+        live,
+        bounds,
+        undefined,
     )
     return checked.compare(session, original) if compare_flows else checked
 
