@@ -184,12 +184,15 @@ class Explainer:
                     relation.reverse(),
                     f"{{subject}} writes {self._cells(writer)}, which {{other}} reads",
                 )
+        overwritten = {
+            relation.get_tuple_name(isl.dim_type.in_): relation
+            for relation in self._relation(mismatch.instances, mismatch.seen)
+        }
         for relation in self._relation(mismatch.instances, mismatch.expected):
             reader = self.by_name.get(relation.get_tuple_name(isl.dim_type.in_))
             writer = self.by_name.get(relation.get_tuple_name(isl.dim_type.out))
             if reader is None or writer is None:
                 continue
-            # The read no longer sees the write it depends on (RAW).
             same = reader.op is writer.op or (
                 self._where(reader.op) == self._where(writer.op) == "the first nest"
             )
@@ -201,6 +204,19 @@ class Explainer:
                     f"{{subject}} reads {self._cells(reader)}, which {{other}} writes before it: "
                     "repeating the first nest's iterations would read their own results",
                 )
+            other = overwritten.get(reader.name)
+            instead = self.by_name.get(other.get_tuple_name(isl.dim_type.out)) if other else None
+            if other is not None and instead is not None:
+                # Another, earlier write now comes last (WAW order broken on the way).
+                written = self._sentence(
+                    reader,
+                    instead,
+                    other,
+                    f"{{subject}} would read {self._cells(reader)} as written by {{other}}",
+                )
+                expected = self._sentence(reader, writer, relation, "{other}")
+                return f"{written} instead of {expected}"
+            # The read no longer sees the write it depends on (RAW).
             return self._sentence(
                 reader,
                 writer,

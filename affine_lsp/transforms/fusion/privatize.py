@@ -26,7 +26,7 @@ from affine_lsp.ir.model import (
     Value,
 )
 from affine_lsp.ir.types import MemRefType
-from affine_lsp.poly.forms import AffineForm, form_of_aff, render_mlir
+from affine_lsp.poly.forms import AffineForm, form_of_aff, render_isl, render_mlir
 from affine_lsp.poly.program import Statement, Window
 from affine_lsp.poly.session import IslSession, NotAffine
 from affine_lsp.syntax.nodes import Span
@@ -53,12 +53,12 @@ def candidates(window: Window, first: Operation, second: Operation) -> list[Valu
         if not statement.is_write or not _under(statement.op, first) or memref in found:
             continue
         alloc = memref.defining_op
-        if not isinstance(alloc, MemRefAllocOp) or alloc.operands:
+        if not isinstance(alloc, MemRefAllocOp) or alloc.symbol_operands:
             continue
         declared = alloc.memref_type
         if not isinstance(declared, MemRefType) or declared.shape is None:
             continue
-        if declared.layout is not None or any(d is None for d in declared.shape):
+        if declared.layout is not None or alloc.type_span is None:
             continue
         if all(d == 1 for d in declared.shape):
             continue  # as small as it gets
@@ -197,7 +197,10 @@ class Privatizer:
             edits.append(TextEdit(op.subscripts.span, f"[{subscripts}]"))
             edits.append(TextEdit(op.memref_type_span, new_type))
         assert alloc.type_span is not None
-        private.document_edits.append(TextEdit(alloc.type_span, new_type))
+        # `memref.alloc(%n) : memref<?xf32>` loses its sizes with its dynamic shape.
+        spelled = "memref.alloca" if alloc.name == "memref.alloca" else "memref.alloc"
+        whole = Span(alloc.name_span.start_byte, alloc.type_span.end_byte)
+        private.document_edits.append(TextEdit(whole, f"{spelled}() : {new_type}"))
         for use in memref.uses:
             if use.user is not None and use.user.name == "memref.dealloc":
                 span = _dealloc_type_span(use.user)
@@ -234,12 +237,23 @@ class Privatizer:
                 raise NotAffine(f"unknown name {name} in a private subscript")
             return value.display_name
 
+        # Simplify each subscript on the iterations that run it (strides make some
+        # differences constant: `y - 2 * floor(y / 2)` is 0 for even y).
+        domain = cells.domain().reset_tuple_id()
+        params = ", ".join(self.plan.params)
         texts = []
         for position, offset in enumerate(offsets):
             form = form_of_aff(multi.get_aff(position))
             if form is None:
                 return None
-            texts.append(render_mlir(form.minus(offset), ssa))
+            difference = render_isl(form.minus(offset))
+            source = f"[{params}] -> {{ [{', '.join(dims)}] -> [({difference})] }}"
+            piecewise = self.session.run(
+                lambda s=source: isl.PwAff.read_from_str(self.session.ctx, s).gist(domain)
+            )
+            simplified = _single_aff(piecewise)
+            simple_form = form_of_aff(simplified) if simplified is not None else None
+            texts.append(render_mlir(simple_form or form.minus(offset), ssa))
         return ", ".join(texts)
 
 
