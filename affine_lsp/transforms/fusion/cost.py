@@ -35,6 +35,24 @@ class CostModel:
             total += self.executions(op)
         return total
 
+    def copy_estimate(self, root: Operation, trips: dict[int, float], per_copy: float) -> float:
+        """Executions of the ops of `root` when copied `per_copy` times with its loops'
+        trip counts in `trips` (a slice plan's estimate)."""
+        total = 0.0
+        for op in root.walk():
+            if isinstance(op, AffineForOp | AffineIfOp | AffineParallelOp | AffineYieldOp):
+                continue
+            count = per_copy
+            current = op.parent_op
+            while current is not None:
+                if isinstance(current, AffineForOp):
+                    count *= trips.get(id(current), float(DEFAULT_SYMBOL))
+                if current is root:
+                    break
+                current = current.parent_op
+            total += count
+        return total
+
     def executions(self, op: Operation) -> float:
         levels, _ = enclosing_levels(op, self.window.block)
         loops = [lv for lv in levels if not isinstance(lv.op, AffineIfOp)]

@@ -13,6 +13,7 @@ relative to the two nests. `best()` picks the deepest depth within tolerance.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -31,7 +32,7 @@ from affine_lsp.transforms.edits import (
     rest_of_line_is_blank,
 )
 from affine_lsp.transforms.fusion.copy import CannotEdit, Copy, CopyBuilder, nest_lines
-from affine_lsp.transforms.fusion.cost import CostModel
+from affine_lsp.transforms.fusion.cost import DEFAULT_SYMBOL, CostModel
 from affine_lsp.transforms.fusion.explain import Explainer
 from affine_lsp.transforms.fusion.privatize import Privatizer
 from affine_lsp.transforms.fusion.privatize import candidates as private_candidates
@@ -42,6 +43,8 @@ from affine_lsp.transforms.naming import FreshNames, names_in
 
 PRODUCER_CONSUMER = "producer-consumer"
 SIBLING = "sibling"
+
+ESTIMATE_MARGIN = 0.25  # estimates before writing the copy may be off by this much
 
 SECOND = "second"  # the fused nest stands where the second nest was
 FIRST = "first"  # ... where the first nest was (the second nest moves up)
@@ -65,7 +68,7 @@ class Candidate:
     mode: str
     depth: int
     legal: bool
-    reason: str | None = None
+    given_reason: str | None = None
     extra: float | None = None  # extra computation, as a fraction of the two nests
     edits: list[TextEdit] = field(default_factory=list)
     new_text: bytes | None = None
@@ -73,6 +76,14 @@ class Candidate:
     mismatches: list[Mismatch] = field(default_factory=list)
     copied: set[str] = field(default_factory=set)
     function: FuncOp | None = None  # the fused function, modelled from `new_text`
+    explain: Callable[[], str] | None = field(default=None, repr=False)
+
+    @property
+    def reason(self) -> str | None:
+        """Why the fusion is illegal (explaining costs isl work: done when asked)."""
+        if self.given_reason is None and self.explain is not None:
+            self.given_reason, self.explain = self.explain(), None
+        return self.given_reason
 
     def within(self, tolerance: float) -> bool:
         return self.legal and self.extra is not None and self.extra <= tolerance + 1e-9
@@ -252,12 +263,37 @@ class PairFusion:
         return self._candidates[depth]
 
     def best(self) -> Candidate | None:
-        """The deepest legal candidate within the tolerance."""
+        """The deepest legal candidate within the tolerance (depths whose slice is
+        estimated to cost too much are not even written and checked)."""
         for depth in reversed(self.depths()):
+            if depth not in self._candidates and self._too_costly(depth):
+                continue
             candidate = self.candidate(depth)
             if candidate.within(self.options.tolerance):
                 return candidate
         return None
+
+    def _too_costly(self, depth: int) -> bool:
+        """The slice plan's estimated extra computation is well over the tolerance."""
+        if self.window is None or not self.relations:
+            return False
+        try:
+            relation, slice_loops = self._relation(depth, self.relations[0])
+            consumer_loops = self.consumer_path[:depth]
+            planner = SlicePlanner(self.session, self.window, self.first, consumer_loops)
+            plan = planner.plan(relation, slice_loops)
+            trips = planner.average_trips(plan, DEFAULT_SYMBOL)
+            cost = CostModel(self.window)
+            body = consumer_loops[-1].body
+            inner = next(iter(body.operations()), None) if body is not None else None
+            if inner is None:
+                return False
+            per_copy = cost.executions(inner)
+            original = cost.nest(self.first) + cost.nest(self.second)
+            fused = cost.nest(self.second) + cost.copy_estimate(self.first, trips, per_copy)
+        except PolyError:
+            return False
+        return original > 0 and fused / original - 1 > self.options.tolerance + ESTIMATE_MARGIN
 
     def _evaluate(self, depth: int) -> Candidate:
         if self.failure is not None:
@@ -344,7 +380,8 @@ class PairFusion:
                 self.mode,
                 depth,
                 False,
-                self._explain(checked),
+                None,
+                explain=lambda: self._explain(checked),
                 edits=rewrite.edits,
                 producer_kept=not remove,
                 mismatches=checked.mismatches,

@@ -41,6 +41,8 @@ class LoopPlan:
     promoted: str | None = None  # the iv's value when the loop runs exactly once
     value: str | None = None  # same, kept even when the copy cannot drop the loop
     inner: tuple[list[str], list[str]] = ([], [])  # dims and constraints of its body
+    outer: tuple[list[str], list[str]] = ([], [])  # ... of the loop itself
+    own: tuple[list[str], list[str]] = ([], [])  # the source bounds, over `outer`
 
 
 @dataclass
@@ -194,6 +196,40 @@ class SlicePlanner:
                 kept.remove(index)
         return [texts[i] for i in kept]
 
+    def average_trips(self, plan: SlicePlan, default: int) -> dict[int, float]:
+        """Average trip count of each loop of the copy over its context (symbols at
+        `default`): what the copy will run, before writing it."""
+        trips: dict[int, float] = {}
+        for loop_plan in plan.loops.values():
+            if loop_plan.value is not None:
+                trips[id(loop_plan.loop)] = 1.0
+                continue
+            dims, constraints = loop_plan.outer
+            lowers = loop_plan.lowers or loop_plan.own[0]
+            uppers = loop_plan.uppers or loop_plan.own[1]
+            step = loop_plan.loop.step or 1
+            start = lowers[0] if len(lowers) == 1 else f"max({', '.join(lowers)})"
+            end = uppers[0] if len(uppers) == 1 else f"min({', '.join(uppers)})"
+            trip = self._pw(dims, f"ceil((({end}) - ({start}))/{step})")
+            domain = self._context_set(dims, constraints)
+            fixed = " and ".join(f"{p} = {default}" for p in sorted(self.params)) or "true"
+            at = self.session.set(f"[{self._params()}] -> {{ : {fixed} }}")
+
+            def bounds(trip=trip, domain=domain, at=at):
+                restricted = trip.intersect_domain(domain).intersect_params(at)
+                return restricted.min_val(), restricted.max_val()
+
+            low, high = self.session.run(bounds, "a trip count")
+            if low.is_nan() or high.is_nan():
+                trips[id(loop_plan.loop)] = 0.0
+            elif not (low.is_int() and high.is_int()):
+                trips[id(loop_plan.loop)] = float(default)
+            else:
+                trips[id(loop_plan.loop)] = max(
+                    0.0, (float(fraction(low)) + float(fraction(high))) / 2
+                )
+        return trips
+
     def _runs_once(
         self, context: list[str], domain: isl.Set, lower: str, uppers: list[str], step: int
     ) -> bool:
@@ -242,6 +278,8 @@ class SlicePlanner:
             step = loop.step or 1
             name = f"_q{index}"
             loop_plan = LoopPlan(loop, list(dims), name)
+            loop_plan.outer = (list(dims), list(constraints))
+            loop_plan.own = ([t.text for t in orig_lower], [t.text for t in orig_upper])
             lows, highs = bounds.get(id(loop), ([], []))
             if (lows or highs) and not loop.iter_args and not loop.results:
                 if lows and step > 1:
