@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 
 from affine_lsp.checks import Severity, check_document
 from affine_lsp.syntax import SourceDocument
@@ -40,6 +41,7 @@ class FunctionResult:
     agrees: bool
     expected: list[str] = field(default_factory=list)
     ours: list[str] = field(default_factory=list)
+    fused_text: str = ""  # the whole chunk after `fuse_all` (when something was fused)
 
 
 def runs_of(file: str) -> list[Run]:
@@ -178,6 +180,7 @@ def check_chunk(chunk: Chunk, run: Run) -> tuple[list[FunctionResult], str | Non
                 matches(tokens, ours[function]),
                 [t for t, _ in tokens],
                 ours[function],
+                text if result.fusions else "",
             )
         )
     return results, None
@@ -187,6 +190,7 @@ def fusion_chunks() -> list[Chunk]:
     return [c for c in chunks() if "loop-fusion" in c.file and c.verifies]
 
 
+@cache
 def compare_corpus() -> tuple[list[FunctionResult], list[tuple[str, str]]]:
     results: list[FunctionResult] = []
     errors: list[tuple[str, str]] = []
