@@ -43,3 +43,31 @@ def test_version(capsys):
 
 def test_no_command_is_a_usage_error(capsys):
     assert main([]) == 2
+
+
+def _messages(source: str) -> list[str]:
+    from affine_lsp.syntax import SourceDocument, syntax_problems
+
+    document = SourceDocument(source)
+    return [
+        f"{document.point(p.span.start_byte)[0] + 1}:{document.point(p.span.start_byte)[1] + 1}: "
+        f"{p.message}"
+        for p in syntax_problems(document.tree)
+    ]
+
+
+def test_error_messages_name_the_token_and_what_was_expected():
+    assert _messages("func.func @f() {\n  affine.for %i = 0 10 {\n  }\n}\n") == [
+        "2:21: unexpected '10'; expected 'to'"
+    ]
+    assert _messages("func.func @f() {\n  affine.for %i = 0 to 10 step {\n  }\n}\n") == [
+        "2:32: unexpected '{'; expected '-' or an integer"
+    ]
+    assert _messages(
+        "func.func @f() {\n  affine.store %v %A[%c] : memref<4xf32>\n}\n"
+    ) == ["2:19: unexpected '%A'; expected ','"]
+    assert _messages("#map = affine_map<(d0) -> d0>\n") == ["1:27: unexpected 'd0'; expected '('"]
+
+
+def test_nested_missing_braces_are_reported_once():
+    assert _messages("func.func @f() {\n  affine.for %i = 0 to 10 {\n") == ["2:28: expected '}'"]

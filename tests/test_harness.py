@@ -139,6 +139,10 @@ def test_bad_config_is_refused() -> None:
         progen.GenConfig.only("no_such_pattern")
     with pytest.raises(ValueError):
         progen.generate(0, progen.GenConfig(min_nests=3, max_nests=2))
+    with pytest.raises(ValueError):
+        progen.generate(0, progen.GenConfig(sizes=(2,)))
+    with pytest.raises(ValueError):
+        progen.generate(0, progen.GenConfig(elem_types=("f64",)))
 
 
 def test_command_line_prints_a_program() -> None:

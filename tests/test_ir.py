@@ -178,3 +178,17 @@ def test_deep_nesting_does_not_recurse():
     )
     model = _model(source)
     assert len(_ops(model, AffineForOp)) == depth
+
+
+def test_build_leaves_the_garbage_collector_as_it_found_it():
+    import gc
+
+    assert gc.isenabled()
+    _model()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _model()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

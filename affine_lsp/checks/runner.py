@@ -2,34 +2,43 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from affine_lsp.checks.diagnostics import Diagnostic, Related, Severity
+from affine_lsp.checks.context import CheckContext, CheckOptions, ModuleContext
+from affine_lsp.checks.diagnostics import Diagnostic, Severity
+from affine_lsp.checks.registry import SYNTAX
+from affine_lsp.checks.rules import EVERY_OP_RULES, ITEM_RULES, MODULE_RULES, OP_RULES
 from affine_lsp.ir import build_module
-from affine_lsp.ir.model import AliasDef, ModuleModel, TopLevelItem
+from affine_lsp.ir.model import ModuleModel, TopLevelItem
 from affine_lsp.syntax import SourceDocument, syntax_problems
 
+__all__ = [
+    "CheckOptions",
+    "ModuleContext",
+    "check_document",
+    "check_item",
+    "check_module",
+    "syntax_diagnostics",
+]
 
-@dataclass(frozen=True)
-class CheckOptions:
-    legacy_severity: Severity = Severity.WARNING
-    lints: bool = True
 
-
-@dataclass
-class ModuleContext:
-    """What item checks need to know about the rest of the document."""
-
-    aliases: dict[str, AliasDef] = field(default_factory=dict)
-
-    @classmethod
-    def from_model(cls, model: ModuleModel) -> ModuleContext:
-        return cls(aliases=model.alias_table())
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The checks only add to a large live model: no garbage for the collector to find."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def syntax_diagnostics(document: SourceDocument) -> list[Diagnostic]:
     return [
-        Diagnostic(p.span, Severity.ERROR, "syntax", p.message)
+        Diagnostic(p.span, Severity.ERROR, SYNTAX, p.message)
         for p in syntax_problems(document.tree)
     ]
 
@@ -37,46 +46,28 @@ def syntax_diagnostics(document: SourceDocument) -> list[Diagnostic]:
 def check_item(
     item: TopLevelItem, context: ModuleContext, options: CheckOptions
 ) -> list[Diagnostic]:
-    """Diagnostics of one top-level item."""
-    found: list[Diagnostic] = []
-    for use in item.unresolved:
-        found.append(
-            Diagnostic(
-                use.span,
-                Severity.ERROR,
-                "ssa-undefined",
-                f"use of undeclared SSA value name '{use.name}'",
-            )
-        )
-    for value, earlier in item.redefinitions:
-        found.append(
-            Diagnostic(
-                value.span,
-                Severity.ERROR,
-                "ssa-redefinition",
-                f"redefinition of SSA value '{value.name}'",
-                related=(Related(earlier.span, "previously defined here"),),
-            )
-        )
-    for use in item.dominance_violations:
-        definition = use.value.span if use.value is not None else use.span
-        found.append(
-            Diagnostic(
-                use.span,
-                Severity.ERROR,
-                "ssa-dominance",
-                f"operand '{use.name}' does not dominate this use: it is defined later",
-                related=(Related(definition, "defined here"),),
-            )
-        )
-    return found
+    """Diagnostics of one top-level item; they depend only on the item and `context`."""
+    ctx = CheckContext(context, options)
+    with _collector_paused():
+        for item_rule in ITEM_RULES:
+            item_rule(item, ctx)
+        if item.operation is not None:
+            for op in item.operation.walk():
+                for op_rule in OP_RULES.get(op.name, ()):
+                    op_rule(op, ctx)
+                for op_rule in EVERY_OP_RULES:
+                    op_rule(op, ctx)
+    return ctx.found
 
 
 def check_module(
     model: ModuleModel, context: ModuleContext, options: CheckOptions
 ) -> list[Diagnostic]:
-    """Rules that look across items (aliases)."""
-    return []
+    """Rules that look across items (duplicate and unused aliases)."""
+    ctx = CheckContext(context, options)
+    for module_rule in MODULE_RULES:
+        module_rule(model, ctx)
+    return ctx.found
 
 
 def check_document(
@@ -84,10 +75,11 @@ def check_document(
 ) -> list[Diagnostic]:
     """All diagnostics of a document, sorted by position."""
     options = options or CheckOptions()
-    model = build_module(document.tree.root_node)
-    context = ModuleContext.from_model(model)
-    found = syntax_diagnostics(document)
-    found += check_module(model, context, options)
-    for item in model.items:
-        found += check_item(item, context, options)
+    with _collector_paused():
+        model = build_module(document.tree.root_node)
+        context = ModuleContext.from_model(model)
+        found = syntax_diagnostics(document)
+        found += check_module(model, context, options)
+        for item in model.items:
+            found += check_item(item, context, options)
     return sorted(found, key=Diagnostic.sort_key)

@@ -24,14 +24,47 @@ ConstraintKind = Literal[">=", "<=", "=="]
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "floordiv": 2, "ceildiv": 2, "mod": 2}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class AffineExpr:
-    """Base of all affine expression nodes."""
+    """Base of all affine expression nodes.
 
-    span: Span | None = field(default=None, compare=False, repr=False, kw_only=True)
+    Equality, hashing and repr are structural but iterative (expressions from
+    real input can be tens of thousands of levels deep).
+    """
+
+    span: Span | None = field(default=None, kw_only=True)
 
     def children(self) -> tuple[AffineExpr, ...]:
         return ()
+
+    def _key(self) -> tuple:
+        """A flat post-order encoding of the tree (cached)."""
+        cached = self.__dict__.get("_cached_key")
+        if cached is not None:
+            return cached
+        out: list = []
+        for node in self.walk():
+            out.append(type(node).__name__)
+            out.extend(node._payload())
+        key = tuple(out)
+        object.__setattr__(self, "_cached_key", key)
+        return key
+
+    def _payload(self) -> tuple:
+        return ()
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, AffineExpr):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({format_expr(self)})"
 
     def walk(self) -> Iterator[AffineExpr]:
         """This node and all nodes below it, parents first (iterative)."""
@@ -45,29 +78,41 @@ class AffineExpr:
         return format_expr(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class AffineConst(AffineExpr):
     value: int
 
+    def _payload(self) -> tuple:
+        return (self.value,)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False, repr=False)
 class AffineDim(AffineExpr):
     position: int
 
+    def _payload(self) -> tuple:
+        return (self.position,)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False, repr=False)
 class AffineSymbol(AffineExpr):
     position: int
 
+    def _payload(self) -> tuple:
+        return (self.position,)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False, repr=False)
 class AffineUnknown(AffineExpr):
     """An identifier that is neither a declared dimension nor a symbol."""
 
     name: str
 
+    def _payload(self) -> tuple:
+        return (self.name,)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False, repr=False)
 class AffineNeg(AffineExpr):
     operand: AffineExpr
 
@@ -75,7 +120,7 @@ class AffineNeg(AffineExpr):
         return (self.operand,)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class AffineBinary(AffineExpr):
     op: BinaryOp
     lhs: AffineExpr
@@ -83,6 +128,9 @@ class AffineBinary(AffineExpr):
 
     def children(self) -> tuple[AffineExpr, ...]:
         return (self.lhs, self.rhs)
+
+    def _payload(self) -> tuple:
+        return (self.op,)
 
 
 @dataclass(frozen=True)

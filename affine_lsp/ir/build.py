@@ -11,8 +11,10 @@ is skipped.
 
 from __future__ import annotations
 
+import gc
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from affine_lsp.ir.affine_syntax import (
     expression_children,
@@ -915,8 +917,29 @@ def build_alias(node: Node) -> AliasDef:
     return alias
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a model is built.
+
+    Building allocates many small objects that all stay alive (the model is full of
+    parent links); the collector would traverse them again and again for nothing.
+    Nested use is fine."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def build_operation_item(op_node: Node, module_scope: _Scope | None = None) -> TopLevelItem:
     """Model one top-level `operation` node."""
+    with _collector_paused():
+        return _build_operation_item(op_node, module_scope)
+
+
+def _build_operation_item(op_node: Node, module_scope: _Scope | None) -> TopLevelItem:
     item = TopLevelItem(Span.of(op_node))
     builder = _ItemBuilder()
     root = builder.operation(op_node)
@@ -946,6 +969,11 @@ def module_scope_of(items: list[TopLevelItem]) -> _Scope:
 
 def build_module(root: Node) -> ModuleModel:
     """Model every top-level item under a `source_file` node."""
+    with _collector_paused():
+        return _build_module(root)
+
+
+def _build_module(root: Node) -> ModuleModel:
     model = ModuleModel()
     op_nodes: list[tuple[int, Node]] = []
     for child in root.named_children:
@@ -964,7 +992,7 @@ def build_module(root: Node) -> ModuleModel:
         for value in values:
             _declare(scope, value, holder)
     for index, node in op_nodes:
-        item = build_operation_item(node, scope)
+        item = _build_operation_item(node, scope)
         if item.operation is not None:
             _adopt_results(scope, shells[index], item.operation.results)
         model.items[index] = item

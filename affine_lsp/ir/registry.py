@@ -11,7 +11,11 @@ ISOLATED_FROM_ABOVE = frozenset(
 
 # Ops with the AffineScope trait: their region arguments and top-level values
 # are valid symbols for affine ops nested in them.
-AFFINE_SCOPE = frozenset({"builtin.module", "func.func", "gpu.func", "test.affine_scope"})
+# (MLIR 22: builtin.module, func.func, gpu.func and gpu.launch; test.affine_scope is
+# the test dialect's.) The implicit top-level module of a file is one too.
+AFFINE_SCOPE = frozenset(
+    {"builtin.module", "func.func", "gpu.func", "gpu.launch", "test.affine_scope"}
+)
 
 # Ops whose regions are SSA CFG regions in which dominance applies. Regions of
 # ops we do not know may be graph regions: no use-before-definition checks there.

@@ -4,12 +4,14 @@ is missing)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cache
 
 import tree_sitter
 
-from affine_lsp.syntax.language import mlir_language
-from affine_lsp.syntax.nodes import Span, first_leaf, previous_leaf, walk
+from affine_lsp.syntax.language import mlir_language, new_parser
+from affine_lsp.syntax.nodes import Span, ancestors, first_leaf, walk
 
 # How expected tokens read in a message.
 _TOKEN_NAMES = {
@@ -74,34 +76,180 @@ def _expected_names(tokens: dict[str, int] | None) -> list[str]:
     return names if len(names) <= _MAX_EXPECTED else []
 
 
-def _failure_point(node: tree_sitter.Node) -> tuple[tree_sitter.Node | None, list[str]]:
-    """Replay the error's leaves through the parse table from the last good state.
+_TOKEN_CLASSES = [
+    (re.compile(r"%[\w$.\-]+(#\d+)?"), "ssa_value"),
+    (re.compile(r"\^[\w$.\-]+"), "block_id"),
+    (re.compile(r"@.+"), "symbol_ref"),
+    (re.compile(r"#[A-Za-z_][\w$.\-]*"), "attribute_alias"),
+    (re.compile(r"![A-Za-z_][\w$.\-]*"), "type_alias"),
+    (re.compile(r"(0x[0-9a-fA-F]+|[0-9]+)"), "integer"),
+    (re.compile(r"[0-9]+\.[0-9]*([eE][-+]?[0-9]+)?"), "float"),
+    (re.compile(r'".*"', re.S), "string"),
+    (re.compile(r"[su]?i[0-9]+"), "integer_type"),
+    (re.compile(r"f[0-9]+\w*|bf16|tf32"), "float_type"),
+    (re.compile(r"[A-Za-z_][\w$.]*"), "bare_id"),
+]
 
-    Leaves that are shifted directly are accepted; the first one that is not is
-    where parsing failed. Stops (returning the first leaf) when a reduction
-    would be needed, since the table's reductions are not visible from here.
-    """
-    language = mlir_language()
-    previous = previous_leaf(node)
-    state = previous.next_parse_state if previous is not None else 1
-    leaves = [
-        n for n in walk(node) if n.child_count == 0 and n.type not in ("comment", "split_marker")
+# Probing re-parses prefixes of the broken operation; these bound the work.
+_MAX_PROBE_TOKENS = 48
+_MAX_PROBE_BYTES = 4096
+
+
+# Names the grammar gives a token class where it is aliased.
+_ALIASES = {
+    "ssa_value": {"value_def", "value_use"},
+    "bare_id": {"dim_id", "symbol_id", "affine_id", "legacy_keyword"},
+    "integer": {"dimension"},
+}
+
+
+def _token_names(spelling: str) -> set[str]:
+    """Grammar symbols (and their aliases) a token with this spelling could be."""
+    names = {spelling}
+    for pattern, name in _TOKEN_CLASSES:
+        if pattern.fullmatch(spelling):
+            names.add(name)
+            names |= _ALIASES.get(name, set())
+    if spelling in ("mod", "floordiv", "ceildiv"):
+        names |= {"dim_id", "symbol_id", "affine_id"}
+    return names
+
+
+def _leaves(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    return [
+        n
+        for n in walk(node)
+        if n.child_count == 0 and not n.is_missing and n.type not in ("comment", "split_marker")
     ]
+
+
+def _probe_start(node: tree_sitter.Node) -> int:
+    """Where the broken operation starts: the innermost operation around the error."""
+    for ancestor in ancestors(node):
+        if ancestor.type == "operation":
+            return ancestor.start_byte
+        if ancestor.type in ("region", "source_file"):
+            break
+    return node.start_byte
+
+
+def _state_after(parser: tree_sitter.Parser, prefix: bytes) -> int | None:
+    """The parse state after `prefix`: the state in which its next token is read.
+
+    A comment is appended and the prefix parsed on its own. Comments are extras:
+    they are valid in every state and never trigger error recovery, so the
+    comment's `parse_state` is the state the parser reached at the end of the
+    prefix, whose lookahead set is what the grammar accepts next.
+    """
+    probe = prefix + b" //\n"
+    tree = parser.parse(probe)
+    at = len(prefix) + 1
+    node = tree.root_node.descendant_for_byte_range(at, at)
+    while node is not None and node.type != "comment":
+        node = node.parent
+    if node is None or node.start_byte != at:
+        return None
+    return node.parse_state if node.parse_state > 0 else None
+
+
+# A spelling of each token class, to try it after a prefix.
+_SAMPLES = {
+    "ssa_value": "%x",
+    "value_def": "%x",
+    "value_use": "%x",
+    "bare_id": "x",
+    "dim_id": "d0",
+    "symbol_id": "s0",
+    "affine_id": "d0",
+    "integer": "0",
+    "float": "0.0",
+    "string": '""',
+    "attribute_alias": "#a",
+    "type_alias": "!a",
+    "symbol_ref": "@a",
+    "block_id": "^bb0",
+    "integer_type": "i32",
+    "float_type": "f32",
+    "shape": "4x",
+}
+_WORD = re.compile(rb"[\w$.]")
+_MAX_TRIED = 24
+
+
+def _viable(parser: tree_sitter.Parser, text: bytes) -> bool:
+    return _state_after(parser, text) is not None
+
+
+def _join_token(prefix: bytes, token: str) -> bytes:
+    data = token.encode()
+    if prefix and data and _WORD.match(prefix[-1:]) and _WORD.match(data[:1]):
+        return prefix + b" " + data
+    return prefix + data
+
+
+def _failure_point(
+    node: tree_sitter.Node, source: bytes
+) -> tuple[tree_sitter.Node | None, list[str]]:
+    """The token where parsing failed, and what the grammar expected there.
+
+    Tokens inside an ERROR node carry parse states from error recovery, so the
+    broken operation is re-parsed prefix by prefix: the first token that the
+    grammar does not accept after the prefix before it is the culprit. Parser
+    states can be shared between contexts, so acceptance is confirmed by
+    parsing the prefix with the token, and each candidate of the expected list
+    is tried the same way.
+    """
+    start = _probe_start(node)
+    candidates = _leaves(node)
     after = node.next_sibling
     while after is not None and after.child_count:
         after = after.children[0]
-    for leaf in [*leaves, after]:
-        tokens = _lookahead(state)
-        if leaf is None or tokens is None:
-            return (leaves[0] if leaves else leaf), _expected_names(tokens)
-        symbol = tokens.get(leaf.type)
-        if symbol is None:
-            return leaf, _expected_names(tokens)
-        next_state = language.next_state(state, symbol)
-        if next_state == 0:
-            return (leaves[0] if leaves else leaf), []
-        state = next_state
+    if after is not None and not after.is_missing:
+        candidates.append(after)
+    if (
+        not candidates
+        or len(candidates) > _MAX_PROBE_TOKENS
+        or candidates[-1].end_byte - start > _MAX_PROBE_BYTES
+    ):
+        return None, []
+    parser = new_parser()
+    for leaf in candidates:
+        if leaf.start_byte < start:
+            continue
+        prefix = source[start : leaf.start_byte]
+        state = _state_after(parser, prefix)
+        tokens = _lookahead(state) if state is not None else None
+        if tokens is None:
+            return None, []
+        spelling = source[leaf.start_byte : leaf.end_byte].decode("utf-8", errors="replace")
+        if _token_names(spelling) & tokens.keys() and _viable(parser, prefix + spelling.encode()):
+            continue
+        expected = []
+        if len(tokens) <= _MAX_TRIED:
+            expected = [
+                name
+                for name in tokens
+                if (name in _SAMPLES or not _is_named(name))
+                and _viable(parser, _join_token(prefix, _SAMPLES.get(name, name)))
+            ]
+        return leaf, _expected_names(dict.fromkeys(expected, 0))
     return None, []
+
+
+@cache
+def _anonymous_names() -> frozenset[str]:
+    """Spellings of the grammar's keywords and punctuation."""
+    language = mlir_language()
+    return frozenset(
+        language.node_kind_for_id(i)
+        for i in range(language.node_kind_count)
+        if not language.node_kind_is_named(i) and language.node_kind_is_visible(i)
+    )
+
+
+def _is_named(name: str) -> bool:
+    """A named grammar symbol (a token class or a rule), not a keyword."""
+    return name not in _anonymous_names()
 
 
 def _join(words: list[str]) -> str:
@@ -114,8 +262,8 @@ def _missing_message(node: tree_sitter.Node) -> str:
     return f"expected {_describe(node.type)}"
 
 
-def _error_message(node: tree_sitter.Node) -> tuple[str, tree_sitter.Node]:
-    leaf, expected = _failure_point(node)
+def _error_message(node: tree_sitter.Node, source: bytes) -> tuple[str, tree_sitter.Node]:
+    leaf, expected = _failure_point(node, source)
     if leaf is None:
         leaf = first_leaf(node)
         expected = []
@@ -130,9 +278,14 @@ def _error_message(node: tree_sitter.Node) -> tuple[str, tree_sitter.Node]:
     return message, leaf
 
 
-def syntax_problems(tree: tree_sitter.Tree) -> list[SyntaxProblem]:
-    """Every syntax error in `tree`, outermost ERROR nodes only, in document order."""
+def syntax_problems(tree: tree_sitter.Tree, source: bytes | None = None) -> list[SyntaxProblem]:
+    """Every syntax error in `tree`, outermost ERROR nodes only, in document order.
+
+    `source` is the text the tree was parsed from (defaults to the tree's own).
+    """
     root = tree.root_node
+    if source is None:
+        source = root.text or b""
     if not root.has_error:
         return []
     problems: list[SyntaxProblem] = []
@@ -141,10 +294,12 @@ def syntax_problems(tree: tree_sitter.Tree) -> list[SyntaxProblem]:
         node = cursor.node
         descend = True
         if node.is_missing:
-            problems.append(SyntaxProblem(_missing_message(node), Span.of(node)))
+            problem = SyntaxProblem(_missing_message(node), Span.of(node))
+            if not problems or problems[-1] != problem:  # nested `}` missing at one place
+                problems.append(problem)
             descend = False
         elif node.type == "ERROR":
-            message, leaf = _error_message(node)
+            message, leaf = _error_message(node, source)
             problems.append(SyntaxProblem(message, Span.of(leaf)))
             descend = False
         elif not node.has_error:

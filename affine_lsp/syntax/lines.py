@@ -23,14 +23,40 @@ def _line_starts(data: bytes | bytearray, start: int, end: int) -> list[int]:
     return [m.end() for m in _LINE_BREAK.finditer(data, start, end)]
 
 
+def _characters(text: bytes):
+    """(byte length, UTF-16 units) of each character of possibly invalid UTF-8.
+
+    An invalid byte counts as one character of one unit, as a decoder that
+    replaces it with U+FFFD would see it.
+    """
+    i = 0
+    n = len(text)
+    while i < n:
+        lead = text[i]
+        if lead < 0x80:
+            width = 1
+        elif 0xC2 <= lead <= 0xDF:
+            width = 2
+        elif 0xE0 <= lead <= 0xEF:
+            width = 3
+        elif 0xF0 <= lead <= 0xF4:
+            width = 4
+        else:
+            width = 1
+        continuation = text[i + 1 : i + width]
+        if width > 1 and (len(continuation) < width - 1 or any(b >> 6 != 2 for b in continuation)):
+            width = 1
+        yield width, 2 if width == 4 else 1
+        i += width
+
+
 def column_units(text: bytes, encoding: str) -> int:
     """Length of a piece of a line in the code units of `encoding`."""
     if encoding == "utf-8" or text.isascii():
         return len(text)
-    decoded = text.decode("utf-8", errors="replace")
     if encoding == "utf-32":
-        return len(decoded)
-    return len(decoded) + sum(1 for ch in decoded if ord(ch) > 0xFFFF)
+        return sum(1 for _ in _characters(text))
+    return sum(units for _, units in _characters(text))
 
 
 def units_to_bytes(line: bytes, units: int, encoding: str) -> int:
@@ -39,13 +65,15 @@ def units_to_bytes(line: bytes, units: int, encoding: str) -> int:
         return 0
     if encoding == "utf-8" or line.isascii():
         return min(units, len(line))
-    decoded = line.decode("utf-8", errors="replace")
     count = 0
-    for index, ch in enumerate(decoded):
-        width = 2 if encoding == "utf-16" and ord(ch) > 0xFFFF else 1
-        if count + width > units:
-            return len(decoded[:index].encode("utf-8", errors="replace"))
-        count += width
+    offset = 0
+    for width, char_units in _characters(line):
+        if encoding == "utf-32":
+            char_units = 1
+        if count + char_units > units:
+            return offset
+        count += char_units
+        offset += width
     return len(line)
 
 

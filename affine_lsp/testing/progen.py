@@ -1378,6 +1378,10 @@ def generate(seed: int, config: GenConfig | None = None) -> Program:
         raise ValueError(f"unknown patterns: {sorted(unknown)}")
     if config.min_nests < 1 or config.max_nests < config.min_nests or config.max_depth < 1:
         raise ValueError("need 1 <= min_nests <= max_nests and max_depth >= 1")
+    if not config.sizes or min(config.sizes) < 3:
+        raise ValueError("buffer sizes must be at least 3")
+    if not config.elem_types or set(config.elem_types) - set(_OPS):
+        raise ValueError(f"element types must be among {sorted(_OPS)}")
     last: Program | None = None
     for attempt in range(200):
         sub_seed = seed if attempt == 0 else seed * 1_000_003 + attempt

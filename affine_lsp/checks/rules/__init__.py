@@ -1,0 +1,17 @@
+"""The rule modules. Importing this package registers every rule and code."""
+
+from affine_lsp.checks.rules import (  # noqa: F401  (imported for their registrations)
+    aliases,
+    arity,
+    dims_symbols,
+    legacy,
+    lint,
+    maps,
+    memref,
+    ssa,
+    structure,
+    types,
+)
+from affine_lsp.checks.rules.base import EVERY_OP_RULES, ITEM_RULES, MODULE_RULES, OP_RULES
+
+__all__ = ["EVERY_OP_RULES", "ITEM_RULES", "MODULE_RULES", "OP_RULES"]

@@ -1,0 +1,158 @@
+"""`#name` / `!name` aliases: uses of undefined aliases (per item), duplicate
+and unused definitions (per document)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import tree_sitter
+
+from affine_lsp.checks.context import CheckContext
+from affine_lsp.checks.diagnostics import Fix, Related, Severity, TextEdit
+from affine_lsp.checks.registry import register
+from affine_lsp.checks.rules.base import item_rule, module_rule
+from affine_lsp.ir.affine import AffineMap, IntegerSet
+from affine_lsp.ir.model import (
+    AffineApplyOp,
+    AffineForOp,
+    AffineIfOp,
+    MapRef,
+    ModuleModel,
+    TopLevelItem,
+    Use,
+)
+from affine_lsp.syntax.language import mlir_language
+from affine_lsp.syntax.nodes import Node, Span, text
+
+UNDEFINED = register("alias-undefined", "use of an alias that no definition declares", "aliases")
+DUPLICATE = register("alias-duplicate", "an alias name is defined twice", "aliases")
+UNUSED = register("alias-unused", "an alias is defined but never used", "aliases", Severity.HINT)
+
+
+@cache
+def _alias_query() -> tree_sitter.Query:
+    return tree_sitter.Query(mlir_language(), "[(attribute_alias) (type_alias)] @alias")
+
+
+def alias_uses(item: TopLevelItem) -> list[Node]:
+    """Every `#name`/`!name` reference in an item (not the name it defines)."""
+    node = item.operation.node if item.operation is not None else None
+    defined: Node | None = None
+    if item.alias is not None and item.alias.node is not None:
+        node = item.alias.node
+        defined = node.child_by_field_name("name")
+    if node is None:
+        return []
+    captures = tree_sitter.QueryCursor(_alias_query()).captures(node)
+    found = captures.get("alias", [])
+    if defined is not None:
+        found = [n for n in found if n.start_byte != defined.start_byte]
+    return sorted(found, key=lambda n: n.start_byte)
+
+
+def _map_refs(item: TopLevelItem) -> dict[int, tuple[MapRef, list[Use], list[Use], str]]:
+    """Map/set references of ops by start byte, with their operands (for fixes)."""
+    refs: dict[int, tuple[MapRef, list[Use], list[Use], str]] = {}
+    if item.operation is None:
+        return refs
+    for op in item.operation.walk():
+        if isinstance(op, AffineApplyOp) and op.map_ref is not None:
+            refs[op.map_ref.span.start_byte] = (op.map_ref, op.dims, op.symbols, "map")
+        elif isinstance(op, AffineIfOp) and op.condition is not None:
+            refs[op.condition.span.start_byte] = (op.condition, op.dims, op.symbols, "set")
+        elif isinstance(op, AffineForOp):
+            for bound in (op.lower, op.upper):
+                if bound is not None and bound.map_ref is not None:
+                    refs[bound.map_ref.span.start_byte] = (
+                        bound.map_ref,
+                        bound.dims,
+                        bound.symbols,
+                        "map",
+                    )
+    return refs
+
+
+def _placeholder(kind: str, dims: int, symbols: int) -> str:
+    dim_names = ", ".join(f"d{i}" for i in range(dims))
+    symbol_names = f"[{', '.join(f's{i}' for i in range(symbols))}]" if symbols else ""
+    if kind == "set":
+        first = "d0" if dims else ("s0" if symbols else "0")
+        return f"affine_set<({dim_names}){symbol_names} : ({first} >= 0)>"
+    first = "d0" if dims else ("s0" if symbols else "0")
+    return f"affine_map<({dim_names}){symbol_names} -> ({first})>"
+
+
+def _is_alias_name(node: Node) -> bool:
+    """`#foo.bar` and `#foo<...>` name dialect attributes (types), not aliases."""
+    if "." in text(node):
+        return False
+    parent = node.parent
+    if parent is not None and parent.type in ("dialect_type", "dialect_attribute"):
+        return False
+    following = node.next_sibling
+    return following is None or following.type != "<"
+
+
+@item_rule
+def undefined_aliases(item: TopLevelItem, ctx: CheckContext) -> None:
+    known = ctx.module.aliases
+    uses = [n for n in alias_uses(item) if text(n) not in known and _is_alias_name(n)]
+    if not uses:
+        return
+    refs = _map_refs(item) if item.operation is not None else {}
+    for node in uses:
+        name = text(node)
+        kind = "type" if name.startswith("!") else "attribute"
+        fixes: tuple[Fix, ...] = ()
+        ref = refs.get(node.start_byte)
+        if ref is not None:
+            _, dims, symbols, what = ref
+            definition = f"{name} = {_placeholder(what, len(dims), len(symbols))}\n"
+            fixes = (
+                Fix(
+                    f"Declare {name} (a placeholder {what} with the arity of this use)",
+                    (TextEdit(Span(item.span.start_byte, item.span.start_byte), definition),),
+                ),
+            )
+        ctx.report(
+            UNDEFINED,
+            Span.of(node),
+            f"undefined symbol alias id '{name[1:]}': no {kind} alias {name} is defined in "
+            "this file",
+            fixes=fixes,
+        )
+
+
+@module_rule
+def duplicate_and_unused(model: ModuleModel, ctx: CheckContext) -> None:
+    first: dict[str, Span] = {}
+    used: set[str] = set()
+    for item in model.items:
+        used.update(text(n) for n in alias_uses(item))
+    for alias in model.aliases():
+        kind = "type" if alias.name.startswith("!") else "attribute"
+        earlier = first.get(alias.name)
+        if earlier is not None:
+            ctx.report(
+                DUPLICATE,
+                alias.name_span,
+                f"redefinition of {kind} alias id '{alias.name[1:]}'",
+                related=(Related(earlier, "first defined here"),),
+            )
+            continue
+        first[alias.name] = alias.name_span
+        if alias.name not in used:
+            what = (
+                "affine map"
+                if isinstance(alias.map, AffineMap)
+                else "integer set"
+                if isinstance(alias.set, IntegerSet)
+                else kind
+            )
+            ctx.report(
+                UNUSED,
+                alias.name_span,
+                f"{what} alias {alias.name} is never used",
+                tags=("unnecessary",),
+                fixes=(Fix(f"Remove {alias.name}", (TextEdit(alias.span, ""),)),),
+            )

@@ -1,0 +1,72 @@
+"""How rules plug in: op rules run on every op with a given name, item rules
+once per top-level item, module rules once per document."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from affine_lsp.checks.context import CheckContext
+from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem
+from affine_lsp.syntax.nodes import Node, Span
+
+OpRule = Callable[[Operation, CheckContext], None]
+ItemRule = Callable[[TopLevelItem, CheckContext], None]
+ModuleRule = Callable[[ModuleModel, CheckContext], None]
+
+OP_RULES: dict[str, list[OpRule]] = {}
+EVERY_OP_RULES: list[OpRule] = []
+ITEM_RULES: list[ItemRule] = []
+MODULE_RULES: list[ModuleRule] = []
+
+
+def op_rule(*names: str) -> Callable[[OpRule], OpRule]:
+    """Run the decorated function on every op named one of `names` (all ops if none)."""
+
+    def decorate(function: OpRule) -> OpRule:
+        if not names:
+            EVERY_OP_RULES.append(function)
+        for name in names:
+            OP_RULES.setdefault(name, []).append(function)
+        return function
+
+    return decorate
+
+
+def item_rule(function: ItemRule) -> ItemRule:
+    ITEM_RULES.append(function)
+    return function
+
+
+def module_rule(function: ModuleRule) -> ModuleRule:
+    MODULE_RULES.append(function)
+    return function
+
+
+# -- small helpers shared by rules -------------------------------------------------
+
+
+def body_node(op: Operation) -> Node | None:
+    """The op's syntax node without its results (`operation.body`)."""
+    return op.node.child_by_field_name("body") if op.node is not None else None
+
+
+def field_span(op: Operation, name: str) -> Span | None:
+    """Span of a field of the op's body node (None if absent)."""
+    body = body_node(op)
+    child = body.child_by_field_name(name) if body is not None else None
+    return Span.of(child) if child is not None else None
+
+
+def node_at(op: Operation, span: Span) -> Node | None:
+    """The syntax node of the op exactly covering `span` (or the smallest around it)."""
+    if op.node is None:
+        return None
+    return op.node.descendant_for_byte_range(span.start_byte, span.end_byte)
+
+
+def join(spans: list[Span]) -> Span:
+    return Span(spans[0].start_byte, spans[-1].end_byte)
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -1,0 +1,168 @@
+"""Regions, terminators and loop headers: affine.yield vs its parent, affine.if
+with results, region arguments, iter_args vs results, positive steps."""
+
+from __future__ import annotations
+
+from affine_lsp.checks.context import CheckContext
+from affine_lsp.checks.diagnostics import Fix, Related, TextEdit
+from affine_lsp.checks.registry import register
+from affine_lsp.checks.rules.base import field_span, op_rule, plural
+from affine_lsp.ir.model import (
+    AffineForOp,
+    AffineIfOp,
+    AffineParallelOp,
+    Operation,
+    Region,
+)
+from affine_lsp.syntax.nodes import Span
+
+YIELD_COUNT = register(
+    "affine-yield-count",
+    "affine.yield has a different number of operands than its parent has results",
+    "structure",
+)
+YIELD_TYPE = register(
+    "affine-yield-type",
+    "an affine.yield operand's type differs from its parent's result",
+    "structure",
+)
+IF_YIELD = register(
+    "affine-if-yield-missing",
+    "an affine.if with results must end both of its regions with an affine.yield of values",
+    "structure",
+)
+REGION_ARGUMENTS = register(
+    "affine-region-arguments", "the regions of affine.if take no arguments", "structure"
+)
+ITER_ARGS_COUNT = register(
+    "affine-iter-args-count",
+    "affine.for: the number of iter_args differs from the number of results",
+    "structure",
+)
+STEP = register(
+    "affine-step-not-positive",
+    "the step of affine.for / affine.parallel must be a positive integer (MLIR 22 accepts 0)",
+    "structure",
+    mlir_checks=False,
+)
+
+_YIELD_PARENTS = ("affine.for", "affine.if", "affine.parallel")
+
+
+@op_rule("affine.yield")
+def yield_matches_parent(op: Operation, ctx: CheckContext) -> None:
+    parent = op.parent_op
+    if parent is None or parent.name not in _YIELD_PARENTS:
+        return
+    expected = parent.result_types
+    if isinstance(parent, AffineForOp) and len(parent.iter_args) != len(expected):
+        return  # affine-iter-args-count reports the loop itself
+    if isinstance(parent, AffineForOp) and not expected:
+        expected = [v.type for v, _ in parent.iter_args if v.type is not None]
+    span = field_span(op, "operands") or op.name_span
+    if len(op.operands) != len(expected):
+        ctx.report(
+            YIELD_COUNT,
+            span,
+            "parent of yield must have same number of results as the yield operands: "
+            f"{describe(parent)} has {plural(len(expected), 'result')}, the yield has "
+            f"{plural(len(op.operands), 'operand')}",
+            related=(Related(parent.name_span, f"the parent {parent.name}"),),
+        )
+        return
+    for use, wanted in zip(op.operands, expected, strict=True):
+        value = use.value
+        if value is None or value.type is None or wanted is None or value.type == wanted:
+            continue
+        ctx.report(
+            YIELD_TYPE,
+            use.span,
+            f"types mismatch between yield op and its parent: {value.display_name} is "
+            f"{value.type}, {describe(parent)} has a result of type {wanted}",
+            related=(Related(parent.name_span, f"the parent {parent.name}"),),
+        )
+
+
+def describe(op: Operation) -> str:
+    return f"the parent {op.name}"
+
+
+def _yields_values(region: Region | None) -> bool:
+    if region is None or not region.blocks or not region.blocks[-1].operations:
+        return False
+    last = region.blocks[-1].operations[-1]
+    return last.name == "affine.yield" and bool(last.operands)
+
+
+@op_rule("affine.if")
+def if_regions(op: Operation, ctx: CheckContext) -> None:
+    if not isinstance(op, AffineIfOp):
+        return  # the generic form: not modelled
+    for index, region in enumerate(op.regions):
+        for block in region.blocks[:1]:
+            if block.arguments:
+                ctx.report(
+                    REGION_ARGUMENTS,
+                    Span(block.span.start_byte, block.arguments[-1].span.end_byte),
+                    f"'affine.if' op region #{index} should have no arguments",
+                )
+    if not op.result_types:
+        return
+    count = plural(len(op.result_types), "result")
+    if op.else_region is None:
+        ctx.report(
+            IF_YIELD,
+            op.then_region.span if op.then_region is not None else op.name_span,
+            f"affine.if with {count} needs an else region that yields them too: without it "
+            "there is nothing to return when the condition is false",
+        )
+    for name, region in (("then", op.then_region), ("else", op.else_region)):
+        if region is not None and not _yields_values(region):
+            ctx.report(
+                IF_YIELD,
+                _closing_brace(region.span),
+                f"the {name} region of an affine.if with {count} must end with an explicit "
+                "affine.yield of them",
+            )
+
+
+def _closing_brace(span: Span) -> Span:
+    return Span(max(span.start_byte, span.end_byte - 1), span.end_byte)
+
+
+@op_rule("affine.for")
+def for_header(op: Operation, ctx: CheckContext) -> None:
+    if not isinstance(op, AffineForOp):
+        return  # the generic form: not modelled
+    if op.step_span is not None and (op.step is None or op.step <= 0):
+        ctx.report(
+            STEP,
+            op.step_span,
+            f"expected step to be representable as a positive signed integer: step {op.step} "
+            "would never advance the loop"
+            if op.step == 0
+            else f"expected step to be representable as a positive signed integer, not {op.step}",
+            fixes=(Fix("Use step 1", (TextEdit(op.step_span, "1"),), preferred=True),),
+        )
+    iter_args_span = field_span(op, "iter_args")
+    if iter_args_span is not None or op.result_types:
+        if len(op.iter_args) != len(op.result_types):
+            ctx.report(
+                ITER_ARGS_COUNT,
+                field_span(op, "result_types") or iter_args_span or op.name_span,
+                "mismatch between the number of loop-carried values and results: "
+                f"{plural(len(op.iter_args), 'iter_args value')} but "
+                f"{plural(len(op.result_types), 'result type')}",
+            )
+
+
+@op_rule("affine.parallel")
+def parallel_steps(op: Operation, ctx: CheckContext) -> None:
+    if not isinstance(op, AffineParallelOp):
+        return  # the generic form: not modelled
+    if op.steps_span is not None and any(step <= 0 for step in op.steps):
+        ctx.report(
+            STEP,
+            op.steps_span,
+            "the steps of affine.parallel must be positive integers: a step of 0 never advances",
+        )

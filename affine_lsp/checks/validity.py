@@ -1,0 +1,329 @@
+"""Which SSA values may be bound to affine dimensions and symbols, at a given use.
+
+The rules are the affine dialect's (seed `affine-dialect.txt`, "Restrictions on
+Dimensions and Symbols"). A value's use can be bound to a *symbol* if the value
+is
+  1. a region argument of an op with the AffineScope trait,
+  2. defined at the top level of an AffineScope op,
+  3. defined outside (so dominating) the AffineScope op enclosing the use,
+  4. the result of a constant op,
+  5. the result of `affine.apply` whose operands are all valid symbols,
+  6. the result of a `dim` op on a memref that is an argument of an AffineScope
+     op, or whose dimension is static, or dynamic with a size bound to a valid
+     symbol.
+The top level of a file is an implicit `builtin.module`, which MLIR 22 treats
+as an AffineScope like an explicit one, so every use has an enclosing scope
+(`None` stands for the implicit module). A *dimension*
+may be bound to any valid symbol, an induction variable of an enclosing
+`affine.for`/`affine.parallel`, or the result of `affine.apply` (and, as MLIR
+22 also accepts, `affine.delinearize_index`/`linearize_index`) whose operands
+are all valid dimensions. Results of `affine.min`/`affine.max` are not
+dimensions. Values of a known type other than `index` are neither.
+
+Evaluation is iterative and memoised per (kind, value, scope); cycles (only
+possible in broken input) count as invalid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from affine_lsp.ir.model import MemRefAllocOp, MemRefDimOp, Operation, Use, Value
+from affine_lsp.ir.registry import AFFINE_SCOPE, CONSTANT_OPS
+from affine_lsp.ir.types import IndexType, MemRefType
+
+SYMBOL = "symbol"
+DIM = "dim"
+
+_IV_OWNERS = frozenset({"affine.for", "affine.parallel"})
+_DIM_OPS = frozenset({"memref.dim", "tensor.dim"})
+_INDEX_OPS = frozenset({"affine.delinearize_index", "affine.linearize_index"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    valid: bool
+    reason: str = ""  # why not, in plain words ("%m is defined inside ...")
+    culprit: Value | None = None  # the value whose definition makes it invalid
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """Valid iff every value of `values` is valid as `kind`; `why` explains a failure."""
+
+    kind: str
+    values: tuple[Value, ...]
+    why: str
+
+
+VALID = Verdict(True)
+
+
+def affine_scope(op: Operation) -> Operation | None:
+    """The nearest op with the AffineScope trait strictly enclosing `op` (None: the
+    file's implicit module)."""
+    for ancestor in op.ancestors():
+        if ancestor.name in AFFINE_SCOPE:
+            return ancestor
+    return None
+
+
+def describe_op(op: Operation | None) -> str:
+    """`affine.for %i`, `affine.if`, `"unknown"`: how messages name an op."""
+    if op is None:
+        return "the module"
+    if op.name == "affine.for":
+        iv = getattr(op, "induction_variable", None)
+        return f"`affine.for {iv.name}`" if iv is not None else "`affine.for`"
+    if op.name == "affine.parallel":
+        ivs = getattr(op, "induction_variables", [])
+        names = ", ".join(v.name for v in ivs)
+        return f"`affine.parallel ({names})`"
+    if op.name == "func.func":
+        return f"`func.func {getattr(op, 'symbol', '')}`".replace(" `", "`")
+    return f"`{op.name}`"
+
+
+def _region_owner(value: Value) -> Operation | None:
+    """The op whose region defines `value` (for block arguments: the region's op)."""
+    return value.parent_op
+
+
+def _defined_inside(value: Value, op: Operation) -> bool:
+    owner = _region_owner(value)
+    while owner is not None:
+        if owner is op:
+            return True
+        owner = owner.parent_op
+    return False
+
+
+def _is_index_or_unknown(value: Value) -> bool:
+    return value.type is None or isinstance(value.type, IndexType)
+
+
+class Validity:
+    """Memoised dim/symbol validity of values at uses."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, int, int], Verdict] = {}
+
+    def symbol(self, value: Value, user: Operation) -> Verdict:
+        return self._evaluate(SYMBOL, value, affine_scope(user))
+
+    def dim(self, value: Value, user: Operation) -> Verdict:
+        return self._evaluate(DIM, value, affine_scope(user))
+
+    # -- evaluation ---------------------------------------------------------------
+
+    def _evaluate(self, kind: str, value: Value, scope: Operation | None) -> Verdict:
+        scope_id = id(scope)
+        root = (kind, id(value), scope_id)
+        known = self._memo.get(root)
+        if known is not None:
+            return known
+        stack: list[tuple[str, Value]] = [(kind, value)]
+        expanded: set[tuple[str, int, int]] = set()
+        while stack:
+            current_kind, current = stack[-1]
+            key = (current_kind, id(current), scope_id)
+            if key in self._memo:
+                stack.pop()
+                continue
+            local = self._local(current_kind, current, scope)
+            if isinstance(local, Verdict):
+                self._memo[key] = local
+                stack.pop()
+                continue
+            missing = [
+                (local.kind, v)
+                for v in local.values
+                if (local.kind, id(v), scope_id) not in self._memo
+            ]
+            if missing and key not in expanded:
+                expanded.add(key)
+                stack.extend(missing)
+                continue
+            self._memo[key] = self._combine(local, scope_id)
+            stack.pop()
+        return self._memo[root]
+
+    def _combine(self, pending: _Pending, scope_id: int) -> Verdict:
+        for operand in pending.values:
+            verdict = self._memo.get((pending.kind, id(operand), scope_id))
+            if verdict is None:  # a cycle through broken input
+                return Verdict(
+                    False, f"{pending.why} {operand.display_name}, which depends on itself", operand
+                )
+            if not verdict.valid:
+                reason = f"{pending.why} {operand.display_name}"
+                if verdict.reason:
+                    reason += f" ({verdict.reason})"
+                return Verdict(False, reason, verdict.culprit or operand)
+        return VALID
+
+    def _local(self, kind: str, value: Value, scope: Operation | None) -> Verdict | _Pending:
+        """A verdict from the value's own definition, or what it depends on."""
+        name = value.display_name
+        if not _is_index_or_unknown(value):
+            return Verdict(False, f"{name} has type {value.type}, not index", value)
+        symbol = self._local_symbol(value, scope)
+        if kind == SYMBOL or (isinstance(symbol, Verdict) and symbol.valid):
+            return symbol
+        # Dimensions: anything a symbol may be, plus IVs and affine.apply of dims.
+        if value.is_block_argument:
+            owner = value.owner_block.parent_op if value.owner_block else None
+            if (
+                value.role == "induction_variable"
+                and owner is not None
+                and (owner.name in _IV_OWNERS)
+            ):
+                return VALID
+            return Verdict(False, _argument_reason(value, owner), value)
+        op = value.defining_op
+        if op is None:
+            return Verdict(False, f"{name} has no known definition", value)
+        if op.name == "affine.apply" or op.name in _INDEX_OPS:
+            return _Pending(DIM, tuple(_operand_values(op)), f"{name} is an {op.name} of")
+        if op.name in ("affine.min", "affine.max"):
+            return Verdict(
+                False,
+                f"{name} is the result of {op.name}, and results of affine.min/affine.max "
+                "are not valid dimensions",
+                value,
+            )
+        if isinstance(symbol, _Pending):
+            return symbol
+        return symbol if not symbol.valid else VALID
+
+    def _local_symbol(self, value: Value, scope: Operation | None) -> Verdict | _Pending:
+        name = value.display_name
+        owner = _region_owner(value)
+        if _top_level_or_outside(value, scope):
+            return VALID  # rules 1 to 3
+        op = value.defining_op
+        if op is not None:
+            if op.name in CONSTANT_OPS:
+                return VALID  # rule 4
+            if op.name == "affine.apply":  # rule 5
+                return _Pending(SYMBOL, tuple(_operand_values(op)), f"{name} is an affine.apply of")
+            if op.name in _DIM_OPS:  # rule 6
+                return _dim_op_symbol(op, value, scope)
+        if value.is_block_argument:
+            return Verdict(False, _argument_reason(value, owner), value)
+        return Verdict(
+            False,
+            f"{name} is defined inside {describe_op(owner)}, not at the top level of "
+            f"{describe_op(scope)}",
+            value,
+        )
+
+
+def _top_level_or_outside(value: Value, scope: Operation | None) -> bool:
+    """Rules 1-3: an argument or top-level value of an AffineScope op (or of the file's
+    implicit module), or a value defined outside the scope enclosing the use."""
+    owner = _region_owner(value)
+    if owner is None or owner.name in AFFINE_SCOPE:
+        return True
+    return scope is not None and not _defined_inside(value, scope)
+
+
+def _operand_values(op: Operation) -> list[Value]:
+    return [u.value for u in op.operands if u.value is not None]
+
+
+def _argument_reason(value: Value, owner: Operation | None) -> str:
+    name = value.display_name
+    if value.role == "induction_variable":
+        return f"{name} is the induction variable of {describe_op(owner)}"
+    if value.role == "iter_arg":
+        return f"{name} is a loop-carried value (iter_args) of {describe_op(owner)}"
+    return f"{name} is a region argument of {describe_op(owner)}"
+
+
+def _dim_op_symbol(op: Operation, value: Value, scope: Operation | None) -> Verdict | _Pending:
+    """Rule 6 for the result of a memref.dim/tensor.dim."""
+    name = value.display_name
+    if isinstance(op, MemRefDimOp):
+        source = op.source.value if op.source is not None else None
+        index: int | Use | None = op.index
+        declared = op.source_type
+    else:  # tensor.dim and the generic form: (source, index) operands
+        values = [u.value for u in op.operands]
+        source = values[0] if values else None
+        index = op.operands[1] if len(op.operands) > 1 else None
+        declared = None
+    if source is None:
+        return Verdict(False, f"{name} is a dim of an unknown value", value)
+    if _top_level_or_outside(source, scope):
+        return VALID
+    if not isinstance(index, int):
+        constant = index.value.defining_op if index is not None and index.value else None
+        index = _constant_int(constant)
+    memref_type = source.type if isinstance(source.type, MemRefType) else declared
+    if not isinstance(memref_type, MemRefType) or memref_type.shape is None or index is None:
+        return Verdict(False, f"{name} is a dim whose dimension cannot be determined", value)
+    if not 0 <= index < len(memref_type.shape):
+        return Verdict(False, f"{name} is a dim of a dimension the memref does not have", value)
+    if memref_type.shape[index] is not None:
+        return VALID
+    size = _dynamic_size(source, memref_type, index)
+    if size is not None:
+        return _Pending(
+            SYMBOL,
+            (size,),
+            f"{name} is the dynamic size {index} of {source.display_name}, bound to",
+        )
+    return Verdict(
+        False,
+        f"{name} is dimension {index} of {source.display_name}, which is dynamic and not bound "
+        "to a valid symbol",
+        value,
+    )
+
+
+def _dynamic_size(source: Value, memref_type: MemRefType, index: int) -> Value | None:
+    """The SSA value giving dynamic dimension `index` of `source` where its defining
+    op says so (memref.alloc/alloca sizes, memref.view sizes, memref.subview sizes)."""
+    op = source.defining_op
+    position = sum(1 for d in (memref_type.shape or ())[:index] if d is None)
+    if isinstance(op, MemRefAllocOp):
+        sizes = [u.value for u in op.dynamic_sizes]
+    elif op is not None and op.name in ("memref.view", "memref.subview") and op.node is not None:
+        body = op.node.child_by_field_name("body")
+        sizes_node = body.child_by_field_name("sizes") if body is not None else None
+        if sizes_node is None:
+            return None
+        inside = [
+            u
+            for u in op.operands
+            if sizes_node.start_byte <= u.span.start_byte < sizes_node.end_byte
+        ]
+        if op.name == "memref.view":
+            sizes = [u.value for u in inside]
+        else:  # subview: sizes are a mixed list; take the entry of this dimension
+            entries = [c for c in sizes_node.named_children if c.type != "comment"]
+            if index >= len(entries) or entries[index].type != "value_use":
+                return None
+            start = entries[index].start_byte
+            return next((u.value for u in inside if u.span.start_byte == start), None)
+    else:
+        return None
+    return sizes[position] if position < len(sizes) else None
+
+
+def _constant_int(op: Operation | None) -> int | None:
+    """The value of an `arith.constant N : index`-like op (None otherwise)."""
+    if op is None or op.name not in CONSTANT_OPS or op.node is None:
+        return None
+    body = op.node.child_by_field_name("body")
+    literal = body.child_by_field_name("value") if body is not None else None
+    if literal is None:
+        return None
+    if literal.type == "typed_literal":
+        literal = literal.child_by_field_name("value") or literal
+    spelling = (literal.text or b"").decode("utf-8", errors="replace").strip()
+    try:
+        return int(spelling, 0)
+    except ValueError:
+        return None

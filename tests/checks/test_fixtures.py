@@ -1,0 +1,57 @@
+"""Our fixtures in MLIR's idiom: the checker produces exactly the annotated
+errors and warnings; mlir-opt agrees on the fixtures of rules it checks too."""
+
+from __future__ import annotations
+
+import pytest
+
+from affine_lsp.checks.registry import RULES
+from tests.checks.fixtures import MLIR_CHECKED, OURS, compare, file_diagnostics, fixture_files
+from tests.oracle_tools import mlir_opt_path, run_tool
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_fixture_matches_annotations(path):
+    problems = compare(path)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_rule_has_a_fixture():
+    produced = {d.code for path in fixture_files() for _, d in file_diagnostics(path.read_bytes())}
+    missing = sorted(set(RULES) - produced)
+    assert not missing, f"codes without a fixture: {missing}"
+
+
+def test_oracle_fixtures_are_rules_mlir_checks():
+    """Codes produced in fixtures/mlir are codes registered as checked by MLIR."""
+    for path in sorted(MLIR_CHECKED.glob("*.mlir")):
+        for _, diagnostic in file_diagnostics(path.read_bytes()):
+            if diagnostic.code in RULES and diagnostic.severity.label == "error":
+                assert RULES[diagnostic.code].mlir_checks, (path.name, diagnostic.code)
+    assert list(OURS.glob("*.mlir"))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("path", sorted(MLIR_CHECKED.glob("*.mlir")), ids=lambda p: p.name)
+def test_mlir_opt_agrees(path):
+    opt = mlir_opt_path()
+    result = run_tool(
+        [
+            opt,
+            "--allow-unregistered-dialect",
+            "--split-input-file",
+            "--verify-diagnostics",
+            str(path),
+        ],
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_readme_lists_every_code():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    missing = [code for code in RULES if f"`{code}`" not in readme]
+    assert not missing, f"codes missing from README.md: {missing}"
