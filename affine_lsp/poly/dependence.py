@@ -16,7 +16,7 @@ import islpy as isl
 from affine_lsp.ir.model import AffineForOp, AffineParallelOp, Block, ModuleModel, Operation
 from affine_lsp.poly.forms import fraction
 from affine_lsp.poly.names import exact_to_source, pretty_identifier
-from affine_lsp.poly.program import Statement, Window
+from affine_lsp.poly.program import Statement, Window, is_under
 from affine_lsp.poly.session import Budget, IslSession, PolyError, Unknown
 
 DEPENDENCE_BUDGET = Budget(max_operations=2_000_000, time_limit=1.0)
@@ -54,15 +54,6 @@ def _common_block(first: Operation, second: Operation) -> tuple[Block, int, int]
             position_b = block.operations.index(match[1])
             return block, position_a, position_b
     return None
-
-
-def _is_under(op: Operation, root: Operation) -> bool:
-    current: Operation | None = op
-    while current is not None:
-        if current is root:
-            return True
-        current = current.parent_op
-    return False
 
 
 def _common_loops(a: Statement, b: Statement) -> int:
@@ -180,8 +171,8 @@ def dependences(
             model.alias_table(),
             allow_parallel=True,
         )
-        in_first = [s for s in window.statements if _is_under(s.op, first)]
-        in_second = [s for s in window.statements if _is_under(s.op, second)]
+        in_first = [s for s in window.statements if is_under(s.op, first)]
+        in_second = [s for s in window.statements if is_under(s.op, second)]
         found: list[Dependence] = []
         seen: set[tuple[int, int]] = set()
         for a in in_first:

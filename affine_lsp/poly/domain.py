@@ -72,12 +72,6 @@ def enclosing_levels(
     return levels, None
 
 
-def body_levels(loop: Operation) -> list[Level]:
-    """The levels of an op's body: those around it plus the op itself."""
-    levels, _ = enclosing_levels(loop)
-    return [*levels, Level(loop)]
-
-
 @dataclass
 class Domain:
     """An iteration domain: dims (isl names) for `ivs`, the set, and how terms resolve."""

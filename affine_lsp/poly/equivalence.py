@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from affine_lsp.poly.isl_util import sets_of, union_of_maps, union_of_sets
 from affine_lsp.poly.program import Window
 from affine_lsp.poly.session import IslSession
 
@@ -44,12 +45,6 @@ class Mismatch:
     instances: isl.Set
     seen: isl.UnionMap | None = None
     expected: isl.UnionMap | None = None
-
-
-def sets_of(union: isl.UnionSet) -> list[isl.Set]:
-    found: list[isl.Set] = []
-    union.foreach_set(found.append)
-    return found
 
 
 def _final_name(array: str) -> str:
@@ -82,14 +77,8 @@ def _final_reads(
         text = f"{{ {name}[{', '.join(f'x{k}' for k in range(count))}] -> [{', '.join(time)}] }}"
         schedule = isl.Map.read_from_str(domain.get_ctx(), text)
         schedules.append(schedule.intersect_domain(domain))
-    return _union(accesses, window), _union(schedules, window)
-
-
-def _union(maps: list[isl.Map], window: Window) -> isl.UnionMap:
-    result = isl.UnionMap.empty(isl.Space.params_alloc(window.session.ctx, 0))
-    for item in maps:
-        result = result.union(isl.UnionMap.from_map(item))
-    return result
+    ctx = window.session.ctx
+    return union_of_maps(accesses, ctx), union_of_maps(schedules, ctx)
 
 
 def _flow(window: Window, finals: isl.UnionMap, final_schedule: isl.UnionMap):
@@ -101,15 +90,10 @@ def _flow(window: Window, finals: isl.UnionMap, final_schedule: isl.UnionMap):
     return flow.get_must_dependence(), flow.get_must_no_source().domain(), sinks.domain()
 
 
-def _union_sets(sets: list[isl.Set], window: Window) -> isl.UnionSet:
-    result = isl.UnionSet.empty(isl.Space.params_alloc(window.session.ctx, 0))
-    for item in sets:
-        result = result.union(isl.UnionSet.from_set(item))
-    return result
-
-
 def _accesses(window: Window, arrays: set[str]) -> isl.UnionMap:
-    return _union([s.access for s in window.statements if s.array in arrays], window)
+    return union_of_maps(
+        [s.access for s in window.statements if s.array in arrays], window.session.ctx
+    )
 
 
 def _original_flow(original: Window, live: set[str]):
@@ -187,7 +171,7 @@ def compare(
         if undefined:
             garbage = [s.access.domain() for s in original.statements if s.array in undefined]
             dont_care = full_origin.intersect_range(
-                o_fresh.intersect(_union_sets(garbage, original))
+                o_fresh.intersect(union_of_sets(garbage, session.ctx))
             ).domain()
             bad = bad.subtract(dont_care)
         for piece in sets_of(bad.coalesce()):

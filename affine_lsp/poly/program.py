@@ -37,6 +37,7 @@ from affine_lsp.ir.model import (
 from affine_lsp.poly.describe import access_relation, vector_shape
 from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
 from affine_lsp.poly.exprs import Resolver
+from affine_lsp.poly.isl_util import union_of_maps
 from affine_lsp.poly.names import NameTable, exact_identifier
 from affine_lsp.poly.session import IslSession, NotAffine, PolyError
 
@@ -83,6 +84,16 @@ class Unanalysable(PolyError):
     def __init__(self, op: Operation, reason: str) -> None:
         super().__init__(reason)
         self.op = op
+
+
+def is_under(op: Operation, root: Operation) -> bool:
+    """Whether `op` is `root` or nested in it."""
+    current: Operation | None = op
+    while current is not None:
+        if current is root:
+            return True
+        current = current.parent_op
+    return False
 
 
 def is_pure(op: Operation) -> bool:
@@ -303,13 +314,7 @@ class Window:
     # -- unions ---------------------------------------------------------------------
 
     def _union(self, maps: list[isl.Map]) -> isl.UnionMap:
-        def build() -> isl.UnionMap:
-            result = isl.UnionMap.empty(isl.Space.params_alloc(self.session.ctx, 0))
-            for item in maps:
-                result = result.union(isl.UnionMap.from_map(item))
-            return result
-
-        return self.session.run(build)
+        return self.session.run(lambda: union_of_maps(maps, self.session.ctx))
 
     def reads(self) -> isl.UnionMap:
         return self._union([s.access for s in self.statements if not s.is_write])
@@ -329,12 +334,6 @@ class Window:
         if not self.statements or self.statements[0].schedule is None:
             return 1
         return self.statements[0].schedule.dim(isl.dim_type.out)
-
-    def statement_of(self, op: Operation) -> Statement | None:
-        for statement in self.statements:
-            if statement.op is op:
-                return statement
-        return None
 
     def contains(self, op: Operation) -> bool:
         """Whether `op` is one of the window's ops or nested in one."""

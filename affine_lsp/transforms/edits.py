@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.syntax.nodes import Span
 
 
 class OverlappingEdits(ValueError):
@@ -81,13 +80,6 @@ class EditMap:
                 return start
         raise KeyError("not one of the edits")
 
-    def inserted_at(self, offset: int) -> tuple[TextEdit, int] | None:
-        """(edit, offset within its new text) for a new offset inside an edit's new text."""
-        for start, end, edit in self._new_spans:
-            if start <= offset < end:
-                return edit, offset - start
-        return None
-
 
 def line_start(data: bytes, offset: int) -> int:
     return data.rfind(b"\n", 0, offset) + 1
@@ -116,15 +108,3 @@ def rest_of_line_is_blank(data: bytes, offset: int) -> bool:
     """Only whitespace or a `//` comment between `offset` and the end of its line."""
     rest = data[offset : next_line_start(data, offset)].strip()
     return not rest or rest.startswith(b"//")
-
-
-def newline_of(data: bytes) -> str:
-    return "\r\n" if b"\r\n" in data else "\n"
-
-
-def span_lines(data: bytes, span: Span) -> Span:
-    """The whole lines covering `span` (from its line start to after its last newline)."""
-    return Span(
-        line_start(data, span.start_byte),
-        next_line_start(data, max(span.start_byte, span.end_byte - 1)),
-    )

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp, Block, FuncOp, ModuleModel, Operation
+from affine_lsp.ir.model import AffineForOp, Block, FuncOp, ModuleModel
 from affine_lsp.poly.equivalence import Mismatch
-from affine_lsp.poly.program import Statement, Window
+from affine_lsp.poly.program import Statement, Window, is_under
 from affine_lsp.poly.session import Budget, IslSession, PolyError
 from affine_lsp.syntax.nodes import Span
 from affine_lsp.transforms.edits import (
@@ -87,15 +87,6 @@ class Candidate:
 
     def within(self, tolerance: float) -> bool:
         return self.legal and self.extra is not None and self.extra <= tolerance + 1e-9
-
-
-def _under(op: Operation, root: Operation) -> bool:
-    current: Operation | None = op
-    while current is not None:
-        if current is root:
-            return True
-        current = current.parent_op
-    return False
 
 
 def _common_loop_prefix(statements: list[Statement], root: AffineForOp) -> list[AffineForOp]:
@@ -177,8 +168,8 @@ class PairFusion:
         except PolyError as error:
             self.failure = error.reason
             return
-        firsts = [s for s in self.window.statements if _under(s.op, self.first)]
-        seconds = [s for s in self.window.statements if _under(s.op, self.second)]
+        firsts = [s for s in self.window.statements if is_under(s.op, self.first)]
+        seconds = [s for s in self.window.statements if is_under(s.op, self.second)]
         dependent, shared, flows = [], [], []
         for a in firsts:
             for b in seconds:
@@ -215,7 +206,7 @@ class PairFusion:
     def _slices_inner_loops(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
         """Whether the slice would bound loops of the first nest deeper than `depth`."""
         inner = self.consumer_path[depth - 1]
-        users = [a for a, b in pairs if _under(b.op, inner)]
+        users = [a for a, b in pairs if is_under(b.op, inner)]
         return len(_common_loop_prefix(users, self.first)) > depth
 
     def _relation(
@@ -230,7 +221,7 @@ class PairFusion:
             return self.session.map(f"{{ [{dims}] -> [{outs}] }}"), slice_loops
         # Only accesses inside the loop the copy goes into can be served by the slice.
         inner = self.consumer_path[depth - 1]
-        pairs = [(a, b) for a, b in pairs if _under(b.op, inner)]
+        pairs = [(a, b) for a, b in pairs if is_under(b.op, inner)]
         if not pairs:
             return None, []
         slice_loops = _common_loop_prefix([a for a, _ in pairs], self.first)
@@ -508,7 +499,7 @@ class PairFusion:
     def _runs_once(self, checked: Checked) -> bool:
         """Whether the origin relation is a bijection onto the first nest's instances."""
         assert self.window is not None
-        firsts = [s for s in self.window.statements if _under(s.op, self.first)]
+        firsts = [s for s in self.window.statements if is_under(s.op, self.first)]
         if not firsts:
             return True
         targets = self.window.session.run(lambda: isl.UnionSet.from_set(firsts[0].instances))

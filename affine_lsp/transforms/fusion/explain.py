@@ -17,14 +17,9 @@ import islpy as isl
 from affine_lsp.ir.model import Operation
 from affine_lsp.poly.equivalence import Mismatch
 from affine_lsp.poly.forms import form_of_aff, fraction, render_math
+from affine_lsp.poly.isl_util import maps_of
 from affine_lsp.poly.names import exact_to_source, pretty_identifier
 from affine_lsp.poly.program import Statement, Window
-
-
-def _maps(union: isl.UnionMap) -> list[isl.Map]:
-    found: list[isl.Map] = []
-    union.foreach_map(found.append)
-    return [m for m in found if not m.is_empty()]
 
 
 class Explainer:
@@ -91,14 +86,6 @@ class Explainer:
             outputs.append(render_math(form, lambda n: names.get(n, exact_to_source(n))))
         return outputs
 
-    def _point(self, statement: Statement, point: isl.Point) -> str:
-        values = [
-            int(fraction(point.get_coordinate_val(isl.dim_type.set, k)))
-            for k in range(point.get_space().dim(isl.dim_type.set))
-        ]
-        names = self._names(statement)
-        return self._tuple([f"{n} = {v}" for n, v in zip(names, values, strict=False)])
-
     def _cells(self, statement: Statement) -> str:
         rendered = self._render(statement.access, statement)
         memref = statement.memref.display_name
@@ -117,7 +104,7 @@ class Explainer:
     def _relation(self, instances: isl.Set, targets: isl.UnionMap) -> list[isl.Map]:
         """Original read instance -> original writer, for the mismatching instances."""
         mine = self.origin.intersect_domain(isl.UnionSet.from_set(instances))
-        return _maps(mine.reverse().apply_range(targets))
+        return maps_of(mine.reverse().apply_range(targets))
 
     def _later(self, a: Statement, b: Statement, relation: isl.Map) -> bool:
         """Whether instances of `b` run after the related instances of `a` in the original."""
@@ -235,8 +222,8 @@ class Explainer:
             ),
             "a memref",
         )
-        written = _maps(mismatch.seen)
-        expected = _maps(mismatch.expected)
+        written = maps_of(mismatch.seen)
+        expected = maps_of(mismatch.expected)
         if expected:
             writer = self.by_name.get(expected[0].get_tuple_name(isl.dim_type.out))
             if not written and writer is not None:

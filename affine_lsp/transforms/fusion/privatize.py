@@ -27,7 +27,8 @@ from affine_lsp.ir.model import (
 )
 from affine_lsp.ir.types import MemRefType
 from affine_lsp.poly.forms import AffineForm, form_of_aff, render_isl, render_mlir
-from affine_lsp.poly.program import Statement, Window
+from affine_lsp.poly.isl_util import pieces, single_aff
+from affine_lsp.poly.program import Statement, Window, is_under
 from affine_lsp.poly.session import IslSession, NotAffine
 from affine_lsp.syntax.nodes import Span
 from affine_lsp.transforms.fusion.copy import Copy
@@ -36,21 +37,12 @@ from affine_lsp.transforms.fusion.slicing import SlicePlan
 _CONTEXT = "_c"  # prefix of the renamed context dims while composing
 
 
-def _under(op: Operation, root: Operation) -> bool:
-    current: Operation | None = op
-    while current is not None:
-        if current is root:
-            return True
-        current = current.parent_op
-    return False
-
-
 def candidates(window: Window, first: Operation, second: Operation) -> list[Value]:
     """Buffers the first nest writes that only the two nests use (static local allocs)."""
     found: list[Value] = []
     for statement in window.statements:
         memref = statement.memref
-        if not statement.is_write or not _under(statement.op, first) or memref in found:
+        if not statement.is_write or not is_under(statement.op, first) or memref in found:
             continue
         alloc = memref.defining_op
         if not isinstance(alloc, MemRefAllocOp) or alloc.symbol_operands:
@@ -75,7 +67,7 @@ def _usable(use, first: Operation, second: Operation) -> bool:
         return False
     if user.name == "memref.dealloc":
         return True
-    if not (_under(user, first) or _under(user, second)):
+    if not (is_under(user, first) or is_under(user, second)):
         return False
     return isinstance(user, AffineAccessOp) and user.vector_type is None and use.role == "memref"
 
@@ -88,18 +80,6 @@ class Private:
     shape: tuple[int, ...]
     copy_edits: list[TextEdit] = field(default_factory=list)
     document_edits: list[TextEdit] = field(default_factory=list)
-
-
-def _pieces(relation: isl.Map) -> list[isl.MultiAff]:
-    pieces: list[isl.MultiAff] = []
-    relation.as_pw_multi_aff().foreach_piece(lambda _s, m: pieces.append(m))
-    return pieces
-
-
-def _single_aff(piecewise: isl.PwAff) -> isl.Aff | None:
-    pieces: list[isl.Aff] = []
-    piecewise.coalesce().foreach_piece(lambda _s, aff: pieces.append(aff))
-    return pieces[0] if len(pieces) == 1 else None
 
 
 class Privatizer:
@@ -148,9 +128,9 @@ class Privatizer:
         footprint = None
         renders: list[tuple[Statement, isl.Map, list[str]]] = []
         for statement in statements:
-            if _under(statement.op, self.first):
+            if is_under(statement.op, self.first):
                 cells, dims = self._copy_cells(statement)
-            elif _under(statement.op, self.second):
+            elif is_under(statement.op, self.second):
                 cells, dims = statement.access, list(statement.domain.dims)
                 if len(dims) < self.depth or statement.lanes:
                     return None
@@ -168,7 +148,7 @@ class Privatizer:
         offsets: list[AffineForm] = []
         shape: list[int] = []
         for position in range(footprint.dim(isl.dim_type.out)):
-            low = self.session.run(lambda p=position: _single_aff(footprint.dim_min(p)))
+            low = self.session.run(lambda p=position: single_aff(footprint.dim_min(p)))
             if low is None:
                 return None
             high = footprint.dim_max(position)
@@ -193,7 +173,7 @@ class Privatizer:
             subscripts = self._subscripts(statement, cells, dims, offsets)
             if subscripts is None:
                 return None
-            edits = private.copy_edits if _under(op, self.first) else private.document_edits
+            edits = private.copy_edits if is_under(op, self.first) else private.document_edits
             edits.append(TextEdit(op.subscripts.span, f"[{subscripts}]"))
             edits.append(TextEdit(op.memref_type_span, new_type))
         assert alloc.type_span is not None
@@ -213,11 +193,11 @@ class Privatizer:
     ) -> str | None:
         for position, name in enumerate(dims):
             cells = cells.set_dim_name(isl.dim_type.in_, position, name)
-        pieces = self.session.run(lambda: _pieces(cells))
-        if len(pieces) != 1:
+        found = self.session.run(lambda: pieces(cells.as_pw_multi_aff()))
+        if len(found) != 1:
             return None
-        multi = pieces[0]
-        in_copy = _under(statement.op, self.first)
+        multi = found[0]
+        in_copy = is_under(statement.op, self.first)
         names: dict[str, str] = {}
         for k, loop in enumerate(self.plan.consumer_loops):
             assert loop.induction_variable is not None
@@ -251,7 +231,7 @@ class Privatizer:
             piecewise = self.session.run(
                 lambda s=source: isl.PwAff.read_from_str(self.session.ctx, s).gist(domain)
             )
-            simplified = _single_aff(piecewise)
+            simplified = single_aff(piecewise)
             simple_form = form_of_aff(simplified) if simplified is not None else None
             texts.append(render_mlir(simple_form or form.minus(offset), ssa))
         return ", ".join(texts)

@@ -6,6 +6,7 @@ import islpy as isl
 
 from affine_lsp.ir.model import FuncOp, Value
 from affine_lsp.poly.forms import AffineForm, form_of_aff, render_mlir
+from affine_lsp.poly.isl_util import pieces
 from affine_lsp.poly.program import Window
 from affine_lsp.poly.session import IslSession, NotAffine
 
@@ -16,12 +17,6 @@ def is_valid_symbol(value: Value) -> bool:
         return isinstance(value.owner_block.parent_op, FuncOp)
     op = value.defining_op
     return op is not None and isinstance(op.parent_op, FuncOp)
-
-
-def _pieces(piecewise: isl.PwAff) -> list[isl.Aff]:
-    pieces: list[isl.Aff] = []
-    piecewise.foreach_piece(lambda _set, aff: pieces.append(aff))
-    return pieces
 
 
 class BoundRenderer:
@@ -40,10 +35,10 @@ class BoundRenderer:
             piecewise = self.session.run(
                 lambda s=source: isl.PwAff.read_from_str(self.session.ctx, s), "a bound"
             )
-            pieces = _pieces(piecewise)
-            if len(pieces) != 1:
+            found = pieces(piecewise)
+            if len(found) != 1:
                 raise NotAffine("a slice bound is piecewise")
-            form = form_of_aff(pieces[0])
+            form = form_of_aff(found[0])
             if form is None:
                 raise NotAffine("a slice bound is not integral")
             out.append(form)

@@ -14,7 +14,8 @@ from affine_lsp.ir.build import build_operation_item, module_scope_of
 from affine_lsp.ir.model import AffineForOp, FuncOp, MemRefAllocOp, ModuleModel, Operation
 from affine_lsp.ir.types import MemRefType
 from affine_lsp.poly.equivalence import Mismatch, compare
-from affine_lsp.poly.program import Statement, Window, is_function_argument
+from affine_lsp.poly.isl_util import union_of_maps
+from affine_lsp.poly.program import Statement, Window, is_function_argument, is_under
 from affine_lsp.poly.session import IslSession, NotAffine
 from affine_lsp.syntax import SourceDocument, syntax_problems
 from affine_lsp.transforms.edits import EditMap, apply_edits
@@ -93,15 +94,6 @@ class Checked:
         return self
 
 
-def _under(op: Operation, root: Operation) -> bool:
-    current: Operation | None = op
-    while current is not None:
-        if current is root:
-            return True
-        current = current.parent_op
-    return False
-
-
 def dead_after(window: Window, memref) -> bool:
     """Whether nothing can observe `memref` after the window: a local allocation whose
     uses are in the window, deallocs, or ops that ran before it (and do not run again:
@@ -136,7 +128,7 @@ def undefined_at_start(window: Window, memref, pair: tuple[Operation, Operation]
         user = use.user
         if user is None:
             return False
-        if user.name == "memref.dealloc" or _under(user, pair[0]) or _under(user, pair[1]):
+        if user.name == "memref.dealloc" or is_under(user, pair[0]) or is_under(user, pair[1]):
             continue
         if window.contains(user) or _position_in_block(user, window.block) < first:
             return False
@@ -249,7 +241,7 @@ def check_rewrite(
     ]
     window = Window(session, block, inside[0], inside[-1], original.resolver.aliases)
     by_start = {s.op.span.start_byte: s for s in original.statements}
-    producer_statements = [s for s in original.statements if _under(s.op, rewrite.producer)]
+    producer_statements = [s for s in original.statements if is_under(s.op, rewrite.producer)]
     copied = []
     params = set()
     pieces = []
@@ -310,10 +302,5 @@ def _changed_shapes(original: Window, window: Window, live: set[str]) -> dict[st
 
 
 def _union(session: IslSession, texts: list[str]) -> isl.UnionMap:
-    result = None
-    for text in texts:
-        piece = isl.UnionMap.from_map(session.map(text))
-        result = piece if result is None else session.run(lambda r=result, p=piece: r.union(p))
-    if result is None:
-        return session.union_map("{ }")
-    return result
+    maps = [session.map(text) for text in texts]
+    return session.run(lambda: union_of_maps(maps, session.ctx))
