@@ -90,7 +90,7 @@ class Candidate:
 
 
 def _common_loop_prefix(statements: list[Statement], root: AffineForOp) -> list[AffineForOp]:
-    """The loops (from `root` down) enclosing every statement, stopping at iter_args loops."""
+    """The loops (from `root` down) that enclose every statement."""
     chains = []
     for statement in statements:
         chain = [lv.op for lv in statement.domain.levels if isinstance(lv.op, AffineForOp)]
