@@ -56,7 +56,7 @@ class FusionOptions:
 
     tolerance: float = 0.30
     budget: Budget = field(
-        default_factory=lambda: Budget(max_operations=30_000_000, time_limit=10.0)
+        default_factory=lambda: Budget(max_operations=30_000_000, time_limit=5.0)
     )
     keep_producer: bool = True
 
@@ -154,7 +154,9 @@ class PairFusion:
         operations = self.block.operations
         first_index = operations.index(self.first)
         second_index = operations.index(self.second)
-        self._between = second_index - first_index > 1
+        # Ops between the nests that touch what the first nest touches: moving the
+        # first nest past them may be wrong, moving the second one up may not.
+        self._between_touches = False
         if first_index >= second_index:
             self.failure = "the first nest must come before the second"
             return
@@ -170,6 +172,8 @@ class PairFusion:
             return
         firsts = [s for s in self.window.statements if is_under(s.op, self.first)]
         seconds = [s for s in self.window.statements if is_under(s.op, self.second)]
+        between = [s for s in self.window.statements if s not in firsts and s not in seconds]
+        self._between_touches = bool({s.array for s in between} & {s.array for s in firsts})
         dependent, shared, flows = [], [], []
         for a in firsts:
             for b in seconds:
@@ -292,17 +296,20 @@ class PairFusion:
         if depth < 1 or depth > len(self.consumer_path):
             return Candidate(self.mode, depth, False, f"depth {depth} is not available")
         first_failure: Candidate | None = None
+        placements = (SECOND, FIRST) if self._between_touches else (SECOND,)
         for remove in (True, False):
             if not remove and not self._worth_keeping(first_failure):
                 break
             variants = [
                 (pairs, outer_only, placement)
-                for placement in ((SECOND, FIRST) if remove and self._between else (SECOND,))
+                for placement in (placements if remove else (SECOND,))
                 for pairs in self.relations
                 for outer_only in (False, True)
                 if not outer_only or self._slices_inner_loops(depth, pairs)
             ]
             for pairs, outer_only, placement in variants:
+                if outer_only and not self._worth_keeping(first_failure, True):
+                    continue  # running whole inner loops only helps missing results
                 try:
                     candidate = self._attempt(depth, remove, pairs, outer_only, placement)
                 except CannotEdit as error:
@@ -315,10 +322,13 @@ class PairFusion:
         assert first_failure is not None
         return first_failure
 
-    def _worth_keeping(self, failure: Candidate | None) -> bool:
-        """Keeping the first nest helps only when the copy itself computes the right
-        values and what is missing is the rest of the first nest's results."""
-        if not self.options.keep_producer or failure is None or not failure.mismatches:
+    def _worth_keeping(self, failure: Candidate | None, whole_loops: bool = False) -> bool:
+        """Keeping the first nest (or copying its inner loops whole) helps only when
+        the copy itself computes the right values and what is missing is the rest of
+        the first nest's results."""
+        if failure is None or not failure.mismatches:
+            return False
+        if not whole_loops and not self.options.keep_producer:
             return False
         return not any(
             m.kind == "read" and m.statement in failure.copied for m in failure.mismatches
