@@ -7,6 +7,7 @@ fuse_all(data, options, only)   greedy fusion over a document.
 fusion_actions(...)             (in `.actions`) the editor's code actions.
 """
 
+from affine_lsp.transforms.fusion.actions import FusionAction, fusion_actions
 from affine_lsp.transforms.fusion.engine import (
     PRODUCER_CONSUMER,
     SIBLING,
@@ -23,9 +24,11 @@ __all__ = [
     "Candidate",
     "FuseAllResult",
     "Fusion",
+    "FusionAction",
     "FusionOptions",
     "PairFusion",
     "function_of",
+    "fusion_actions",
     "fuse_all",
     "nest_at",
     "next_nest",
