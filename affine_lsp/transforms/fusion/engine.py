@@ -170,6 +170,9 @@ class PairFusion:
         except PolyError as error:
             self.failure = error.reason
             return
+        except Exception as error:  # a bug must not take the editor down
+            self.failure = f"internal error while analysing ({type(error).__name__}: {error})"
+            return
         firsts = [s for s in self.window.statements if is_under(s.op, self.first)]
         seconds = [s for s in self.window.statements if is_under(s.op, self.second)]
         between = [s for s in self.window.statements if s not in firsts and s not in seconds]
@@ -316,6 +319,9 @@ class PairFusion:
                     return Candidate(self.mode, depth, False, str(error))
                 except PolyError as error:
                     candidate = Candidate(self.mode, depth, False, error.reason)
+                except Exception as error:  # a bug must not take the editor down
+                    reason = f"internal error while fusing ({type(error).__name__}: {error})"
+                    return Candidate(self.mode, depth, False, reason)
                 if candidate.legal:
                     return candidate
                 first_failure = first_failure or candidate
