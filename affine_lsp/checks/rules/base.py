@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from affine_lsp.checks.context import CheckContext
-from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem
+from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem, Use
+from affine_lsp.ir.types import Type
 from affine_lsp.syntax.nodes import Node, Span
 
 OpRule = Callable[[Operation, CheckContext], None]
@@ -62,6 +63,37 @@ def node_at(op: Operation, span: Span) -> Node | None:
     if op.node is None:
         return None
     return op.node.descendant_for_byte_range(span.start_byte, span.end_byte)
+
+
+def is_generic(op: Operation) -> bool:
+    """Whether the op is written in the generic form (`"dialect.op"(...) : (...) -> ...`)."""
+    return op.kind == "generic_operation"
+
+
+def operand_number(use: Use) -> int:
+    """Position of `use` among its user's operands, as MLIR numbers them."""
+    if use.user is None:
+        return 0
+    for number, candidate in enumerate(use.user.operands):
+        if candidate is use:
+            return number
+    return 0
+
+
+def operand_type(use: Use) -> Type | None:
+    """The type an op sees for an operand: the value's, which the generic form also
+    declares. None if unknown, or if the declaration contradicts the value
+    (`ssa-type-mismatch` reports that)."""
+    actual = use.value.type if use.value is not None else None
+    user = use.user
+    if user is not None and user.operand_types:
+        number = operand_number(use)
+        if number < len(user.operand_types):
+            declared = user.operand_types[number]
+            if actual is not None and declared != actual:
+                return None
+            return declared
+    return actual
 
 
 def join(spans: list[Span]) -> Span:

@@ -212,14 +212,14 @@ def alias_definition(item: TopLevelItem, ctx: CheckContext) -> None:
 @op_rule("affine.apply", "affine.min", "affine.max")
 def apply_map(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineApplyOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     check_inline(ctx, op.map_ref)
 
 
 @op_rule("affine.for")
 def for_maps(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineForOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     for bound in (op.lower, op.upper):
         if bound is not None:
             check_inline(ctx, bound.map_ref)
@@ -228,7 +228,7 @@ def for_maps(op: Operation, ctx: CheckContext) -> None:
 @op_rule("affine.if")
 def if_set(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineIfOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     check_inline(ctx, op.condition)
 
 
@@ -237,15 +237,17 @@ def if_set(op: Operation, ctx: CheckContext) -> None:
 )
 def access_expressions(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineAccessOp):
-        return  # the generic form: not modelled
-    if op.subscripts is not None:
+        return  # not modelled
+    if op.map_ref is not None:  # the generic form: a map attribute
+        check_inline(ctx, op.map_ref)
+    elif op.subscripts is not None:
         _check_subscripts(ctx, op.subscripts, op)
 
 
 @op_rule("affine.dma_start", "affine.dma_wait")
 def dma_expressions(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineDmaOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     for _, subscripts, _ in op.accesses:
         _check_subscripts(ctx, subscripts, op)
 
@@ -253,7 +255,7 @@ def dma_expressions(op: Operation, ctx: CheckContext) -> None:
 @op_rule("affine.parallel")
 def parallel_expressions(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineParallelOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     for bound in (*op.lower, *op.upper):
         for subscripts in bound.exprs:
             _check_subscripts(ctx, subscripts, op)

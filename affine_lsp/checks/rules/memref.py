@@ -74,7 +74,7 @@ def layout_symbols(ctx: CheckContext, type_node: Node | None) -> int | None:
 @op_rule("memref.alloc", "memref.alloca")
 def alloc_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, MemRefAllocOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     memref_type = op.memref_type
     if not isinstance(memref_type, MemRefType) or memref_type.shape is None:
         return
@@ -127,7 +127,7 @@ def alloc_counts(op: Operation, ctx: CheckContext) -> None:
 @op_rule("memref.load", "memref.store")
 def access_indices(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, MemRefAccessOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     plain = {id(n) for n in op.index_nodes if n.type == "value_use"}
     for node in op.index_nodes:
         if id(node) not in plain:
@@ -159,7 +159,7 @@ def access_indices(op: Operation, ctx: CheckContext) -> None:
 @op_rule("memref.dim")
 def dim_rank(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, MemRefDimOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     memref_type = op.source_type
     if not isinstance(memref_type, MemRefType) or memref_type.rank is None:
         return
