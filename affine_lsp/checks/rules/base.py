@@ -16,6 +16,7 @@ ModuleRule = Callable[[ModuleModel, CheckContext], None]
 
 OP_RULES: dict[str, list[OpRule]] = {}
 EVERY_OP_RULES: list[OpRule] = []
+GENERIC_OP_RULES: list[OpRule] = []  # run on every op written in the generic form
 ITEM_RULES: list[ItemRule] = []
 MODULE_RULES: list[ModuleRule] = []
 
@@ -31,6 +32,12 @@ def op_rule(*names: str) -> Callable[[OpRule], OpRule]:
         return function
 
     return decorate
+
+
+def generic_op_rule(function: OpRule) -> OpRule:
+    """Run the decorated function on every op written in the generic form."""
+    GENERIC_OP_RULES.append(function)
+    return function
 
 
 def item_rule(function: ItemRule) -> ItemRule:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import body_node, is_generic, op_rule
+from affine_lsp.checks.rules.base import body_node, generic_op_rule, is_generic, op_rule
 from affine_lsp.ir.model import (
     AffineAccessOp,
     AffineDmaOp,
@@ -50,7 +50,7 @@ def check_declared(ctx: CheckContext, use: Use | None, declared: Type | None) ->
     )
 
 
-@op_rule()
+@generic_op_rule
 def generic_operand_types(op: Operation, ctx: CheckContext) -> None:
     """The generic form declares every operand's type: it must be the value's."""
     for use, declared in zip(op.operands, op.operand_types, strict=False):

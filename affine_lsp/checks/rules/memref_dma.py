@@ -1,0 +1,191 @@
+"""memref.dma_start and memref.dma_wait: their operands in order and types.
+
+memref.dma_start takes one flat operand list: source memref, its indices,
+destination memref, its indices, the number of elements, tag memref, its
+indices, and optionally a stride and the number of elements per stride. MLIR
+splits the list with the ranks of the memrefs it meets, in that order; so do
+we, in both forms. In the custom form the indices must be index values (the
+parser resolves them so), and the memref types are the three listed after `:`.
+"""
+
+from __future__ import annotations
+
+from affine_lsp.checks.context import CheckContext
+from affine_lsp.checks.registry import register
+from affine_lsp.checks.rules.base import body_node, field_span, is_generic, join, op_rule
+from affine_lsp.checks.rules.types import check_declared
+from affine_lsp.ir.model import Operation, Use
+from affine_lsp.ir.types import INDEX, IndexType, MemRefType, Type, types_from_list
+from affine_lsp.syntax.nodes import Node, Span
+
+DMA_OPERANDS = register(
+    "memref-dma-operands",
+    "memref.dma_start/dma_wait: operands missing or extra, memrefs that are not memrefs, "
+    "indices or counts that are not index values, tag indices that do not match the tag's rank",
+    "memref",
+)
+
+_START_MEMREFS = ("source", "destination", "tag")
+
+
+def _custom_operands(op: Operation, ctx: CheckContext) -> list[tuple[Use, Type | None]] | None:
+    """The flat operand list of the custom form with the types the op sees (None if an
+    index operand has another type: a parse error in MLIR, reported here)."""
+    body = body_node(op)
+    if body is None:
+        return None
+    start = op.name == "memref.dma_start"
+    declared = types_from_list(body.child_by_field_name("types" if start else "type"))
+    memref_fields = _START_MEMREFS if start else ("tag",)
+    by_node = {u.span.start_byte: u for u in op.operands}
+    flat: list[tuple[Use, Type | None]] = []
+    ok = True
+    for child in _operand_nodes(body):
+        use = by_node.get(child.start_byte)
+        if use is None:
+            continue
+        field = body.field_name_for_child(_child_index(body, child))
+        if field in memref_fields:
+            position = memref_fields.index(field)
+            flat.append((use, declared[position] if position < len(declared) else None))
+            if position < len(declared):
+                check_declared(ctx, use, declared[position])
+            continue
+        before = len(ctx.found)
+        check_declared(ctx, use, INDEX)
+        ok = ok and len(ctx.found) == before
+        flat.append((use, INDEX))
+    return flat if ok else None
+
+
+def _operand_nodes(body: Node) -> list[Node]:
+    """Value uses of the op in order, including those inside `[...]` index lists."""
+    found = []
+    for child in body.named_children:
+        if child.type == "value_use":
+            found.append(child)
+        elif child.type == "subscript_list":
+            found += [c for c in child.named_children if c.type == "value_use"]
+    return found
+
+
+def _child_index(body: Node, child: Node) -> int:
+    """Index among `body`'s children of `child` or of the child containing it."""
+    for index, candidate in enumerate(body.children):
+        if candidate.start_byte <= child.start_byte and child.end_byte <= candidate.end_byte:
+            return index
+    return -1
+
+
+def _flat_operands(op: Operation, ctx: CheckContext) -> list[tuple[Use, Type | None]] | None:
+    if is_generic(op):
+        if len(op.operand_types) != len(op.operands):
+            return None
+        return list(zip(op.operands, op.operand_types, strict=True))
+    return _custom_operands(op, ctx)
+
+
+def _rank(type_: Type | None) -> int:
+    return len(type_.shape) if isinstance(type_, MemRefType) and type_.shape is not None else 0
+
+
+def _is_index(type_: Type | None) -> bool:
+    return type_ is None or isinstance(type_, IndexType)
+
+
+@op_rule("memref.dma_start")
+def dma_start(op: Operation, ctx: CheckContext) -> None:
+    operands = _flat_operands(op, ctx)
+    if operands is None:
+        return
+    message = _dma_start_problem(operands)
+    if message is None:
+        return
+    text, span = message
+    ctx.report(DMA_OPERANDS, span or field_span(op, "operands") or op.name_span, text)
+
+
+def _dma_start_problem(
+    operands: list[tuple[Use, Type | None]],
+) -> tuple[str, Span | None] | None:
+    """MLIR's DmaStartOp::verify, in its order: the first problem and where it is."""
+    count = len(operands)
+    if count < 4:
+        return f"expected at least 4 operands, but got {count}", None
+    position = 0  # of the next memref
+    ranks = 0
+    for role in _START_MEMREFS:
+        if role == "tag":
+            use, type_ = operands[position]
+            if not _is_index(type_):
+                return f"expected num elements to be of index type: {use.name} is {type_}", use.span
+            position += 1
+        use, type_ = operands[position]
+        if not isinstance(type_, MemRefType):
+            return f"expected {role} to be of memref type: {use.name} is {type_}", use.span
+        rank = _rank(type_)
+        ranks += rank
+        if count < ranks + 4:
+            return (
+                f"expected at least {ranks + 4} operands: the {role} {type_} has rank {rank}, "
+                f"and the op has {count}",
+                None,
+            )
+        indices = operands[position + 1 : position + 1 + rank]
+        bad = next((u for u, t in indices if not _is_index(t)), None)
+        if bad is not None:
+            return f"expected {role} indices to be of index type: {bad.name} is not", bad.span
+        position += 1 + rank
+    if count not in (position, position + 2):
+        surplus = [u.span for u, _ in operands[position:]]
+        return (
+            f"incorrect number of operands: {count - position} after the tag indices, where "
+            "none or two (a stride and a number of elements per stride) may follow",
+            join(surplus),
+        )
+    for use, type_ in operands[position:]:
+        if not _is_index(type_):
+            return (
+                "expected stride and num elements per stride to be of type index: "
+                f"{use.name} is {type_}",
+                use.span,
+            )
+    return None
+
+
+@op_rule("memref.dma_wait")
+def dma_wait(op: Operation, ctx: CheckContext) -> None:
+    operands = _flat_operands(op, ctx)
+    if not operands or len(operands) < 2:
+        return
+    tag, tag_type = operands[0]
+    if not isinstance(tag_type, MemRefType):
+        ctx.report(
+            DMA_OPERANDS,
+            tag.span,
+            f"'memref.dma_wait' op operand #0 must be memref of any type values, but got "
+            f"'{tag_type}'",
+        )
+        return
+    for number, (use, type_) in enumerate(operands[1:], start=1):
+        if not _is_index(type_):
+            ctx.report(
+                DMA_OPERANDS,
+                use.span,
+                f"'memref.dma_wait' op operand #{number} must be index, but got '{type_}'",
+            )
+            return
+    indices = operands[1:-1]
+    rank = _rank(tag_type)
+    if len(indices) != rank:
+        span = (
+            join([u.span for u, _ in indices[rank:]])
+            if len(indices) > rank
+            else field_span(op, "tag_indices") or tag.span
+        )
+        ctx.report(
+            DMA_OPERANDS,
+            span,
+            "expected tagIndices to have the same number of elements as the tagMemRef rank, "
+            f"expected {rank}, but got {len(indices)}",
+        )
