@@ -35,8 +35,17 @@ def _custom_operands(op: Operation, ctx: CheckContext) -> list[tuple[Use, Type |
     if body is None:
         return None
     start = op.name == "memref.dma_start"
-    declared = types_from_list(body.child_by_field_name("types" if start else "type"))
+    types_node = body.child_by_field_name("types" if start else "type")
+    declared = types_from_list(types_node)
     memref_fields = _START_MEMREFS if start else ("tag",)
+    if len(declared) != len(memref_fields):
+        ctx.report(
+            DMA_OPERANDS,
+            Span.of(types_node) if types_node is not None else op.name_span,
+            f"fewer/more types expected: {op.name} lists the type of each memref it uses "
+            f"({', '.join(memref_fields)}), {len(memref_fields)} in all",
+        )
+        return None
     by_node = {u.span.start_byte: u for u in op.operands}
     flat: list[tuple[Use, Type | None]] = []
     ok = True

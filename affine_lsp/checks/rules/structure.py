@@ -6,7 +6,7 @@ from __future__ import annotations
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, TextEdit
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import field_span, is_generic, op_rule, plural
+from affine_lsp.checks.rules.base import field_span, is_generic, node_at, op_rule, plural
 from affine_lsp.ir.model import (
     AffineForOp,
     AffineIfOp,
@@ -15,7 +15,7 @@ from affine_lsp.ir.model import (
     Region,
 )
 from affine_lsp.ir.types import IndexType
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.syntax.nodes import Span, text
 
 YIELD_COUNT = register(
     "affine-yield-count",
@@ -156,13 +156,14 @@ def for_header(op: Operation, ctx: CheckContext) -> None:
     if is_generic(op):
         _generic_induction_variable(op, ctx)
     if op.step_span is not None and (op.step is None or op.step <= 0):
+        written = op.step if op.step is not None else _spelling(op, op.step_span)
         ctx.report(
             STEP,
             op.step_span,
             f"expected step to be representable as a positive signed integer: step {op.step} "
             "would never advance the loop"
             if op.step == 0
-            else f"expected step to be representable as a positive signed integer, not {op.step}",
+            else f"expected step to be representable as a positive signed integer, not {written}",
             fixes=(Fix("Use step 1", (TextEdit(op.step_span, "1"),), preferred=True),),
         )
     iter_args_span = field_span(op, "iter_args")
@@ -175,6 +176,11 @@ def for_header(op: Operation, ctx: CheckContext) -> None:
                 f"{plural(len(op.iter_args), 'iter_args value')} but "
                 f"{plural(len(op.result_types), 'result type')}",
             )
+
+
+def _spelling(op: Operation, span: Span) -> str:
+    node = node_at(op, span)
+    return text(node) if node is not None else "this"
 
 
 def _generic_induction_variable(op: AffineForOp, ctx: CheckContext) -> None:
