@@ -277,3 +277,53 @@ def test_attribute_readers():
     assert integer_value(entries["d"]) == -4
     assert entries["unit_entry"].type == "dictionary_entry"
     assert integer_value(entries["c"]) is None and integer_array(entries["a"]) is None
+
+
+GENERIC_MORE = """#src = affine_map<(d0) -> (d0, d0 + 1)>
+#dst = affine_map<(d0)[s0] -> (d0, s0)>
+#tag = affine_map<(d0) -> (d0)>
+func.func @g(%A: memref<9x9xf32>, %B: memref<9x9xf32, 2>, %T: memref<1xi32>, %i: index, %n: index) {
+  "affine.dma_start"(%A, %i, %B, %i, %n, %T, %i, %n) {dst_map = #dst, src_map = #src,
+      tag_map = #tag} : (memref<9x9xf32>, index, memref<9x9xf32, 2>, index, index,
+                         memref<1xi32>, index, index) -> ()
+  %d:2 = "affine.delinearize_index"(%i, %n) <{static_basis = array<i64: -9223372036854775808, 3>}>
+      : (index, index) -> (index, index)
+  %l = "affine.linearize_index"(%i, %n, %n) <{disjoint, operandSegmentSizes = array<i32: 2, 1>,
+      static_basis = array<i64: 2, -9223372036854775808>}> : (index, index, index) -> index
+  "affine.parallel"(%i, %n) <{lowerBoundsGroups = dense<[1, 2]> : tensor<2xi32>,
+      lowerBoundsMap = affine_map<(d0) -> (0, d0, 2)>, reductions = [], steps = [1, 2],
+      upperBoundsGroups = dense<1> : tensor<2xi32>,
+      upperBoundsMap = affine_map<(d0) -> (d0, 8)>}> ({
+  ^bb0(%x: index, %y: index):
+    "affine.yield"() : () -> ()
+  }) : (index, index) -> ()
+  return
+}
+"""
+
+
+def test_generic_dma_basis_and_parallel_ops_are_modelled():
+    from affine_lsp.ir.model import AffineDmaOp, IndexBasisOp
+
+    model = _model(GENERIC_MORE)
+    (dma,) = _ops(model, AffineDmaOp)
+    assert [(m.name, role) for m, _, role in dma.accesses] == [
+        ("%A", "source"),
+        ("%B", "destination"),
+        ("%T", "tag"),
+    ]
+    destination = dma.accesses[1][1]
+    assert [u.name for u in destination.dims] == ["%i"]
+    assert [u.name for u in destination.symbols] == ["%n"]
+    assert dma.num_elements.name == "%n" and len(dma.memref_types) == 3
+    delinearize, linearize = _ops(model, IndexBasisOp)
+    assert [u.name for u in delinearize.indices] == ["%i"]
+    assert [b if isinstance(b, int) else b.name for b in delinearize.basis] == ["%n", 3]
+    assert [u.name for u in linearize.indices] == ["%i", "%n"] and linearize.disjoint
+    assert [b if isinstance(b, int) else b.name for b in linearize.basis] == [2, "%n"]
+    (parallel,) = _ops(model, AffineParallelOp)
+    assert [v.name for v in parallel.induction_variables] == ["%x", "%y"]
+    assert [b.kind for b in parallel.lower] == [None, "max"]
+    assert [len(b.exprs) for b in parallel.lower] == [1, 2]
+    assert [len(b.exprs) for b in parallel.upper] == [1, 1]
+    assert parallel.steps == [1, 2] and parallel.reductions == []

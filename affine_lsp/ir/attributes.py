@@ -14,6 +14,9 @@ from affine_lsp.syntax.nodes import Node, text
 
 _DICTIONARY_FIELDS = ("properties", "attributes", "trailing_attributes")
 
+DYNAMIC_INDEX = -(2**63)
+"""How static offsets, sizes, strides and bases mark an entry given by a value."""
+
 
 def attribute_entries(body: Node | None) -> dict[str, Node]:
     """name -> value node for every attribute of an op body (a unit entry such
@@ -78,3 +81,28 @@ def string_value(node: Node | None) -> str | None:
     if node is None or node.type != "string":
         return None
     return text(node)[1:-1]
+
+
+def integer_elements(node: Node | None) -> list[int] | None:
+    """The integers of `dense<[1, 2]> : tensor<2xi32>` (a splat repeated to the tensor's
+    size), or of an array; None for anything else."""
+    if node is None:
+        return None
+    if node.type != "typed_literal":
+        return integer_array(node)
+    literal = node.child_by_field_name("value")
+    tensor = node.child_by_field_name("type")
+    if literal is None or literal.type != "dense_attribute" or tensor is None:
+        return None
+    values = []
+    for child in literal.named_children:
+        value = integer_value(child) if child.type == "integer" else None
+        if value is None:
+            return None
+        values.append(value)
+    nested = any(c.type == "[" for c in literal.children)
+    if len(values) == 1 and not nested:
+        shape = tensor.child_by_field_name("shape")
+        size = text(shape).rstrip("x").strip() if shape is not None else "1"
+        return values * int(size) if size.isdigit() else None
+    return values

@@ -14,9 +14,8 @@ given to the builder. Without it the split is unknown: `dims` and `symbols`
 stay empty, and the operands are only in `operands`.
 
 Modelled: affine.apply/min/max, affine.load/store/vector_load/vector_store/
-prefetch, affine.for, affine.if and affine.yield. The generic forms of
-affine.parallel, affine.dma_start/dma_wait and delinearize/linearize_index are
-plain operations.
+prefetch, affine.dma_start/dma_wait, affine.for, affine.parallel, affine.if,
+affine.yield and affine.delinearize_index/linearize_index.
 """
 
 from __future__ import annotations
@@ -25,16 +24,26 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from affine_lsp.ir.affine import AffineMap, IntegerSet
-from affine_lsp.ir.attributes import attribute_entries, integer_array, integer_value
+from affine_lsp.ir.attributes import (
+    DYNAMIC_INDEX,
+    attribute_entries,
+    integer_array,
+    integer_elements,
+    integer_value,
+)
 from affine_lsp.ir.model import (
     AffineAccessOp,
     AffineApplyOp,
     AffineBound,
+    AffineDmaOp,
     AffineForOp,
     AffineIfOp,
+    AffineParallelOp,
     AffineYieldOp,
+    IndexBasisOp,
     MapRef,
     Operation,
+    ParallelBound,
     Subscripts,
     Use,
 )
@@ -53,10 +62,21 @@ GENERIC_CLASSES: dict[str, type[Operation]] = {
     "affine.vector_load": AffineAccessOp,
     "affine.vector_store": AffineAccessOp,
     "affine.prefetch": AffineAccessOp,
+    "affine.dma_start": AffineDmaOp,
+    "affine.dma_wait": AffineDmaOp,
     "affine.for": AffineForOp,
+    "affine.parallel": AffineParallelOp,
     "affine.if": AffineIfOp,
     "affine.yield": AffineYieldOp,
+    "affine.delinearize_index": IndexBasisOp,
+    "affine.linearize_index": IndexBasisOp,
 }
+
+# AtomicRMWKind values, as the generic form of affine.parallel lists its reductions.
+REDUCTION_NAMES = (
+    "addf", "addi", "andi", "assign", "maximumf", "maxnumf", "maxs", "maxu", "minimumf",
+    "minnumf", "mins", "minu", "mulf", "muli", "ori", "xori",
+)  # fmt: skip
 
 
 def _split(
@@ -121,12 +141,14 @@ def _access(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -
     map_ref = op.map_ref
     if map_ref is None or affine_map is None:
         return
-    indices = uses[memref_at + 1 :]
+    op.subscripts = _subscripts(uses[memref_at + 1 :], map_ref, affine_map)
+
+
+def _subscripts(indices: list[Use], map_ref: MapRef, affine_map: AffineMap) -> Subscripts:
+    """The map attribute and its operands as the subscripts of an access."""
     dims, symbols = _split(indices, affine_map)
     span = Span(indices[0].span.start_byte, indices[-1].span.end_byte) if indices else map_ref.span
-    op.subscripts = Subscripts(
-        span, affine_map, dims, symbols, [map_ref.span] * len(affine_map.results)
-    )
+    return Subscripts(span, affine_map, dims, symbols, [map_ref.span] * len(affine_map.results))
 
 
 def _is_true(node: Node | None) -> bool:
@@ -200,6 +222,101 @@ def _if(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> No
     op.dims, op.symbols = _split(op.operands, condition)
 
 
+def _dma(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+    """`(src, src operands..., dst, dst operands..., tag, tag operands..., count[, stride,
+    per stride])` for dma_start, `(tag, tag operands..., count)` for dma_wait, each group
+    as long as its map has inputs."""
+    assert isinstance(op, AffineDmaOp)
+    roles = ("source", "destination", "tag") if op.name == "affine.dma_start" else ("tag",)
+    keys = {"source": "src_map", "destination": "dst_map", "tag": "tag_map"}
+    position = 0
+    for role in roles:
+        map_ref, affine_map = _map(builder, attributes.get(keys[role]))
+        if map_ref is None or affine_map is None or position >= len(op.operands):
+            return
+        memref = op.operands[position]
+        memref.role = "memref"
+        indices = op.operands[position + 1 : position + 1 + affine_map.num_inputs]
+        op.accesses.append((memref, _subscripts(indices, map_ref, affine_map), role))
+        if position < len(op.operand_types):
+            op.memref_types.append(op.operand_types[position])
+        position += 1 + affine_map.num_inputs
+    if position < len(op.operands):
+        op.num_elements = op.operands[position]
+        op.num_elements.role = "num_elements"
+
+
+def _parallel(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+    assert isinstance(op, AffineParallelOp)
+    position = 0
+    for side in ("lower", "upper"):
+        map_ref, affine_map = _map(builder, attributes.get(f"{side}BoundsMap"))
+        groups = integer_elements(attributes.get(f"{side}BoundsGroups"))
+        if map_ref is None or affine_map is None or groups is None:
+            return
+        operands = op.operands[position : position + affine_map.num_inputs]
+        position += affine_map.num_inputs
+        dims, symbols = _split(operands, affine_map)
+        bounds, first = [], 0
+        for size in groups:
+            results = affine_map.results[first : first + max(size, 0)]
+            first += max(size, 0)
+            exprs = [
+                Subscripts(map_ref.span, AffineMap(len(dims), len(symbols), (result,)), dims,
+                           symbols, [map_ref.span])
+                for result in results
+            ]  # fmt: skip
+            kind = ("max" if side == "lower" else "min") if len(exprs) > 1 else None
+            bounds.append(ParallelBound(map_ref.span, exprs, kind))
+        setattr(op, side, bounds)
+        setattr(op, f"{side}_span", map_ref.span)
+    steps = attributes.get("steps")
+    op.steps = integer_array(steps) or []
+    op.steps_span = Span.of(steps) if steps is not None else None
+    reductions = attributes.get("reductions")
+    kinds = integer_array(reductions) or []
+    op.reductions = [REDUCTION_NAMES[k] if 0 <= k < len(REDUCTION_NAMES) else str(k) for k in kinds]
+    op.reductions_span = Span.of(reductions) if reductions is not None else None
+    builder.after_regions(lambda: _parallel_region_arguments(op))
+
+
+def _parallel_region_arguments(op: AffineParallelOp) -> None:
+    body = op.body
+    if body is None or not body.blocks:
+        return
+    for argument in body.blocks[0].arguments:
+        argument.role = "induction_variable"
+        op.induction_variables.append(argument)
+
+
+def _basis(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+    """`static_basis` with its dynamic entries given by the trailing operands."""
+    assert isinstance(op, IndexBasisOp)
+    static = attributes.get("static_basis")
+    values = integer_array(static)
+    if values is None or static is None:
+        return
+    if op.name == "affine.delinearize_index":
+        index_count = min(1, len(op.operands))
+    else:
+        segments = integer_array(attributes.get("operandSegmentSizes"))
+        index_count = segments[0] if segments and len(segments) == 2 else len(op.operands)
+        op.disjoint = "disjoint" in attributes
+    op.indices = op.operands[:index_count]
+    for use in op.indices:
+        use.role = "index"
+    dynamic = iter(op.operands[index_count:])
+    for value in values:
+        if value != DYNAMIC_INDEX:
+            op.basis.append(value)
+            continue
+        use = next(dynamic, None)
+        if use is not None:
+            use.role = "basis"
+            op.basis.append(use)
+    op.basis_span = Span.of(static)
+
+
 def _nothing(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
     return None
 
@@ -209,9 +326,14 @@ _SPECIALISERS: dict[str, Callable[[_ItemBuilder, Operation, dict[str, Node]], No
     "affine.min": _apply,
     "affine.max": _apply,
     **dict.fromkeys(_ACCESS_LAYOUT, _access),
+    "affine.dma_start": _dma,
+    "affine.dma_wait": _dma,
     "affine.for": _for,
+    "affine.parallel": _parallel,
     "affine.if": _if,
     "affine.yield": _nothing,
+    "affine.delinearize_index": _basis,
+    "affine.linearize_index": _basis,
 }
 
 
