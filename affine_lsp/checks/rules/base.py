@@ -107,5 +107,8 @@ def join(spans: list[Span]) -> Span:
     return Span(spans[0].start_byte, spans[-1].end_byte)
 
 
+_PLURALS = {"index": "indices"}
+
+
 def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+    return f"{count} {noun}" if count == 1 else f"{count} {_PLURALS.get(noun, noun + 's')}"

@@ -54,8 +54,11 @@ _DIM_RULES = (
 )
 
 
-def check_binding(ctx: CheckContext, use: Use, kind: str, user: Operation) -> None:
-    """Report `use` if its value cannot be bound to a `kind` (dim or symbol) at `user`."""
+def check_binding(
+    ctx: CheckContext, use: Use, kind: str, user: Operation, head: str | None = None
+) -> None:
+    """Report `use` if its value cannot be bound to a `kind` (dim or symbol) at `user`;
+    `head` replaces MLIR's usual words where the op words it differently."""
     value = use.value
     if value is None:
         return
@@ -63,11 +66,11 @@ def check_binding(ctx: CheckContext, use: Use, kind: str, user: Operation) -> No
         return
     if kind == DIM:
         verdict = ctx.validity.dim(value, user)
-        head, rules = "operand cannot be used as a dimension id", _DIM_RULES
+        head, rules = head or "operand cannot be used as a dimension id", _DIM_RULES
         code = DIM_INVALID
     else:
         verdict = ctx.validity.symbol(value, user)
-        head, rules = "operand cannot be used as a symbol", _SYMBOL_RULES
+        head, rules = head or "operand cannot be used as a symbol", _SYMBOL_RULES
         code = SYMBOL_INVALID
     if verdict.valid:
         return
@@ -113,11 +116,13 @@ def kind_word(kind: str) -> str:
     return "dimension" if kind == DIM else "symbol"
 
 
-def _check_lists(ctx: CheckContext, op: Operation, dims: list[Use], symbols: list[Use]) -> None:
+def _check_lists(
+    ctx: CheckContext, op: Operation, dims: list[Use], symbols: list[Use], head: str | None = None
+) -> None:
     for use in dims:
-        check_binding(ctx, use, DIM, op)
+        check_binding(ctx, use, DIM, op, head)
     for use in symbols:
-        check_binding(ctx, use, "symbol", op)
+        check_binding(ctx, use, "symbol", op, head)
 
 
 @op_rule("affine.apply", "affine.min", "affine.max")
@@ -170,5 +175,10 @@ def access_subscripts(op: Operation, ctx: CheckContext) -> None:
 def dma_subscripts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineDmaOp):
         return  # not modelled
-    for _, subscripts, _ in op.accesses:
-        _check_lists(ctx, op, subscripts.dims, subscripts.symbols)
+    for _, subscripts, role in op.accesses:
+        prefix = _DMA_ROLES.get(role, "") if op.name == "affine.dma_start" else ""
+        head = f"{prefix}index must be a valid dimension or symbol identifier"
+        _check_lists(ctx, op, subscripts.dims, subscripts.symbols, head)
+
+
+_DMA_ROLES = {"source": "src ", "destination": "dst ", "tag": "tag "}
