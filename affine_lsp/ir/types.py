@@ -188,10 +188,29 @@ def _normalize(spelling: str) -> str:
     return " ".join(spelling.split())
 
 
+# Shaped and function types by spelling: a document repeats the same few many times,
+# and types are immutable values, so one parse per spelling is enough.
+_CACHED_KINDS = frozenset({"memref_type", "tensor_type", "vector_type", "function_type"})
+_CACHE: dict[bytes, Type | None] = {}
+_CACHE_LIMIT = 4096
+
+
 def type_from_node(node: Node | None) -> Type | None:
     """Build a Type from a type node of the syntax tree (None if absent/broken)."""
     if node is None or node.has_error:
         return None if node is None else OpaqueType(_normalize(text(node)))
+    if node.type not in _CACHED_KINDS:
+        return _type_from_node(node)
+    key = node.text or b""
+    if key in _CACHE:
+        return _CACHE[key]
+    if len(_CACHE) >= _CACHE_LIMIT:
+        _CACHE.clear()
+    built = _CACHE[key] = _type_from_node(node)
+    return built
+
+
+def _type_from_node(node: Node) -> Type | None:
     kind = node.type
     if kind == "integer_type":
         spelling = text(node)
