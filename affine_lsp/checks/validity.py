@@ -113,12 +113,21 @@ class Validity:
 
     def __init__(self) -> None:
         self._memo: dict[tuple[str, int, int], Verdict] = {}
+        self._scopes: dict[int, Operation | None] = {}  # id(parent op) -> its AffineScope
 
     def symbol(self, value: Value, user: Operation) -> Verdict:
-        return self._evaluate(SYMBOL, value, affine_scope(user))
+        return self._evaluate(SYMBOL, value, self._scope(user))
 
     def dim(self, value: Value, user: Operation) -> Verdict:
-        return self._evaluate(DIM, value, affine_scope(user))
+        return self._evaluate(DIM, value, self._scope(user))
+
+    def _scope(self, user: Operation) -> Operation | None:
+        """affine_scope(user), memoised per parent op (siblings share it)."""
+        parent = user.parent_op
+        key = id(parent)
+        if key not in self._scopes:
+            self._scopes[key] = affine_scope(user)
+        return self._scopes[key]
 
     # -- evaluation ---------------------------------------------------------------
 
