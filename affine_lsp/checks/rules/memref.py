@@ -273,7 +273,8 @@ def distinct_objects(op: Operation, ctx: CheckContext) -> None:
         ctx.report(
             OPERAND_TYPES,
             op.name_span,
-            "'memref.distinct_objects' op expected at least one operand",
+            "'memref.distinct_objects' op expected at least one operand: it marks its "
+            "operands as distinct memrefs",
         )
     elif op.operand_types != op.result_types:
         ctx.report(

@@ -6,6 +6,7 @@ memref.assume_alignment) are positive powers of two."""
 from __future__ import annotations
 
 from affine_lsp.checks.context import CheckContext
+from affine_lsp.checks.diagnostics import Fix, TextEdit
 from affine_lsp.checks.layouts import layout_of
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, op_rule
@@ -93,7 +94,8 @@ def _check_alignment(ctx: CheckContext, op: Operation, node: Node | None) -> Non
         ALIGNMENT,
         Span.of(node),
         f"'{op.name}' op attribute 'alignment' failed to satisfy constraint: 64-bit signless "
-        "integer attribute whose value is positive and whose value is a power of two > 0",
+        "integer attribute whose value is positive and whose value is a power of two > 0: an "
+        "alignment is a number of bytes such as 8, 16 or 64",
     )
 
 
@@ -123,7 +125,8 @@ def assume_alignment(op: Operation, ctx: CheckContext) -> None:
             ALIGNMENT,
             Span.of(node),
             "'memref.assume_alignment' op attribute 'alignment' failed to satisfy constraint: "
-            "32-bit signless integer attribute whose value is positive",
+            "32-bit signless integer attribute whose value is positive: an alignment is a "
+            "positive power of two",
         )
     elif not _is_power_of_two(value):
         ctx.report(
@@ -156,7 +159,12 @@ def realloc(op: Operation, ctx: CheckContext) -> None:
         return
     if not _contiguous(new, ctx):
         report_result(
-            ctx, op, result, f"unsupported layout for result memref type '{new}'", LAYOUT
+            ctx,
+            op,
+            result,
+            f"unsupported layout for result memref type '{new}': realloc returns a contiguous "
+            "buffer",
+            LAYOUT,
         )
         return
     for what, differs in (
@@ -197,8 +205,16 @@ def _check_realloc_size(
             related=related,
         )
     elif not new.dynamic_dims and sizes:
+        assert sizes_node is not None
+        opening, closing = sizes_node.prev_sibling, sizes_node.next_sibling
+        removal = (
+            (Fix("Remove the size operand", (TextEdit(Span.between(opening, closing), ""),)),)
+            if opening is not None and closing is not None and closing.type == ")"
+            else ()
+        )
         ctx.report(
             REALLOC_SIZE,
             Span(sizes[0].start_byte, sizes[-1].end_byte),
             f"unnecessary dimension operand for result type '{new}': its size is static",
+            fixes=removal,
         )

@@ -180,6 +180,6 @@ def atomic_yield(op: Operation, ctx: CheckContext) -> None:
         ATOMIC_BODY,
         use.span,
         f"'memref.atomic_yield' op types mismatch between yield op: '{actual}' and its parent: "
-        f"'{expected}'",
+        f"'{expected}': the body yields the new value of the element",
         related=(Related(parent.name_span, "the parent memref.generic_atomic_rmw"),),
     )

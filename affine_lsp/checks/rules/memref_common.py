@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from affine_lsp.checks.diagnostics import Related
+from affine_lsp.checks.diagnostics import Fix, Related, TextEdit
 from affine_lsp.checks.rules.base import body_node, is_generic
 from affine_lsp.ir.affine_syntax import parse_integer
 from affine_lsp.ir.attributes import attribute_entries, integer_array
@@ -93,6 +93,14 @@ def result_anchor(op: Operation, declared: Declared) -> tuple[Span, tuple[Relate
     if op.results:
         return op.results[0].span, related
     return declared.span or op.name_span, ()
+
+
+def retype_fix(declared: Declared, expected: Type) -> tuple[Fix, ...]:
+    """A quick fix declaring the result with the type the op computes."""
+    if declared.span is None:
+        return ()
+    edit = TextEdit(declared.span, str(expected))
+    return (Fix(f"Declare the result as {expected}", (edit,), preferred=True),)
 
 
 def source_anchor(op: Operation, declared: Declared) -> tuple[Span, tuple[Related, ...]]:

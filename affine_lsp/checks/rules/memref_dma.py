@@ -173,7 +173,7 @@ def dma_wait(op: Operation, ctx: CheckContext) -> None:
             DMA_OPERANDS,
             tag.span,
             f"'memref.dma_wait' op operand #0 must be memref of any type values, but got "
-            f"'{tag_type}'",
+            f"'{tag_type}': the tag is the memref the DMA signals through",
         )
         return
     for number, (use, type_) in enumerate(operands[1:], start=1):
@@ -181,7 +181,8 @@ def dma_wait(op: Operation, ctx: CheckContext) -> None:
             ctx.report(
                 DMA_OPERANDS,
                 use.span,
-                f"'memref.dma_wait' op operand #{number} must be index, but got '{type_}'",
+                f"'memref.dma_wait' op operand #{number} must be index, but got '{type_}': tag "
+                "indices and the element count are index values",
             )
             return
     indices = operands[1:-1]
@@ -196,5 +197,5 @@ def dma_wait(op: Operation, ctx: CheckContext) -> None:
             DMA_OPERANDS,
             span,
             "expected tagIndices to have the same number of elements as the tagMemRef rank, "
-            f"expected {rank}, but got {len(indices)}",
+            f"expected {rank}, but got {len(indices)}: one index per dimension of {tag_type}",
         )

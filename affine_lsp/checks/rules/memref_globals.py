@@ -8,7 +8,7 @@ from __future__ import annotations
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, op_rule
-from affine_lsp.checks.rules.memref_common import declared_result, result_anchor
+from affine_lsp.checks.rules.memref_common import declared_result, result_anchor, retype_fix
 from affine_lsp.checks.symbols import global_types, global_view
 from affine_lsp.ir.model import Operation
 from affine_lsp.ir.types import MemRefType, TensorType, Type, type_from_node
@@ -79,14 +79,16 @@ def _check_initial_value(ctx: CheckContext, value: Node, memref: MemRefType) -> 
         ctx.report(
             INITIAL_VALUE,
             Span.of(literal),
-            "tensor literal is invalid; ranks are not consistent between elements",
+            "tensor literal is invalid; ranks are not consistent between elements: every "
+            "nested list needs the same shape",
         )
     elif shape != () and shape != memref.shape:
         ctx.report(
             INITIAL_VALUE,
             Span.of(literal),
             f"inferred shape of elements literal ({_shape(shape)}) does not match type "
-            f"({_shape(memref.shape)})",
+            f"({_shape(memref.shape)}): nest the values as the type's shape, or give one value "
+            "to fill it",
         )
 
 
@@ -98,14 +100,15 @@ def _check_declared_elements(
             INITIAL_VALUE,
             Span.of(value),
             f"'memref.global' op initial value element expected to be of type "
-            f"'{memref.element}', but was of type '{declared.element}'",
+            f"'{memref.element}', but was of type '{declared.element}': the initial value holds "
+            "elements of the global's type",
         )
     elif declared.shape != memref.shape:
         ctx.report(
             INITIAL_VALUE,
             Span.of(value),
             f"'memref.global' op initial value shape expected to be {_sizes(memref.shape)} but "
-            f"was {_sizes(declared.shape)}",
+            f"was {_sizes(declared.shape)}: the initial value has the global's shape",
         )
 
 
@@ -175,8 +178,10 @@ def get_global(op: Operation, ctx: CheckContext) -> None:
     ctx.report(
         GLOBAL_REFERENCE,
         span,
-        f"result type '{declared}' does not match type '{expected}' of the global memref {name}",
+        f"result type '{declared}' does not match type '{expected}' of the global memref "
+        f"{name}: get_global returns the global as it is declared",
         related=related,
+        fixes=retype_fix(result, expected),
     )
 
 

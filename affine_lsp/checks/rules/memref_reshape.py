@@ -235,6 +235,7 @@ def expand_shape(op: Operation, ctx: CheckContext) -> None:
             op,
             reshape_op.result,
             f"expected expanded type to be '{expected}' but found '{result}'",
+            expected=expected,
         )
         return
     _check_output_shape(ctx, op, result)
@@ -268,7 +269,8 @@ def _check_output_shape(ctx: CheckContext, op: Operation, result: MemRefType) ->
             OUTPUT_SHAPE,
             listed.span,
             "expected number of static shape bounds to be equal to the output rank "
-            f"({len(result.shape)}) but found {len(listed.entries)} inputs instead",
+            f"({len(result.shape)}) but found {len(listed.entries)} inputs instead: one size per "
+            "dimension of the result",
         )
         return
     for position, (entry, size) in enumerate(zip(listed.entries, result.shape, strict=True)):
@@ -334,6 +336,7 @@ def collapse_shape(op: Operation, ctx: CheckContext) -> None:
             op,
             reshape_op.result,
             f"expected collapsed type to be '{expected}' but found '{result}'",
+            expected=expected,
         )
 
 
@@ -429,7 +432,7 @@ def _check_groups(
                 REASSOCIATION,
                 group.span,
                 f"collapsed dim ({collapsed_dim}) must be dynamic if and only if reassociation "
-                "group is dynamic",
+                "group is dynamic: its size is known exactly when the sizes it groups are",
             )
             return False
         if not dynamic:
@@ -441,7 +444,7 @@ def _check_groups(
                     REASSOCIATION,
                     group.span,
                     f"collapsed dim size ({collapsed[collapsed_dim]}) must equal reassociation "
-                    f"group size ({size})",
+                    f"group size ({size}): the grouped sizes multiply to the collapsed one",
                 )
                 return False
     if not collapsed:
@@ -449,7 +452,8 @@ def _check_groups(
             ctx.report(
                 REASSOCIATION,
                 reshape_op.reassociation_span,
-                "rank 0 memrefs can only be extended/collapsed with/from ones",
+                "rank 0 memrefs can only be extended/collapsed with/from ones: a rank-0 memref "
+                "holds one element",
             )
             return False
     elif next_dim != len(expanded):
@@ -457,7 +461,7 @@ def _check_groups(
             REASSOCIATION,
             reshape_op.reassociation_span,
             f"expanded rank ({len(expanded)}) inconsistent with number of reassociation indices "
-            f"({next_dim})",
+            f"({next_dim}): the groups must cover every dimension of the expanded shape",
         )
         return False
     return True

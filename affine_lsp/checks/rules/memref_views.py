@@ -27,6 +27,7 @@ from affine_lsp.checks.rules.memref_common import (
     declared_source,
     mixed_list,
     result_anchor,
+    retype_fix,
     segment_sizes,
     source_anchor,
     static_list,
@@ -93,10 +94,17 @@ def _add(a: int | None, b: int | None) -> int | None:
 
 
 def report_result(
-    ctx: CheckContext, op: Operation, result: Declared, message: str, code: str = RESULT_TYPE
+    ctx: CheckContext,
+    op: Operation,
+    result: Declared,
+    message: str,
+    code: str = RESULT_TYPE,
+    expected: MemRefType | None = None,
 ) -> None:
+    """Report a wrong result type on the result; with `expected`, offer it as a fix."""
     span, related = result_anchor(op, result)
-    ctx.report(code, span, message, related=related)
+    fixes = retype_fix(result, expected) if expected is not None else ()
+    ctx.report(code, span, message, related=related, fixes=fixes)
 
 
 # -- offsets, sizes and strides --------------------------------------------------------
@@ -166,7 +174,8 @@ def _check_lists(
                 SLICE_LISTS,
                 listed.span,
                 f"expected the number of '{name}s' to match the number of dynamic entries in "
-                f"'static_{name}s' ({listed.dynamic_operands} vs {dynamic})",
+                f"'static_{name}s' ({listed.dynamic_operands} vs {dynamic}): each dynamic entry "
+                "takes its value from one operand",
             )
             return False
     for name, listed in zip(names[:2], lists[:2], strict=True):
@@ -175,7 +184,8 @@ def _check_lists(
                 ctx.report(
                     SLICE_LISTS,
                     entry.span,
-                    f"expected {name}s to be non-negative, but got {entry.value}",
+                    f"expected {name}s to be non-negative, but got {entry.value}: {name}s count "
+                    "elements",
                 )
                 return False
     return True
@@ -200,7 +210,7 @@ def subview(op: Operation, ctx: CheckContext) -> None:
             op,
             result,
             f"different memory spaces specified for base memref type '{base}' and subview "
-            f"memref type '{view}'",
+            f"memref type '{view}': a subview stays in the memory space of its source",
         )
         return
     base_layout = layout_of(base, ctx.module.aliases)
@@ -293,7 +303,8 @@ def _check_subview_result(
             ctx,
             op,
             result,
-            f"expected result rank to be smaller or equal to the source rank, but got '{view}'",
+            f"expected result rank to be smaller or equal to the source rank, but got '{view}': "
+            "a subview may drop dimensions of size 1, never add any",
         )
         return False
     if view != inferred and _rank_reduction(inferred.shape, view.shape) is None:
@@ -310,7 +321,8 @@ def _check_subview_result(
             ctx,
             op,
             result,
-            f"expected result element type to be '{inferred.element}', but got '{view}'",
+            f"expected result element type to be '{inferred.element}', but got '{view}': a "
+            "subview keeps the element type of its source",
         )
         return False
     view_layout = layout_of(view, ctx.module.aliases)
@@ -320,8 +332,10 @@ def _check_subview_result(
     assert inferred_strided is not None
     candidate = view_layout.strided
     mismatch = f"{expected} (mismatch of result layout), but got '{view}'"
+    reduced = _rank_reduced(inferred, inferred_strided, view)
     if candidate is None:
-        report_result(ctx, op, result, f"{mismatch}: the declared layout has no strides")
+        message = f"{mismatch}: the declared layout has no strides"
+        report_result(ctx, op, result, message, expected=reduced)
         return False
     if candidate.offset != inferred_strided.offset:
         report_result(
@@ -330,6 +344,7 @@ def _check_subview_result(
             result,
             f"{mismatch}: the slice starts at offset {_fmt(inferred_strided.offset)}, the "
             f"declared layout at {_fmt(candidate.offset)}",
+            expected=reduced,
         )
         return False
     dropped = _dropped_by_strides(inferred_strided, candidate, sizes, len(view.shape))
@@ -341,9 +356,20 @@ def _check_subview_result(
             result,
             f"{mismatch}: the slice has strides {_fmt_list(inferred_strided.strides)}, the "
             f"declared layout {_fmt_list(candidate.strides)}",
+            expected=reduced,
         )
         return False
     return True
+
+
+def _rank_reduced(inferred: MemRefType, strided: Strided, view: MemRefType) -> MemRefType | None:
+    """The inferred type with the unit dimensions the declared type drops dropped too."""
+    assert inferred.shape is not None and view.shape is not None
+    dropped = _rank_reduction(inferred.shape, view.shape)
+    if dropped is None:
+        return None
+    strides = tuple(s for i, s in enumerate(strided.strides) if i not in dropped)
+    return strided_type(view.shape, inferred, Strided(strides, strided.offset))
 
 
 def _check_bounds(
@@ -409,7 +435,7 @@ def reinterpret_cast(op: Operation, ctx: CheckContext) -> None:
             op,
             result,
             f"different memory spaces specified for source type '{base}' and result memref "
-            f"type '{view}'",
+            f"type '{view}': the cast stays in the memory space of its source",
         )
         return
     if base.element != view.element:
@@ -418,22 +444,26 @@ def reinterpret_cast(op: Operation, ctx: CheckContext) -> None:
             op,
             result,
             f"different element types specified for source type '{base}' and result memref "
-            f"type '{view}'",
+            f"type '{view}': the cast keeps the element type",
         )
         return
     offsets, sizes, strides = (listed.static() for listed in lists)
+    computed = strided_type(sizes, view, Strided(strides, offsets[0]))
     for dim, (declared, wanted) in enumerate(zip(view.shape, sizes, strict=True)):
         if declared is not None and declared != wanted:
-            report_result(ctx, op, result, _expected_with("size", wanted, declared, dim))
+            message = _expected_with("size", wanted, declared, dim)
+            report_result(ctx, op, result, message, expected=computed)
             return
     if not layout.known or layout.strided is None:
         return
     if layout.strided.offset is not None and layout.strided.offset != offsets[0]:
-        report_result(ctx, op, result, _expected_with("offset", offsets[0], layout.strided.offset))
+        message = _expected_with("offset", offsets[0], layout.strided.offset)
+        report_result(ctx, op, result, message, expected=computed)
         return
     for dim, (declared, wanted) in enumerate(zip(layout.strided.strides, strides, strict=True)):
         if declared is not None and declared != wanted:
-            report_result(ctx, op, result, _expected_with("stride", wanted, declared, dim))
+            message = _expected_with("stride", wanted, declared, dim)
+            report_result(ctx, op, result, message, expected=computed)
             return
 
 
@@ -485,7 +515,7 @@ def view(op: Operation, ctx: CheckContext) -> None:
             op,
             result,
             f"different memory spaces specified for base memref type '{base}' and view memref "
-            f"type '{viewed}'",
+            f"type '{viewed}': a view stays in the memory space of its buffer",
         )
         return
     body = body_node(op)
@@ -578,7 +608,8 @@ def transpose(op: Operation, ctx: CheckContext) -> None:
             op,
             result,
             f"result type '{transposed}' is not equivalent to the canonical transposed input "
-            f"type '{expected}'",
+            f"type '{expected}': the result has the source's sizes and strides, permuted",
+            expected=expected,
         )
 
 
