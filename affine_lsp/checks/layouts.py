@@ -71,6 +71,18 @@ class Layout:
 UNKNOWN = Layout("unknown")
 
 
+def saturated_mul(a: int | None, b: int | None) -> int | None:
+    """MLIR's saturated product of sizes and strides: 0 times anything is 0, otherwise
+    dynamic (None) wins."""
+    if a == 0 or b == 0:
+        return 0
+    return None if a is None or b is None else a * b
+
+
+def saturated_add(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
 def canonical_strides(shape: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """Row-major strides of a contiguous shape; dynamic once a later size is dynamic
     or 0."""

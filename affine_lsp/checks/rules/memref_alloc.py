@@ -11,13 +11,15 @@ from affine_lsp.checks.layouts import layout_of
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, op_rule
 from affine_lsp.checks.rules.memref_common import (
+    LAYOUT,
+    RESULT_TYPE,
     Declared,
     declared_result,
     declared_source,
+    report_result,
     result_anchor,
     source_anchor,
 )
-from affine_lsp.checks.rules.memref_views import LAYOUT, RESULT_TYPE, report_result
 from affine_lsp.checks.symbols import global_view
 from affine_lsp.ir.affine_syntax import parse_integer
 from affine_lsp.ir.attributes import attribute_entries

@@ -10,7 +10,7 @@ from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, is_generic, join, op_rule
 from affine_lsp.checks.rules.memref import INDEX_COUNT
-from affine_lsp.checks.rules.memref_views import RESULT_TYPE
+from affine_lsp.checks.rules.memref_common import RESULT_TYPE
 from affine_lsp.ir.model import Operation
 from affine_lsp.ir.registry import MLIR_DIALECTS
 from affine_lsp.ir.types import (

@@ -11,15 +11,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, TextEdit
+from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, is_generic
 from affine_lsp.ir.affine_syntax import parse_integer
-from affine_lsp.ir.attributes import attribute_entries, integer_array
+from affine_lsp.ir.attributes import DYNAMIC_INDEX, attribute_entries, integer_array
 from affine_lsp.ir.model import Operation, Use
 from affine_lsp.ir.types import MemRefType, Type, type_from_node
 from affine_lsp.syntax.nodes import Node, Span
 
-DYNAMIC_SENTINEL = -(2**63)  # how the generic form spells a dynamic static entry
+RESULT_TYPE = register(
+    "memref-result-type",
+    "the declared result type differs from the one the source and operands imply (shape, "
+    "element type, layout or memory space)",
+    "memref",
+)
+LAYOUT = register(
+    "memref-layout-unsupported",
+    "the op needs a strided layout (subview, reinterpret_cast) or the identity layout (view, "
+    "reshape, realloc)",
+    "memref",
+)
 
 
 @dataclass(frozen=True)
@@ -95,6 +108,20 @@ def result_anchor(op: Operation, declared: Declared) -> tuple[Span, tuple[Relate
     return declared.span or op.name_span, ()
 
 
+def report_result(
+    ctx: CheckContext,
+    op: Operation,
+    result: Declared,
+    message: str,
+    code: str = RESULT_TYPE,
+    expected: MemRefType | None = None,
+) -> None:
+    """Report a wrong result type on the result; with `expected`, offer it as a fix."""
+    span, related = result_anchor(op, result)
+    fixes = retype_fix(result, expected) if expected is not None else ()
+    ctx.report(code, span, message, related=related, fixes=fixes)
+
+
 def retype_fix(declared: Declared, expected: Type) -> tuple[Fix, ...]:
     """A quick fix declaring the result with the type the op computes."""
     if declared.span is None:
@@ -157,7 +184,7 @@ def static_list(op: Operation, name: str, dynamic_operands: int) -> IndexList | 
     if node is None or values is None:
         return None
     span = Span.of(node)
-    entries = tuple(Entry(None if v == DYNAMIC_SENTINEL else v, span) for v in values)
+    entries = tuple(Entry(None if v == DYNAMIC_INDEX else v, span) for v in values)
     return IndexList(entries, span, dynamic_operands)
 
 

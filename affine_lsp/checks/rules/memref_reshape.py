@@ -9,17 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from affine_lsp.checks.context import CheckContext
-from affine_lsp.checks.layouts import Strided, layout_of, strided_type
+from affine_lsp.checks.layouts import Strided, layout_of, saturated_mul, strided_type
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, is_generic, op_rule
 from affine_lsp.checks.rules.memref_common import (
+    LAYOUT,
     Declared,
     declared_result,
     declared_source,
     mixed_list,
+    report_result,
     source_anchor,
 )
-from affine_lsp.checks.rules.memref_views import LAYOUT, report_result
 from affine_lsp.ir.affine_syntax import parse_integer
 from affine_lsp.ir.model import AliasDef, Operation
 from affine_lsp.ir.types import FunctionType, MemRefType, layout_text, type_from_node
@@ -42,12 +43,6 @@ RESHAPE_SHAPE = register(
     "memref.reshape: the shape operand's length is dynamic, or differs from the result rank",
     "memref",
 )
-
-
-def _mul(a: int | None, b: int | None) -> int | None:
-    if a == 0 or b == 0:
-        return 0
-    return None if a is None or b is None else a * b
 
 
 # -- memref.reshape ----------------------------------------------------------------------
@@ -251,7 +246,7 @@ def _expanded_strides(
         current = stride
         for _ in group.dims:
             reversed_strides.append(current)
-            current = _mul(current, shape[index])
+            current = saturated_mul(current, shape[index])
             index -= 1
     strides = list(reversed(reversed_strides))
     strides += [1] * (len(shape) - len(strides))
@@ -361,7 +356,7 @@ def _non_contiguous_group(
     for group, result_stride in reversed(list(zip(groups, strides, strict=False))):
         stride: int | None = result_stride
         for index in reversed(group.dims[1:]):
-            stride = _mul(stride, shape[index])
+            stride = saturated_mul(stride, shape[index])
             if shape[index - 1] == 1:
                 continue
             source_stride = source.strides[index - 1]

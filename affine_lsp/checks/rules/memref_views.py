@@ -15,19 +15,21 @@ from affine_lsp.checks.layouts import (
     canonical_strides,
     layout_of,
     linear_form,
+    saturated_add,
+    saturated_mul,
     strided_type,
 )
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, is_generic, op_rule, plural
 from affine_lsp.checks.rules.memref import DYNAMIC_SIZES
 from affine_lsp.checks.rules.memref_common import (
+    LAYOUT,
     Declared,
     IndexList,
     declared_result,
     declared_source,
     mixed_list,
-    result_anchor,
-    retype_fix,
+    report_result,
     segment_sizes,
     source_anchor,
     static_list,
@@ -50,18 +52,6 @@ SLICE_BOUNDS = register(
     "dimension of the source",
     "memref",
 )
-RESULT_TYPE = register(
-    "memref-result-type",
-    "the declared result type differs from the one the source and operands imply (shape, "
-    "element type, layout or memory space)",
-    "memref",
-)
-LAYOUT = register(
-    "memref-layout-unsupported",
-    "the op needs a strided layout (subview, reinterpret_cast) or the identity layout (view, "
-    "reshape, realloc)",
-    "memref",
-)
 CAST = register(
     "memref-cast-incompatible",
     "memref.cast between two types that cannot describe the same memref",
@@ -80,31 +70,6 @@ def _fmt(value: int | None) -> str:
 
 def _fmt_list(values: tuple[int | None, ...] | list[int | None]) -> str:
     return "[" + ", ".join(_fmt(v) for v in values) + "]"
-
-
-def _mul(a: int | None, b: int | None) -> int | None:
-    """MLIR's saturated product: 0 times anything is 0, else dynamic wins."""
-    if a == 0 or b == 0:
-        return 0
-    return None if a is None or b is None else a * b
-
-
-def _add(a: int | None, b: int | None) -> int | None:
-    return None if a is None or b is None else a + b
-
-
-def report_result(
-    ctx: CheckContext,
-    op: Operation,
-    result: Declared,
-    message: str,
-    code: str = RESULT_TYPE,
-    expected: MemRefType | None = None,
-) -> None:
-    """Report a wrong result type on the result; with `expected`, offer it as a fix."""
-    span, related = result_anchor(op, result)
-    fixes = retype_fix(result, expected) if expected is not None else ()
-    ctx.report(code, span, message, related=related, fixes=fixes)
 
 
 # -- offsets, sizes and strides --------------------------------------------------------
@@ -241,8 +206,10 @@ def _infer_subview(
 ) -> MemRefType:
     offset = strided.offset
     for start, base_stride in zip(offsets, strided.strides, strict=True):
-        offset = _add(offset, _mul(start, base_stride))
-    result_strides = tuple(_mul(s, t) for s, t in zip(strided.strides, strides, strict=True))
+        offset = saturated_add(offset, saturated_mul(start, base_stride))
+    result_strides = tuple(
+        saturated_mul(s, t) for s, t in zip(strided.strides, strides, strict=True)
+    )
     return strided_type(sizes, base, Strided(result_strides, offset))
 
 
