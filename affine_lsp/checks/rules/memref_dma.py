@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import body_node, field_span, is_generic, join, op_rule
+from affine_lsp.checks.rules.base import body_node, field_span, is_generic, join, op_rule, plural
 from affine_lsp.checks.rules.types import check_declared
 from affine_lsp.ir.model import Operation, Use
 from affine_lsp.ir.types import INDEX, IndexType, MemRefType, Type, types_from_list
-from affine_lsp.syntax.nodes import Node, Span
+from affine_lsp.syntax.nodes import Span
 
 DMA_OPERANDS = register(
     "memref-dma-operands",
@@ -49,41 +49,25 @@ def _custom_operands(op: Operation, ctx: CheckContext) -> list[tuple[Use, Type |
     by_node = {u.span.start_byte: u for u in op.operands}
     flat: list[tuple[Use, Type | None]] = []
     ok = True
-    for child in _operand_nodes(body):
-        use = by_node.get(child.start_byte)
-        if use is None:
+    for index, child in enumerate(body.children):
+        field = body.field_name_for_child(index)
+        if child.type == "value_use" and field in memref_fields:
+            use = by_node.get(child.start_byte)
+            if use is not None:
+                declared_type = declared[memref_fields.index(field)]
+                check_declared(ctx, use, declared_type)
+                flat.append((use, declared_type))
             continue
-        field = body.field_name_for_child(_child_index(body, child))
-        if field in memref_fields:
-            position = memref_fields.index(field)
-            flat.append((use, declared[position] if position < len(declared) else None))
-            if position < len(declared):
-                check_declared(ctx, use, declared[position])
-            continue
-        before = len(ctx.found)
-        check_declared(ctx, use, INDEX)
-        ok = ok and len(ctx.found) == before
-        flat.append((use, INDEX))
+        nodes = child.named_children if child.type == "subscript_list" else [child]
+        for node in nodes:
+            use = by_node.get(node.start_byte) if node.type == "value_use" else None
+            if use is None:
+                continue
+            before = len(ctx.found)
+            check_declared(ctx, use, INDEX)  # the parser resolves them as index values
+            ok = ok and len(ctx.found) == before
+            flat.append((use, INDEX))
     return flat if ok else None
-
-
-def _operand_nodes(body: Node) -> list[Node]:
-    """Value uses of the op in order, including those inside `[...]` index lists."""
-    found = []
-    for child in body.named_children:
-        if child.type == "value_use":
-            found.append(child)
-        elif child.type == "subscript_list":
-            found += [c for c in child.named_children if c.type == "value_use"]
-    return found
-
-
-def _child_index(body: Node, child: Node) -> int:
-    """Index among `body`'s children of `child` or of the child containing it."""
-    for index, candidate in enumerate(body.children):
-        if candidate.start_byte <= child.start_byte and child.end_byte <= candidate.end_byte:
-            return index
-    return -1
 
 
 def _flat_operands(op: Operation, ctx: CheckContext) -> list[tuple[Use, Type | None]] | None:
@@ -111,7 +95,30 @@ def dma_start(op: Operation, ctx: CheckContext) -> None:
     if message is None:
         return
     text, span = message
-    ctx.report(DMA_OPERANDS, span or field_span(op, "operands") or op.name_span, text)
+    hint = "" if is_generic(op) else _index_count_hint(op)
+    ctx.report(
+        DMA_OPERANDS, span or field_span(op, "operands") or op.name_span, text + hint
+    )
+
+
+def _index_count_hint(op: Operation) -> str:
+    """In the custom form, a wrong number of indices shifts every later operand; name the
+    first list whose length is not its memref's rank."""
+    body = body_node(op)
+    declared = types_from_list(body.child_by_field_name("types")) if body is not None else []
+    for position, role in enumerate(_START_MEMREFS):
+        indices = body.child_by_field_name(f"{role}_indices") if body is not None else None
+        memref = declared[position] if position < len(declared) else None
+        if indices is None or not isinstance(memref, MemRefType) or memref.shape is None:
+            continue
+        count = sum(1 for c in indices.named_children if c.type == "value_use")
+        if count != len(memref.shape):
+            return (
+                f" (the {role} {memref} has rank {len(memref.shape)} but "
+                f"{plural(count, 'index')} {'is' if count == 1 else 'are'} given, which shifts "
+                "the operands after them)"
+            )
+    return ""
 
 
 def _dma_start_problem(
