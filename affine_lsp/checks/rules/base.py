@@ -65,6 +65,19 @@ def field_span(op: Operation, name: str) -> Span | None:
     return Span.of(child) if child is not None else None
 
 
+def signature_spans(op: Operation, side: str) -> list[Span]:
+    """Spans of the input (`side="inputs"`) or result (`"results"`) types of a
+    generic-form op's function type."""
+    body = body_node(op)
+    function_type = body.child_by_field_name("type") if body is not None else None
+    listed = function_type.child_by_field_name(side) if function_type is not None else None
+    if listed is None:
+        return []
+    if listed.type != "type_list_parens":
+        return [Span.of(listed)]
+    return [Span.of(c) for c in listed.named_children if c.type != "comment"]
+
+
 def node_at(op: Operation, span: Span) -> Node | None:
     """The syntax node of the op exactly covering `span` (or the smallest around it)."""
     if op.node is None:

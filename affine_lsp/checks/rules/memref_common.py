@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, TextEdit
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import body_node, is_generic
+from affine_lsp.checks.rules.base import body_node, is_generic, signature_spans
 from affine_lsp.ir.affine_syntax import parse_integer
 from affine_lsp.ir.attributes import DYNAMIC_INDEX, attribute_entries, integer_array
 from affine_lsp.ir.model import Operation, Use
@@ -51,7 +51,8 @@ def declared_source(op: Operation) -> Declared:
     """The first operand's type: `from` of the custom form, or the generic form's first
     input type."""
     if is_generic(op):
-        return Declared(op.operand_types[0] if op.operand_types else None, _input_span(op, 0))
+        spans = signature_spans(op, "inputs")
+        return Declared(op.operand_types[0] if op.operand_types else None, _first(spans))
     node = _field(op, "from")
     return Declared(type_from_node(node), Span.of(node) if node is not None else None)
 
@@ -59,7 +60,8 @@ def declared_source(op: Operation) -> Declared:
 def declared_result(op: Operation) -> Declared:
     """The first result type: `to`/`into` of the custom form, or the generic form's."""
     if is_generic(op):
-        return Declared(op.result_types[0] if op.result_types else None, _output_span(op, 0))
+        spans = signature_spans(op, "results")
+        return Declared(op.result_types[0] if op.result_types else None, _first(spans))
     node = _field(op, "to")
     if node is not None and node.type == "type_list":
         node = node.named_children[0] if node.named_children else None
@@ -71,24 +73,8 @@ def _field(op: Operation, name: str) -> Node | None:
     return body.child_by_field_name(name) if body is not None else None
 
 
-def _function_type_list(op: Operation, side: str) -> list[Node]:
-    function_type = _field(op, "type")
-    listed = function_type.child_by_field_name(side) if function_type is not None else None
-    if listed is None:
-        return []
-    if listed.type != "type_list_parens":
-        return [listed]
-    return [c for c in listed.named_children if c.type != "comment"]
-
-
-def _input_span(op: Operation, position: int) -> Span | None:
-    types = _function_type_list(op, "inputs")
-    return Span.of(types[position]) if position < len(types) else None
-
-
-def _output_span(op: Operation, position: int) -> Span | None:
-    types = _function_type_list(op, "results")
-    return Span.of(types[position]) if position < len(types) else None
+def _first(spans: list[Span]) -> Span | None:
+    return spans[0] if spans else None
 
 
 def source_use(op: Operation) -> Use | None:

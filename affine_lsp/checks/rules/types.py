@@ -6,7 +6,7 @@ from __future__ import annotations
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import body_node, generic_op_rule, is_generic, op_rule
+from affine_lsp.checks.rules.base import generic_op_rule, is_generic, op_rule, signature_spans
 from affine_lsp.ir.model import (
     AffineAccessOp,
     AffineDmaOp,
@@ -17,7 +17,6 @@ from affine_lsp.ir.model import (
     Use,
 )
 from affine_lsp.ir.types import INDEX, AliasType, OpaqueType, Type, element_type
-from affine_lsp.syntax.nodes import Span
 
 TYPE_MISMATCH = register(
     "ssa-type-mismatch",
@@ -57,17 +56,6 @@ def generic_operand_types(op: Operation, ctx: CheckContext) -> None:
         check_declared(ctx, use, declared)
 
 
-def result_type_span(op: Operation, number: int) -> Span:
-    """The `number`-th result type of a generic op's function type (else the op name)."""
-    body = body_node(op)
-    function_type = body.child_by_field_name("type") if body is not None else None
-    results = function_type.child_by_field_name("results") if function_type else None
-    if results is not None and results.type != "type_list_parens":
-        return Span.of(results) if number == 0 else op.name_span
-    types = [c for c in results.named_children if c.type != "comment"] if results else []
-    return Span.of(types[number]) if number < len(types) else op.name_span
-
-
 @op_rule("affine.apply", "affine.min", "affine.max", "affine.load")
 def generic_result_types(op: Operation, ctx: CheckContext) -> None:
     if not is_generic(op) or not op.result_types:
@@ -90,7 +78,8 @@ def generic_result_types(op: Operation, ctx: CheckContext) -> None:
             f"'{op.name}' op result #0 must be index, but got '{declared}': {op.name} computes "
             "an index"
         )
-    ctx.report(RESULT_TYPE, result_type_span(op, 0), message)
+    spans = signature_spans(op, "results")
+    ctx.report(RESULT_TYPE, spans[0] if spans else op.name_span, message)
 
 
 @op_rule(
