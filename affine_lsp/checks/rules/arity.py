@@ -263,7 +263,7 @@ def _check_bound(ctx: CheckContext, op: AffineForOp, bound: AffineBound, lower: 
 @op_rule("affine.for")
 def for_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineForOp) or is_generic(op):
-        return  # MLIR checks bound operand counts (and max/min prefixes) when parsing
+        return  # not modelled; MLIR checks these counts and prefixes only when parsing
     if op.lower is not None:
         _check_bound(ctx, op, op.lower, True)
     if op.upper is not None:
