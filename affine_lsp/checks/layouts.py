@@ -37,8 +37,6 @@ from affine_lsp.ir.types import (
 )
 from affine_lsp.syntax.nodes import text
 
-Dynamic = None  # a `?` size, stride or offset
-
 
 @dataclass(frozen=True)
 class Strided:
@@ -181,7 +179,7 @@ def _static(poly: Poly) -> int | None:
         return 0
     if set(poly) == {()}:
         return poly[()]
-    return Dynamic
+    return None  # dynamic
 
 
 def linear_form(expr: AffineExpr) -> Linear | None:
@@ -285,11 +283,6 @@ def _scale(linear: Linear, factor: Poly) -> Linear:
         if product:
             result[key] = product
     return result
-
-
-def memory_space(memref: MemRefType) -> str | None:
-    """The memory space of a memref type (None for the default one)."""
-    return memref.memory_space
 
 
 def strided_type(
