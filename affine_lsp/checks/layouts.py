@@ -40,6 +40,8 @@ from affine_lsp.syntax.nodes import text
 
 @dataclass(frozen=True)
 class Strided:
+    """Strides and offset of a strided layout; None marks a dynamic (`?`) entry."""
+
     strides: tuple[int | None, ...]
     offset: int | None
 
