@@ -67,6 +67,8 @@ class Rewrite:
 
 @dataclass
 class Checked:
+    """A rewritten window, modelled, and (once compared) how it differs."""
+
     new_text: bytes
     window: Window
     function: FuncOp
