@@ -78,10 +78,13 @@ def tokens_of_line(text: str) -> list[str]:
         tokens.append("if")
     else:
         access = _ACCESS.search(stripped)
+        bare = re.search(r"affine\.(load|store|vector_load|vector_store)\b", stripped)
         if access:
             kind = access.group(1)
             memref = access.group(2)
             tokens.append(f"{kind} {memref}" if "{{" not in memref else kind)
+        elif bare:  # a CHECK line that leaves the type out
+            tokens.append(bare.group(1))
         elif re.fullmatch(r"\}(\s*else\s*\{)?", stripped):
             tokens.append("}" if "else" not in stripped else "else")
         elif re.match(r"(func\.)?return\b", stripped):
