@@ -20,7 +20,7 @@ from affine_lsp.syntax import SourceDocument
 
 def measure(data: bytes) -> dict[str, float]:
     """Seconds spent in each stage of one full check."""
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     document = SourceDocument(data)
     parsed = time.perf_counter()
     model = build_module(document.tree.root_node)
@@ -36,6 +36,7 @@ def measure(data: bytes) -> dict[str, float]:
         "ir": built - parsed,
         "checks": checked - built,
         "total": checked - start,
+        "cpu": time.process_time() - cpu_start,
         "diagnostics": len(found),
     }
 
@@ -50,11 +51,13 @@ def main() -> None:
     runs = [measure(data) for _ in range(args.repeat)]
     best = {key: min(run[key] for run in runs) for key in ("parse", "ir", "checks", "total")}
     median_total = sorted(run["total"] for run in runs)[len(runs) // 2]
+    median_cpu = sorted(run["cpu"] for run in runs)[len(runs) // 2]
     print(
         f"check {args.lines} lines ({len(data) / 1e6:.2f} MB), best of {args.repeat}: "
         f"parse {best['parse'] * 1000:.0f} ms, IR {best['ir'] * 1000:.0f} ms, "
         f"checks {best['checks'] * 1000:.0f} ms, total {best['total'] * 1000:.0f} ms "
-        f"(median total {median_total * 1000:.0f} ms; {runs[0]['diagnostics']} diagnostics)"
+        f"(median total {median_total * 1000:.0f} ms, of which CPU {median_cpu * 1000:.0f} ms; "
+        f"{runs[0]['diagnostics']} diagnostics)"
     )
     verdict = "meets" if median_total < 1.0 else "misses"
     print(f"{verdict} the goal: under 1 s for a {args.lines}-line file")

@@ -64,6 +64,11 @@ def main() -> int:
             slowest = (result.seconds, label)
         if len(data) <= 100_000 and result.seconds > 1.0:
             over_budget += 1
+            args.save.mkdir(parents=True, exist_ok=True)
+            path = args.save / f"slow-{over_budget}.mlir"
+            path.write_bytes(data)
+            stages = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.stage_seconds.items())
+            print(f"over 1 s: {label} ({len(data)} bytes, saved to {path}): {stages}")
     elapsed = time.perf_counter() - started
     print(f"documents tried: {len(inputs)} ({elapsed:.0f} s)")
     print(f"crashes: {crashes}")

@@ -1,6 +1,7 @@
 // A producer-consumer chain through a local buffer: the first nest computes
-// %tmp, the second consumes it. `affine-lsp fuse --all` fuses them so that
-// each row of %tmp is produced right before it is used.
+// %tmp, the second consumes it. `affine-lsp fuse --all` fuses them at depth 2,
+// so each element of %tmp is produced right before it is used, and %tmp, used
+// by nothing else, shrinks to a single element.
 func.func @scale_and_shift(%in: memref<64x64xf32>, %out: memref<64x64xf32>) {
   %tmp = memref.alloc() : memref<64x64xf32>
   %two = arith.constant 2.0 : f32

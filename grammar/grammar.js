@@ -711,7 +711,7 @@ module.exports = grammar({
 
     memref_assume_alignment: ($) => seq(
       field('name', 'memref.assume_alignment'),
-      field('memref', $._value_use), ',', field('alignment', $.integer),
+      field('memref', $._value_use), ',', field('alignment', $._signed_integer),
       optional(field('attributes', $.dictionary)),
       ':', field('type', $._type),
     ),
@@ -781,7 +781,7 @@ module.exports = grammar({
 
     scf_while: ($) => seq(
       field('name', 'scf.while'),
-      '(', commaSep($.iter_arg), ')',
+      optional(seq('(', commaSep($.iter_arg), ')')),
       ':', field('type', $.function_type),
       field('before', $.region),
       'do',

@@ -192,3 +192,138 @@ def test_build_leaves_the_garbage_collector_as_it_found_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+GENERIC = """#lb = affine_map<() -> (0)>
+#ub = affine_map<()[s0] -> (s0)>
+#acc = affine_map<(d0)[s0] -> (d0 + s0)>
+#set = affine_set<(d0)[s0] : (d0 - s0 >= 0)>
+"func.func"() <{function_type = (memref<10xf32>, index) -> (), sym_name = "f"}> ({
+^bb0(%A: memref<10xf32>, %n: index):
+  %z = "arith.constant"() <{value = 0.0 : f32}> : () -> f32
+  %r = "affine.for"(%n, %z) <{lowerBoundMap = #lb, upperBoundMap = #ub,
+                              operandSegmentSizes = array<i32: 0, 1, 1>, step = 2 : index}> ({
+  ^bb0(%i: index, %s: f32):
+    %v = "affine.load"(%A, %i, %n) <{map = #acc}> : (memref<10xf32>, index, index) -> f32
+    "affine.store"(%v, %A, %i) <{map = affine_map<(d0) -> (d0)>}>
+        : (f32, memref<10xf32>, index) -> ()
+    %j = "affine.apply"(%i, %n) <{map = #acc}> : (index, index) -> index
+    "affine.if"(%i, %n) <{condition = #set}> ({
+      "affine.yield"() : () -> ()
+    }, {
+    }) : (index, index) -> ()
+    "affine.yield"(%s) : (f32) -> ()
+  }) : (index, f32) -> f32
+  "func.return"() : () -> ()
+}) : () -> ()
+"""
+
+
+def test_generic_affine_ops_are_modelled_like_custom_ones():
+    model = _model(GENERIC)
+    (loop,) = _ops(model, AffineForOp)
+    assert loop.induction_variable.name == "%i"
+    assert loop.induction_variable.role == "induction_variable"
+    assert loop.step == 2
+    assert loop.lower.map_ref.alias == "#lb" and not loop.lower.operands
+    assert [u.name for u in loop.upper.symbols] == ["%n"]
+    assert [(v.name, u.name) for v, u in loop.iter_args] == [("%s", "%z")]
+    load, store = _ops(model, AffineAccessOp)
+    assert load.memref.name == "%A" and load.memref_type == MemRefType((10,), FloatType("f32"))
+    assert [u.name for u in load.subscripts.dims] == ["%i"]
+    assert [u.name for u in load.subscripts.symbols] == ["%n"]
+    assert str(load.subscripts.map) == "(d0)[s0] -> (d0 + s0)"
+    assert store.is_write and store.stored_value.name == "%v"
+    assert store.map_ref.inline is not None
+    (apply,) = _ops(model, AffineApplyOp)
+    assert [u.role for u in apply.operands] == ["dim", "symbol"]
+    (branch,) = _ops(model, AffineIfOp)
+    assert branch.condition.alias == "#set" and len(branch.regions) == 2
+    assert [u.name for u in branch.symbols] == ["%n"]
+    assert apply.operand_types == [INDEX, INDEX]
+
+
+def test_generic_ops_with_an_unknown_alias_leave_the_split_empty():
+    source = '"affine.apply"(%n) <{map = #missing}> : (index) -> index\n'
+    (apply,) = _ops(_model(source), AffineApplyOp)
+    assert apply.dims == [] and apply.symbols == [] and [u.name for u in apply.operands] == ["%n"]
+
+
+def test_redefined_top_level_values_are_recorded_on_the_module():
+    model = _model("%a = arith.constant 1 : index\n%a = arith.constant 2 : index\n")
+    ((new, earlier),) = model.redefinitions
+    assert new.defining_op is model.items[1].operation
+    assert earlier.defining_op is model.items[0].operation
+
+
+def test_attribute_readers():
+    from affine_lsp.ir.attributes import (
+        attribute_entries,
+        integer_array,
+        integer_value,
+        string_value,
+    )
+
+    source = (
+        '"x.y"() <{a = 3 : i64, b = array<i32: 0, -1, 2>, c = "s"}> {d = -4, unit_entry, '
+        "a = 5} : () -> ()\n"
+    )
+    root = SourceDocument(source).tree.root_node
+    body = root.named_children[0].child_by_field_name("body")
+    entries = attribute_entries(body)
+    assert integer_value(entries["a"]) == 3  # properties win over the dictionary
+    assert integer_array(entries["b"]) == [0, -1, 2]
+    assert string_value(entries["c"]) == "s"
+    assert integer_value(entries["d"]) == -4
+    assert entries["unit_entry"].type == "dictionary_entry"
+    assert integer_value(entries["c"]) is None and integer_array(entries["a"]) is None
+
+
+GENERIC_MORE = """#src = affine_map<(d0) -> (d0, d0 + 1)>
+#dst = affine_map<(d0)[s0] -> (d0, s0)>
+#tag = affine_map<(d0) -> (d0)>
+func.func @g(%A: memref<9x9xf32>, %B: memref<9x9xf32, 2>, %T: memref<1xi32>, %i: index, %n: index) {
+  "affine.dma_start"(%A, %i, %B, %i, %n, %T, %i, %n) {dst_map = #dst, src_map = #src,
+      tag_map = #tag} : (memref<9x9xf32>, index, memref<9x9xf32, 2>, index, index,
+                         memref<1xi32>, index, index) -> ()
+  %d:2 = "affine.delinearize_index"(%i, %n) <{static_basis = array<i64: -9223372036854775808, 3>}>
+      : (index, index) -> (index, index)
+  %l = "affine.linearize_index"(%i, %n, %n) <{disjoint, operandSegmentSizes = array<i32: 2, 1>,
+      static_basis = array<i64: 2, -9223372036854775808>}> : (index, index, index) -> index
+  "affine.parallel"(%i, %n) <{lowerBoundsGroups = dense<[1, 2]> : tensor<2xi32>,
+      lowerBoundsMap = affine_map<(d0) -> (0, d0, 2)>, reductions = [], steps = [1, 2],
+      upperBoundsGroups = dense<1> : tensor<2xi32>,
+      upperBoundsMap = affine_map<(d0) -> (d0, 8)>}> ({
+  ^bb0(%x: index, %y: index):
+    "affine.yield"() : () -> ()
+  }) : (index, index) -> ()
+  return
+}
+"""
+
+
+def test_generic_dma_basis_and_parallel_ops_are_modelled():
+    from affine_lsp.ir.model import AffineDmaOp, IndexBasisOp
+
+    model = _model(GENERIC_MORE)
+    (dma,) = _ops(model, AffineDmaOp)
+    assert [(m.name, role) for m, _, role in dma.accesses] == [
+        ("%A", "source"),
+        ("%B", "destination"),
+        ("%T", "tag"),
+    ]
+    destination = dma.accesses[1][1]
+    assert [u.name for u in destination.dims] == ["%i"]
+    assert [u.name for u in destination.symbols] == ["%n"]
+    assert dma.num_elements.name == "%n" and len(dma.memref_types) == 3
+    delinearize, linearize = _ops(model, IndexBasisOp)
+    assert [u.name for u in delinearize.indices] == ["%i"]
+    assert [b if isinstance(b, int) else b.name for b in delinearize.basis] == ["%n", 3]
+    assert [u.name for u in linearize.indices] == ["%i", "%n"] and linearize.disjoint
+    assert [b if isinstance(b, int) else b.name for b in linearize.basis] == [2, "%n"]
+    (parallel,) = _ops(model, AffineParallelOp)
+    assert [v.name for v in parallel.induction_variables] == ["%x", "%y"]
+    assert [b.kind for b in parallel.lower] == [None, "max"]
+    assert [len(b.exprs) for b in parallel.lower] == [1, 2]
+    assert [len(b.exprs) for b in parallel.upper] == [1, 1]
+    assert parallel.steps == [1, 2] and parallel.reductions == []

@@ -3,7 +3,9 @@
 `ModuleContext` is everything an item's diagnostics may depend on besides the
 item itself (the language server caches diagnostics per item and re-uses them
 while the item and this context are unchanged):
-  - `aliases`: the first definition of each `#`/`!` alias of the document.
+  - `aliases`: the first definition of each `#`/`!` alias of the document;
+  - `globals`: the declared type of each top-level `memref.global` by symbol
+    (what `memref.get_global` refers to).
 
 `CheckContext` is per check run: the options, the module context, memoised
 analyses (dim/symbol validity) and the list diagnostics are appended to.
@@ -15,8 +17,10 @@ from dataclasses import dataclass, field
 
 from affine_lsp.checks.diagnostics import Diagnostic, Fix, Related, Severity
 from affine_lsp.checks.registry import RULES
+from affine_lsp.checks.symbols import global_types
 from affine_lsp.ir.affine import AffineMap, IntegerSet
 from affine_lsp.ir.model import AliasDef, MapRef, ModuleModel
+from affine_lsp.ir.types import Type
 from affine_lsp.syntax.nodes import Span
 
 
@@ -31,10 +35,11 @@ class ModuleContext:
     """What item checks need to know about the rest of the document."""
 
     aliases: dict[str, AliasDef] = field(default_factory=dict)
+    globals: dict[str, Type | None] = field(default_factory=dict)
 
     @classmethod
     def from_model(cls, model: ModuleModel) -> ModuleContext:
-        return cls(aliases=model.alias_table())
+        return cls(aliases=model.alias_table(), globals=global_types(model.operations()))
 
 
 class CheckContext:
@@ -47,6 +52,7 @@ class CheckContext:
         self.options = options
         self.found: list[Diagnostic] = []
         self.validity = Validity()
+        self.memo: dict[object, object] = {}  # analyses rules share within the run
 
     def report(
         self,

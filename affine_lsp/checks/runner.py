@@ -9,7 +9,13 @@ from contextlib import contextmanager
 from affine_lsp.checks.context import CheckContext, CheckOptions, ModuleContext
 from affine_lsp.checks.diagnostics import Diagnostic, Severity
 from affine_lsp.checks.registry import SYNTAX
-from affine_lsp.checks.rules import EVERY_OP_RULES, ITEM_RULES, MODULE_RULES, OP_RULES
+from affine_lsp.checks.rules import (
+    EVERY_OP_RULES,
+    GENERIC_OP_RULES,
+    ITEM_RULES,
+    MODULE_RULES,
+    OP_RULES,
+)
 from affine_lsp.ir import build_module
 from affine_lsp.ir.model import ModuleModel, TopLevelItem
 from affine_lsp.syntax import SourceDocument, syntax_problems
@@ -57,6 +63,9 @@ def check_item(
                     op_rule(op, ctx)
                 for op_rule in EVERY_OP_RULES:
                     op_rule(op, ctx)
+                if op.kind == "generic_operation":
+                    for op_rule in GENERIC_OP_RULES:
+                        op_rule(op, ctx)
     return ctx.found
 
 

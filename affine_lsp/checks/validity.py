@@ -28,6 +28,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from affine_lsp.ir.attributes import (
+    DYNAMIC_INDEX,
+    attribute_entries,
+    integer_array,
+    integer_value,
+)
 from affine_lsp.ir.model import MemRefAllocOp, MemRefDimOp, Operation, Use, Value
 from affine_lsp.ir.registry import AFFINE_SCOPE, CONSTANT_OPS
 from affine_lsp.ir.types import IndexType, MemRefType
@@ -107,12 +113,21 @@ class Validity:
 
     def __init__(self) -> None:
         self._memo: dict[tuple[str, int, int], Verdict] = {}
+        self._scopes: dict[int, Operation | None] = {}  # id(parent op) -> its AffineScope
 
     def symbol(self, value: Value, user: Operation) -> Verdict:
-        return self._evaluate(SYMBOL, value, affine_scope(user))
+        return self._evaluate(SYMBOL, value, self._scope(user))
 
     def dim(self, value: Value, user: Operation) -> Verdict:
-        return self._evaluate(DIM, value, affine_scope(user))
+        return self._evaluate(DIM, value, self._scope(user))
+
+    def _scope(self, user: Operation) -> Operation | None:
+        """affine_scope(user), memoised per parent op (siblings share it)."""
+        parent = user.parent_op
+        key = id(parent)
+        if key not in self._scopes:
+            self._scopes[key] = affine_scope(user)
+        return self._scopes[key]
 
     # -- evaluation ---------------------------------------------------------------
 
@@ -284,12 +299,19 @@ def _dim_op_symbol(op: Operation, value: Value, scope: Operation | None) -> Verd
 
 def _dynamic_size(source: Value, memref_type: MemRefType, index: int) -> Value | None:
     """The SSA value giving dynamic dimension `index` of `source` where its defining
-    op says so (memref.alloc/alloca sizes, memref.view sizes, memref.subview sizes)."""
+    op says so (memref.alloc/alloca sizes, memref.view sizes, memref.subview sizes),
+    in the custom or the generic form."""
     op = source.defining_op
+    if op is None:
+        return None
     position = sum(1 for d in (memref_type.shape or ())[:index] if d is None)
-    if isinstance(op, MemRefAllocOp):
+    if op.kind == "generic_operation":
+        sizes = _generic_sizes(op, index)
+        if op.name == "memref.subview":
+            return sizes[0] if sizes else None
+    elif isinstance(op, MemRefAllocOp):
         sizes = [u.value for u in op.dynamic_sizes]
-    elif op is not None and op.name in ("memref.view", "memref.subview") and op.node is not None:
+    elif op.name in ("memref.view", "memref.subview") and op.node is not None:
         body = op.node.child_by_field_name("body")
         sizes_node = body.child_by_field_name("sizes") if body is not None else None
         if sizes_node is None:
@@ -312,18 +334,33 @@ def _dynamic_size(source: Value, memref_type: MemRefType, index: int) -> Value |
     return sizes[position] if position < len(sizes) else None
 
 
+def _generic_sizes(op: Operation, index: int) -> list[Value | None]:
+    """Dynamic size operands of the generic form: all of them for memref.alloc/alloca
+    and memref.view, the one of dimension `index` (or none) for memref.subview."""
+    attributes = attribute_entries(op.node.child_by_field_name("body") if op.node else None)
+    values = [u.value for u in op.operands]
+    segments = integer_array(attributes.get("operandSegmentSizes"))
+    if op.name in ("memref.alloc", "memref.alloca"):
+        return values[: segments[0]] if segments else values
+    if op.name == "memref.view":
+        return values[2:]
+    if op.name == "memref.subview" and segments and len(segments) == 4:
+        static = integer_array(attributes.get("static_sizes")) or []
+        if index >= len(static) or static[index] != DYNAMIC_INDEX:
+            return []
+        before = sum(1 for v in static[:index] if v == DYNAMIC_INDEX)
+        position = segments[0] + segments[1] + before
+        return values[position : position + 1]
+    return []
+
+
 def _constant_int(op: Operation | None) -> int | None:
-    """The value of an `arith.constant N : index`-like op (None otherwise)."""
+    """The value of an `arith.constant N : index`-like op, in either form (None
+    otherwise)."""
     if op is None or op.name not in CONSTANT_OPS or op.node is None:
         return None
     body = op.node.child_by_field_name("body")
-    literal = body.child_by_field_name("value") if body is not None else None
-    if literal is None:
+    if body is None:
         return None
-    if literal.type == "typed_literal":
-        literal = literal.child_by_field_name("value") or literal
-    spelling = (literal.text or b"").decode("utf-8", errors="replace").strip()
-    try:
-        return int(spelling, 0)
-    except ValueError:
-        return None
+    literal = body.child_by_field_name("value") or attribute_entries(body).get("value")
+    return integer_value(literal)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 
+from affine_lsp.ir.affine import AffineMap, IntegerSet
 from affine_lsp.ir.affine_syntax import (
     expression_children,
     map_from_node,
@@ -23,6 +24,7 @@ from affine_lsp.ir.affine_syntax import (
     set_from_node,
     subscripts_from_exprs,
 )
+from affine_lsp.ir.generic import GENERIC_CLASSES, specialise
 from affine_lsp.ir.model import (
     AffineAccessOp,
     AffineApplyOp,
@@ -80,10 +82,12 @@ def split_use_name(name: str) -> tuple[str, int | None]:
 class _ItemBuilder:
     """Builds the operations of one top-level item."""
 
-    def __init__(self) -> None:
+    def __init__(self, aliases: Mapping[str, AliasDef] | None = None) -> None:
         self.used_aliases: set[str] = set()
+        self.aliases: Mapping[str, AliasDef] = aliases or {}
         # (region node, Region, entry-block arguments) waiting to be filled
         self._pending: list[tuple[Node, Region, list[Value]]] = []
+        self._after_regions: list[Callable[[], None]] = []
 
     # -- small helpers ---------------------------------------------------------
 
@@ -101,6 +105,26 @@ class _ItemBuilder:
         if node.type in ("integer_set", "legacy_integer_set"):
             return MapRef(Span.of(node), inline=set_from_node(node), node=node)
         return None
+
+    def resolve(self, ref: MapRef | None) -> AffineMap | IntegerSet | None:
+        """The map or set of `ref`: inline, or an alias of the table given to the builder."""
+        if ref is None:
+            return None
+        if ref.inline is not None:
+            return ref.inline
+        alias = self.aliases.get(ref.alias or "")
+        if alias is None:
+            return None
+        return alias.map if alias.map is not None else alias.set
+
+    def after_regions(self, action: Callable[[], None]) -> None:
+        """Run `action` once every region of the item has its blocks and operations."""
+        self._after_regions.append(action)
+
+    def finish(self) -> None:
+        for action in self._after_regions:
+            action()
+        self._after_regions.clear()
 
     def operand_lists(self, node: Node | None) -> tuple[list[Use], list[Use]]:
         """Uses of a `dim_and_symbol_operands` node: (dims, symbols)."""
@@ -275,9 +299,20 @@ def _base(
 # -- per-kind factories ------------------------------------------------------------------
 
 
-def _build_other(builder: _ItemBuilder, body: Node) -> Operation:
+def _build_generic(builder: _ItemBuilder, body: Node) -> Operation:
+    """An op in the generic form; affine ops get their model class and fields."""
+    name_node = _field(body, "name")
+    name = canonical_name(text(name_node).strip('"'))[0] if name_node is not None else ""
+    op = _build_other(builder, body, GENERIC_CLASSES.get(name, Operation))
+    specialise(builder, op, body)
+    return op
+
+
+def _build_other(
+    builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation
+) -> Operation:
     """Ops modelled only by their operands, regions and declared types."""
-    op = _base(builder, body)
+    op = _base(builder, body, cls)
     op.operands = [builder.use(n) for n in _descendant_uses(body)]
     for child in body.named_children:
         if child.type == "region":
@@ -294,6 +329,7 @@ def _build_other(builder: _ItemBuilder, body: Node) -> Operation:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
+            op.operand_types = list(function_type.inputs)
     elif body.type == "memref_get_global" and declared is not None:
         op.result_types = types_from_list(declared)
     elif body.type in ("memref_generic_atomic_rmw",) and declared is not None:
@@ -722,6 +758,7 @@ def _build_scf_while(builder: _ItemBuilder, body: Node) -> Operation:
 
 
 _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
+    "generic_operation": _build_generic,
     "func_func": _build_func,
     "func_call": _build_call,
     "func_return": _build_return,
@@ -933,15 +970,26 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def build_operation_item(op_node: Node, module_scope: _Scope | None = None) -> TopLevelItem:
-    """Model one top-level `operation` node."""
+def build_operation_item(
+    op_node: Node,
+    module_scope: _Scope | None = None,
+    aliases: Mapping[str, AliasDef] | None = None,
+) -> TopLevelItem:
+    """Model one top-level `operation` node.
+
+    `aliases` (the document's alias table) is read only by generic-form affine ops
+    whose map is an alias: it says how their operands split into dimensions and
+    symbols (see `affine_lsp.ir.generic`). An item built without it leaves that
+    split empty; rebuild items whose `used_aliases` changed meaning."""
     with _collector_paused():
-        return _build_operation_item(op_node, module_scope)
+        return _build_operation_item(op_node, module_scope, aliases)
 
 
-def _build_operation_item(op_node: Node, module_scope: _Scope | None) -> TopLevelItem:
+def _build_operation_item(
+    op_node: Node, module_scope: _Scope | None, aliases: Mapping[str, AliasDef] | None = None
+) -> TopLevelItem:
     item = TopLevelItem(Span.of(op_node))
-    builder = _ItemBuilder()
+    builder = _ItemBuilder(aliases)
     root = builder.operation(op_node)
     if root is None:
         return item
@@ -951,6 +999,7 @@ def _build_operation_item(op_node: Node, module_scope: _Scope | None) -> TopLeve
         if child is not None:
             child.parent_block = block
             block.operations.append(child)
+    builder.finish()
     item.used_aliases = builder.used_aliases
     _resolve(item, root, module_scope or _Scope(None, False, None, False))
     return item
@@ -991,11 +1040,21 @@ def _build_module(root: Node) -> ModuleModel:
     for values in shells.values():
         for value in values:
             _declare(scope, value, holder)
+    aliases = model.alias_table()
+    adopted: dict[int, Value] = {}
     for index, node in op_nodes:
-        item = _build_operation_item(node, scope)
+        item = _build_operation_item(node, scope, aliases)
         if item.operation is not None:
             _adopt_results(scope, shells[index], item.operation.results)
+            adopted.update(
+                (id(placeholder), value)
+                for placeholder, value in zip(shells[index], item.operation.results, strict=False)
+            )
         model.items[index] = item
+    model.redefinitions = [
+        (adopted.get(id(new), new), adopted.get(id(earlier), earlier))
+        for new, earlier in holder.redefinitions
+    ]
     return model
 
 

@@ -112,6 +112,9 @@ class Operation:
     operands: list[Use] = field(default_factory=list)
     regions: list[Region] = field(default_factory=list)
     result_types: list[Type] = field(default_factory=list)  # as declared in the syntax
+    # Operand types as the generic form declares them (its function type's inputs);
+    # empty for the custom forms, whose operands take the types of their values.
+    operand_types: list[Type] = field(default_factory=list)
     parent_block: Block | None = None
     legacy: bool = False  # spelled in the 2019 syntax
     attributes_node: Node | None = field(default=None, repr=False)
@@ -295,6 +298,7 @@ class AffineAccessOp(Operation):
     memref_type_span: Span | None = None
     vector_type: Type | None = None
     is_write: bool = False
+    map_ref: MapRef | None = None  # the `map` attribute of the generic form
 
 
 @dataclass(eq=False, repr=False)
@@ -388,6 +392,9 @@ class ModuleModel:
     """All top-level items of one document (or one `// -----` chunk)."""
 
     items: list[TopLevelItem] = field(default_factory=list)
+    # (new, earlier) for results of top-level operations whose name is already taken
+    # by an earlier top-level result; redefinitions inside an item are on the item.
+    redefinitions: list[tuple[Value, Value]] = field(default_factory=list)
 
     def aliases(self) -> Iterator[AliasDef]:
         for item in self.items:

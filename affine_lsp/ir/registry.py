@@ -35,6 +35,46 @@ SSACFG_REGIONS = frozenset(
     }
 )
 
+# Ops with the AutomaticAllocationScope trait (memref.alloca needs one around it), and
+# ops known to lack it (MLIR 22; the module does not have it either).
+AUTOMATIC_ALLOCATION_SCOPE = frozenset(
+    {
+        "func.func",
+        "affine.for",
+        "affine.parallel",
+        "scf.for",
+        "scf.forall",
+        "scf.parallel",
+        "memref.alloca_scope",
+        "gpu.func",
+        "gpu.launch",
+        "llvm.func",
+        "spirv.func",
+        "async.execute",
+        "async.func",
+    }
+)
+NO_ALLOCATION_SCOPE = frozenset(
+    {
+        "builtin.module",
+        "affine.if",
+        "scf.if",
+        "scf.execute_region",
+        "scf.index_switch",
+        "scf.while",
+        "memref.generic_atomic_rmw",
+    }
+)
+
+# Dialects mlir-opt 22 registers. An op of another dialect (or without one) is an
+# unregistered op: it has no traits at all.
+MLIR_DIALECTS = frozenset(
+    "acc affine amdgpu amx arith arm_neon arm_sme arm_sve async bufferization builtin cf "
+    "complex dlti emitc func gpu index irdl linalg llvm math memref ml_program mpi nvgpu nvvm "
+    "omp pdl pdl_interp ptr quant rocdl scf shape shard smt sparse_tensor spirv tensor test "
+    "test_dyn test_irdl_to_cpp tosa transform ub vector wasmssa x86vector xegpu xevm".split()
+)
+
 # Ops whose results are valid symbols when built from constants.
 CONSTANT_OPS = frozenset({"arith.constant", "index.constant", "llvm.mlir.constant", "tosa.const"})
 

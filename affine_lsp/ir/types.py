@@ -1,14 +1,17 @@
 """MLIR types as small value objects, built from type nodes of the syntax tree.
 
 Two types are equal when their canonical spelling is equal (`memref<4 x f32>`
-equals `memref<4xf32>`). Type aliases (`!name`) stay as `AliasType` until a
-module resolves them; dialect types keep their text.
+equals `memref<4xf32>`; as in MLIR, so do `memref<4xf32, 0>` and
+`memref<4xf32, affine_map<(d0) -> (d0)>>`). Type aliases (`!name`) stay as
+`AliasType` until a module resolves them; dialect types keep their text.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from affine_lsp.ir.affine import AffineDim, AffineMap
 from affine_lsp.syntax.nodes import Node, text
 
 DYNAMIC = None
@@ -185,10 +188,29 @@ def _normalize(spelling: str) -> str:
     return " ".join(spelling.split())
 
 
+# Shaped and function types by spelling: a document repeats the same few many times,
+# and types are immutable values, so one parse per spelling is enough.
+_CACHED_KINDS = frozenset({"memref_type", "tensor_type", "vector_type", "function_type"})
+_CACHE: dict[bytes, Type | None] = {}
+_CACHE_LIMIT = 4096
+
+
 def type_from_node(node: Node | None) -> Type | None:
     """Build a Type from a type node of the syntax tree (None if absent/broken)."""
     if node is None or node.has_error:
         return None if node is None else OpaqueType(_normalize(text(node)))
+    if node.type not in _CACHED_KINDS:
+        return _type_from_node(node)
+    key = node.text or b""
+    if key in _CACHE:
+        return _CACHE[key]
+    if len(_CACHE) >= _CACHE_LIMIT:
+        _CACHE.clear()
+    built = _CACHE[key] = _type_from_node(node)
+    return built
+
+
+def _type_from_node(node: Node) -> Type | None:
     kind = node.type
     if kind == "integer_type":
         spelling = text(node)
@@ -211,11 +233,12 @@ def type_from_node(node: Node | None) -> Type | None:
             return TensorType(shape, element, _normalize(text(encoding)) if encoding else None)
         layout = node.child_by_field_name("layout")
         space = node.child_by_field_name("memory_space")
-        layout_text = _normalize(text(layout)) if layout else None
-        space_text = _normalize(text(space)) if space else None
         if layout is not None and space is None and _is_memory_space(layout):
-            layout_text, space_text = None, layout_text
-        return MemRefType(shape, element, layout_text, space_text)
+            layout, space = None, layout
+        rank = len(shape) if shape is not None else None
+        layout_spelling = layout_text(layout, rank) if layout is not None else None
+        space_text = _memory_space_text(space) if space is not None else None
+        return MemRefType(shape, element, layout_spelling, space_text)
     if kind == "complex_type":
         return ComplexType(
             type_from_node(node.child_by_field_name("element_type")) or OpaqueType("?")
@@ -237,6 +260,67 @@ def type_from_node(node: Node | None) -> Type | None:
     if kind == "type_alias":
         return AliasType(text(node))
     return OpaqueType(_normalize(text(node)))
+
+
+def layout_text(layout: Node, rank: int | None) -> str | None:
+    """MLIR's spelling of a layout: an identity map is no layout at all, strided
+    layouts and maps are printed canonically (`strided<[4, 1], offset: ?>`,
+    `affine_map<(d0)[s0] -> (d0 + s0)>`), anything else is kept as written."""
+    if layout.type == "strided_layout" and not layout.has_error:
+        return canonical_strided(text(layout))
+    if layout.type == "affine_map" and not layout.has_error:
+        from affine_lsp.ir.affine_syntax import map_from_node  # (imports this module)
+
+        layout_map = map_from_node(layout)
+        canonical = AffineMap(layout_map.num_dims, layout_map.num_symbols, layout_map.results)
+        if canonical == identity_map(rank if rank is not None else -1):
+            return None
+        return f"affine_map<{canonical}>"
+    return _normalize(text(layout))
+
+
+def identity_map(rank: int) -> AffineMap:
+    return AffineMap(rank, 0, tuple(AffineDim(i) for i in range(max(rank, 0))))
+
+
+_STRIDED = re.compile(r"^strided\s*<\s*\[([^\]]*)\]\s*(?:,\s*offset\s*:\s*([-\w?]+)\s*)?>$")
+
+
+def parse_strided(spelling: str) -> tuple[tuple[int | None, ...], int | None] | None:
+    """(strides, offset) of `strided<[...], offset: ...>`; None marks `?`; None if malformed."""
+    match = _STRIDED.match(spelling.strip())
+    if match is None:
+        return None
+    entries = [e.strip() for e in match.group(1).split(",") if e.strip()]
+    values: list[int | None] = []
+    for entry in [*entries, match.group(2) or "0"]:
+        if entry == "?":
+            values.append(None)
+            continue
+        try:
+            values.append(int(entry))
+        except ValueError:
+            return None
+    return tuple(values[:-1]), values[-1]
+
+
+def format_strided(strides: tuple[int | None, ...], offset: int | None) -> str:
+    """MLIR's spelling: `strided<[4, ?]>`, `strided<[1], offset: 8>` (offset 0 omitted)."""
+    listed = ", ".join("?" if s is None else str(s) for s in strides)
+    suffix = "" if offset == 0 else f", offset: {'?' if offset is None else offset}"
+    return f"strided<[{listed}]{suffix}>"
+
+
+def canonical_strided(spelling: str) -> str:
+    parsed = parse_strided(spelling)
+    return format_strided(*parsed) if parsed is not None else _normalize(spelling)
+
+
+def _memory_space_text(space: Node) -> str | None:
+    """The default memory space (`0`, `0 : i64`) is no memory space, as in MLIR."""
+    spelling = _normalize(text(space))
+    literal = spelling.split(":")[0].strip()
+    return None if literal == "0" else spelling
 
 
 def _is_memory_space(node: Node) -> bool:

@@ -5,10 +5,15 @@ Hover data for the language server:
   describe_access(op, model, budget=None)     -> AccessDescription | Unknown
   describe_condition(op, model, budget=None)  -> ConditionDescription | Unknown
 
+Dependences:
+  dependences(first, second, model, budget=None) -> list[Dependence] | Unknown
+
 Every question runs with a bounded amount of isl work (`Budget`) and answers
-`Unknown(reason)` instead of failing or hanging.
+`Unknown(reason)` instead of failing or hanging. `program.Window` and
+`equivalence.compare` are the machinery fusion proves its rewrites with.
 """
 
+from affine_lsp.poly.dependence import Dependence, dependences
 from affine_lsp.poly.describe import (
     AccessDescription,
     ConditionDescription,
@@ -24,9 +29,11 @@ __all__ = [
     "AccessDescription",
     "Budget",
     "ConditionDescription",
+    "Dependence",
     "LoopDescription",
     "Unknown",
     "describe_access",
     "describe_condition",
+    "dependences",
     "describe_loop",
 ]

@@ -72,12 +72,6 @@ def enclosing_levels(
     return levels, None
 
 
-def body_levels(loop: Operation) -> list[Level]:
-    """The levels of an op's body: those around it plus the op itself."""
-    levels, _ = enclosing_levels(loop)
-    return [*levels, Level(loop)]
-
-
 @dataclass
 class Domain:
     """An iteration domain: dims (isl names) for `ivs`, the set, and how terms resolve."""
@@ -133,8 +127,10 @@ class DomainBuilder:
         tuple_name: str = "",
         scope: Scope | None = None,
         extra_inside: frozenset[int] = frozenset(),
+        lanes: list[tuple[str, int]] | None = None,
     ) -> Domain:
-        """The domain of a statement nested in `levels`."""
+        """The domain of a statement nested in `levels`; `lanes` (name, extent) add
+        trailing dimensions `0 <= lane < extent` (the elements of a vector access)."""
         scope = scope or Scope()
         scope.inside = scope.inside | extra_inside | frozenset(id(lv.op) for lv in levels)
         domain = Domain(levels, [], [], scope)
@@ -184,10 +180,14 @@ class DomainBuilder:
                     domain.constraints.append(f"({name} - ({start.text})) mod {step} = 0")
                 scope.bind(iv, Term.name(name))
         domain.params = frozenset(params)
-        condition = " and ".join(domain.constraints) or "true"
-        result = self.session.set(domain.text(f" : {condition}", tuple_name))
+        lane_dims = [name for name, _ in lanes or []]
+        lane_bounds = [f"0 <= {name} < {extent}" for name, extent in lanes or []]
+        condition = " and ".join(domain.constraints + lane_bounds) or "true"
+        result = self.session.set(domain.text(f" : {condition}", tuple_name, lane_dims))
         for texts in domain.negated:
-            excluded = self.session.set(domain.text(f" : {' and '.join(texts)}", tuple_name))
+            excluded = self.session.set(
+                domain.text(f" : {' and '.join(texts)}", tuple_name, lane_dims)
+            )
             result = self.session.run(lambda r=result, e=excluded: r.subtract(e))
         domain.set = result
         return domain

@@ -35,6 +35,12 @@ class AffineForm:
             return name if coefficient == 1 else None
         return None
 
+    def minus(self, other: AffineForm) -> AffineForm:
+        """`self - other`, with like terms merged."""
+        terms = list(self.terms) + [(n, -c) for n, c in other.terms]
+        floors = list(self.floors) + [(f, d, -c) for f, d, c in other.floors]
+        return _merge(AffineForm(tuple(terms), tuple(floors), self.constant - other.constant))
+
     def names(self) -> list[str]:
         """Every name the form mentions, in order of first appearance (iterative)."""
         seen: list[str] = []
@@ -118,7 +124,11 @@ def _merge(form: AffineForm) -> AffineForm:
     for name, coefficient in form.terms:
         merged[name] = merged.get(name, 0) + coefficient
     terms = tuple((n, c) for n, c in merged.items() if c)
-    return AffineForm(terms, form.floors, form.constant)
+    floors: dict[tuple[AffineForm, int], int] = {}
+    for inner, divisor, coefficient in form.floors:
+        floors[(inner, divisor)] = floors.get((inner, divisor), 0) + coefficient
+    kept = tuple((inner, d, c) for (inner, d), c in floors.items() if c)
+    return AffineForm(terms, kept, form.constant)
 
 
 # -- printing --------------------------------------------------------------------------
@@ -152,6 +162,16 @@ def render_math(form: AffineForm, rename: Callable[[str], str] = str) -> str:
         return (1 if coefficient > 0 else -1), body
 
     return _render(form, rename, scaled, lambda inner, d: f"floor(({inner})/{d})")
+
+
+def render_isl(form: AffineForm) -> str:
+    """isl syntax (`2*x + floor((y + 1)/2) - 3`), readable back by isl."""
+
+    def scaled(coefficient: int, text: str) -> tuple[int, str]:
+        magnitude = abs(coefficient)
+        return (1 if coefficient > 0 else -1), text if magnitude == 1 else f"{magnitude}*{text}"
+
+    return _render(form, str, scaled, lambda inner, d: f"floor(({inner})/{d})")
 
 
 def render_mlir(form: AffineForm, rename: Callable[[str], str]) -> str:

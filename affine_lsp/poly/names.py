@@ -47,6 +47,18 @@ def exact_identifier(source_name: str) -> str:
     return base
 
 
+_ESCAPE = re.compile(r"__|_([0-9a-f]+)_")
+
+
+def exact_to_source(name: str) -> str:
+    """Undo `exact_identifier` (without the `%`), for messages."""
+    if name.endswith("_k") and name[:-2] in _ISL_KEYWORDS:
+        name = name[:-2]
+    if name.startswith("_") and name[1:2].isdigit():
+        name = name[1:]
+    return _ESCAPE.sub(lambda m: "_" if m.group(0) == "__" else chr(int(m.group(1), 16)), name)
+
+
 class NameTable:
     """Names values for isl. Symbols (values that stay fixed over the analysed
     code) are named after their source name; loop ivs get pretty source names

@@ -20,7 +20,7 @@ class Budget:
     """How much work one question may take: isl operations and wall-clock seconds."""
 
     max_operations: int = 400_000
-    time_limit: float | None = 0.1
+    time_limit: float | None = 0.05
 
 
 HOVER_BUDGET = Budget()

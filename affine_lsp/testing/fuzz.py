@@ -11,8 +11,16 @@ from dataclasses import dataclass, field
 
 from affine_lsp.checks import check_document
 from affine_lsp.ir import build_module
-from affine_lsp.ir.model import ModuleModel
+from affine_lsp.ir.model import (
+    AffineAccessOp,
+    AffineForOp,
+    AffineIfOp,
+    AffineParallelOp,
+    ModuleModel,
+)
+from affine_lsp.poly import Budget, describe_access, describe_condition, describe_loop
 from affine_lsp.syntax import SourceDocument, syntax_problems
+from affine_lsp.transforms.fusion.actions import fusion_actions
 
 
 @dataclass
@@ -36,10 +44,41 @@ def _positions(ctx: FuzzContext) -> None:
     ctx.document.offset((-5, -5))
 
 
+def _hover_data(ctx: FuzzContext) -> None:
+    """The polyhedral descriptions behind hovers, on up to a few ops of each kind."""
+    budget = Budget(max_operations=200_000, time_limit=0.2)
+    seen: dict[type, int] = {}
+    for op in ctx.model.walk():
+        describe = _DESCRIBERS.get(type(op))
+        if describe is None or seen.get(type(op), 0) >= 3:
+            continue
+        seen[type(op)] = seen.get(type(op), 0) + 1
+        describe(op, ctx.model, budget)
+
+
+def _fusion_plans(ctx: FuzzContext) -> None:
+    """Fusion code actions at a few offsets, with the first enabled one resolved."""
+    for offset in ctx.offsets[:3]:
+        actions = fusion_actions(ctx.document, ctx.model, offset, offset)
+        for action in actions:
+            if action.disabled_reason is None:
+                action.resolve()
+                break
+
+
+_DESCRIBERS = {
+    AffineForOp: describe_loop,
+    AffineParallelOp: describe_loop,
+    AffineAccessOp: describe_access,
+    AffineIfOp: describe_condition,
+}
+
 STAGES: dict[str, Stage] = {
     "syntax_errors": lambda ctx: syntax_problems(ctx.document.tree),
     "checks": lambda ctx: check_document(ctx.document),
     "positions": _positions,
+    "hover_data": _hover_data,
+    "fusion": _fusion_plans,
 }
 """Stages run after parsing and modelling; editor features register here too."""
 

@@ -8,10 +8,22 @@ from affine_lsp.checks.rules import (  # noqa: F401  (imported for their registr
     lint,
     maps,
     memref,
+    memref_alloc,
+    memref_atomic,
+    memref_dma,
+    memref_globals,
+    memref_reshape,
+    memref_views,
     ssa,
     structure,
     types,
 )
-from affine_lsp.checks.rules.base import EVERY_OP_RULES, ITEM_RULES, MODULE_RULES, OP_RULES
+from affine_lsp.checks.rules.base import (
+    EVERY_OP_RULES,
+    GENERIC_OP_RULES,
+    ITEM_RULES,
+    MODULE_RULES,
+    OP_RULES,
+)
 
-__all__ = ["EVERY_OP_RULES", "ITEM_RULES", "MODULE_RULES", "OP_RULES"]
+__all__ = ["EVERY_OP_RULES", "GENERIC_OP_RULES", "ITEM_RULES", "MODULE_RULES", "OP_RULES"]

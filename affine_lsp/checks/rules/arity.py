@@ -6,7 +6,15 @@ from __future__ import annotations
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import body_node, field_span, join, node_at, op_rule, plural
+from affine_lsp.checks.rules.base import (
+    body_node,
+    field_span,
+    is_generic,
+    join,
+    node_at,
+    op_rule,
+    plural,
+)
 from affine_lsp.ir.affine import AffineMap, IntegerSet
 from affine_lsp.ir.model import (
     AffineAccessOp,
@@ -160,19 +168,47 @@ def _check_counts(
         )
 
 
+def _check_generic_count(
+    ctx: CheckContext,
+    op: Operation,
+    ref: MapRef | None,
+    inputs: AffineMap | IntegerSet,
+    given: list[Use],
+    message: str,
+) -> None:
+    """The generic form lists a map's operands in one list: its length must be the
+    number of the map's (or set's) dimensions and symbols."""
+    expected = inputs.num_dims + inputs.num_symbols
+    if len(given) == expected:
+        return
+    what = "set" if isinstance(inputs, IntegerSet) else "map"
+    declared = _inputs(inputs.num_dims, inputs.num_symbols)
+    ctx.report(
+        OPERAND_COUNT,
+        _mismatch_span(given, expected, field_span(op, "operands"), op.name_span),
+        f"{message}: the {what} has {declared}, but {plural(len(given), 'operand')} "
+        f"{'is' if len(given) == 1 else 'are'} given",
+        related=_related_map(ctx, ref, f"a {what} of {declared}"),
+    )
+
+
 @op_rule("affine.apply", "affine.min", "affine.max")
 def apply_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineApplyOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     affine_map = _expect_map(ctx, op.map_ref)
     if affine_map is None or op.map_ref is None:
         return
-    spans = _list_spans(body_node(op))
-    if op.name == "affine.apply":
-        messages = ("dimension or symbol index mismatch",) * 2
+    verifier_message = "operand count and affine map dimension and symbol count must match"
+    if is_generic(op):
+        _check_generic_count(ctx, op, op.map_ref, affine_map, op.operands, verifier_message)
     else:
-        messages = ("operand count and affine map dimension and symbol count must match",) * 2
-    _check_counts(ctx, op.map_ref, affine_map, op.dims, op.symbols, spans, op.name_span, messages)
+        spans = _list_spans(body_node(op))
+        parser_message = "dimension or symbol index mismatch"
+        messages = (parser_message if op.name == "affine.apply" else verifier_message,) * 2
+        _check_counts(
+            ctx, op.map_ref, affine_map, op.dims, op.symbols, spans, op.name_span, messages
+        )
     if op.name == "affine.apply" and len(affine_map.results) != 1:
         ctx.report(
             APPLY_RESULTS,
@@ -226,8 +262,8 @@ def _check_bound(ctx: CheckContext, op: AffineForOp, bound: AffineBound, lower: 
 
 @op_rule("affine.for")
 def for_counts(op: Operation, ctx: CheckContext) -> None:
-    if not isinstance(op, AffineForOp):
-        return  # the generic form: not modelled
+    if not isinstance(op, AffineForOp) or is_generic(op):
+        return  # not modelled; MLIR checks these counts and prefixes only when parsing
     if op.lower is not None:
         _check_bound(ctx, op, op.lower, True)
     if op.upper is not None:
@@ -237,7 +273,7 @@ def for_counts(op: Operation, ctx: CheckContext) -> None:
 @op_rule("affine.if")
 def if_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineIfOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     resolved = ctx.resolve(op.condition)
     if op.condition is None or resolved is None:
         return
@@ -248,6 +284,10 @@ def if_counts(op: Operation, ctx: CheckContext) -> None:
             f"expected an integer set, but {op.condition.alias or 'this'} is an affine map",
             related=_related_map(ctx, op.condition, "an affine map"),
         )
+        return
+    if is_generic(op):
+        message = "operand count and condition integer set dimension and symbol count must match"
+        _check_generic_count(ctx, op, op.condition, resolved, op.operands, message)
         return
     _check_counts(
         ctx,
@@ -297,7 +337,21 @@ def _memref_rank_check(
 )
 def access_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineAccessOp):
-        return  # the generic form: not modelled
+        return  # not modelled
+    subscripts = op.subscripts
+    if is_generic(op) and subscripts is not None:
+        inputs = subscripts.map.num_dims + subscripts.map.num_symbols
+        indices = subscripts.dims + subscripts.symbols
+        if len(indices) != inputs:
+            ctx.report(
+                OPERAND_COUNT,
+                _mismatch_span(indices, inputs, None, subscripts.span),
+                "expects as many subscripts as affine map inputs: the map has "
+                f"{_inputs(subscripts.map.num_dims, subscripts.map.num_symbols)}, but "
+                f"{plural(len(indices), 'subscript operand')} "
+                f"{'is' if len(indices) == 1 else 'are'} given",
+                related=_related_map(ctx, op.map_ref, f"a map of {plural(inputs, 'input')}"),
+            )
     if op.subscripts is not None:
         _memref_rank_check(
             ctx,
@@ -335,7 +389,7 @@ def access_counts(op: Operation, ctx: CheckContext) -> None:
 @op_rule("affine.dma_start", "affine.dma_wait")
 def dma_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineDmaOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     types = op.memref_types
     for position, (_, subscripts, role) in enumerate(op.accesses):
         memref_type = types[position] if position < len(types) else None
@@ -352,7 +406,7 @@ def dma_counts(op: Operation, ctx: CheckContext) -> None:
 @op_rule("affine.delinearize_index", "affine.linearize_index")
 def basis_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, IndexBasisOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     basis = len(op.basis)
     span = op.basis_span or op.name_span
     if op.name == "affine.delinearize_index":
@@ -378,7 +432,7 @@ def basis_counts(op: Operation, ctx: CheckContext) -> None:
 @op_rule("affine.parallel")
 def parallel_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineParallelOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     ivs = len(op.induction_variables)
     lower, upper = len(op.lower), len(op.upper)
     steps = len(op.steps) if op.steps_span is not None else ivs

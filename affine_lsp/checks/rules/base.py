@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from affine_lsp.checks.context import CheckContext
-from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem
+from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem, Use
+from affine_lsp.ir.types import Type
 from affine_lsp.syntax.nodes import Node, Span
 
 OpRule = Callable[[Operation, CheckContext], None]
@@ -15,6 +16,7 @@ ModuleRule = Callable[[ModuleModel, CheckContext], None]
 
 OP_RULES: dict[str, list[OpRule]] = {}
 EVERY_OP_RULES: list[OpRule] = []
+GENERIC_OP_RULES: list[OpRule] = []  # run on every op written in the generic form
 ITEM_RULES: list[ItemRule] = []
 MODULE_RULES: list[ModuleRule] = []
 
@@ -30,6 +32,12 @@ def op_rule(*names: str) -> Callable[[OpRule], OpRule]:
         return function
 
     return decorate
+
+
+def generic_op_rule(function: OpRule) -> OpRule:
+    """Run the decorated function on every op written in the generic form."""
+    GENERIC_OP_RULES.append(function)
+    return function
 
 
 def item_rule(function: ItemRule) -> ItemRule:
@@ -57,6 +65,19 @@ def field_span(op: Operation, name: str) -> Span | None:
     return Span.of(child) if child is not None else None
 
 
+def signature_spans(op: Operation, side: str) -> list[Span]:
+    """Spans of the input (`side="inputs"`) or result (`"results"`) types of a
+    generic-form op's function type."""
+    body = body_node(op)
+    function_type = body.child_by_field_name("type") if body is not None else None
+    listed = function_type.child_by_field_name(side) if function_type is not None else None
+    if listed is None:
+        return []
+    if listed.type != "type_list_parens":
+        return [Span.of(listed)]
+    return [Span.of(c) for c in listed.named_children if c.type != "comment"]
+
+
 def node_at(op: Operation, span: Span) -> Node | None:
     """The syntax node of the op exactly covering `span` (or the smallest around it)."""
     if op.node is None:
@@ -64,9 +85,43 @@ def node_at(op: Operation, span: Span) -> Node | None:
     return op.node.descendant_for_byte_range(span.start_byte, span.end_byte)
 
 
+def is_generic(op: Operation) -> bool:
+    """Whether the op is written in the generic form (`"dialect.op"(...) : (...) -> ...`)."""
+    return op.kind == "generic_operation"
+
+
+def operand_number(use: Use) -> int:
+    """Position of `use` among its user's operands, as MLIR numbers them."""
+    if use.user is None:
+        return 0
+    for number, candidate in enumerate(use.user.operands):
+        if candidate is use:
+            return number
+    return 0
+
+
+def operand_type(use: Use) -> Type | None:
+    """The type an op sees for an operand: the value's, which the generic form also
+    declares. None if unknown, or if the declaration contradicts the value
+    (`ssa-type-mismatch` reports that)."""
+    actual = use.value.type if use.value is not None else None
+    user = use.user
+    if user is not None and user.operand_types:
+        number = operand_number(use)
+        if number < len(user.operand_types):
+            declared = user.operand_types[number]
+            if actual is not None and declared != actual:
+                return None
+            return declared
+    return actual
+
+
 def join(spans: list[Span]) -> Span:
     return Span(spans[0].start_byte, spans[-1].end_byte)
 
 
+_PLURALS = {"index": "indices"}
+
+
 def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+    return f"{count} {noun}" if count == 1 else f"{count} {_PLURALS.get(noun, noun + 's')}"

@@ -4,17 +4,17 @@ set or subscript, judged at its use (see `affine_lsp.checks.validity`).
 Checked where the binding defines an iteration domain or an access: affine.for
 and affine.parallel bounds, affine.if conditions, and the subscripts of
 loads, stores, prefetches and DMAs. The operands of affine.apply/min/max are
-not checked at the apply (MLIR 22 accepts any index value there, and the
-op's documentation no longer restricts them); instead an apply result is a
-valid dimension or symbol only if its operands are, which is checked where the
-result is bound."""
+checked at the apply only for their type (index): MLIR 22 accepts any index
+value there, and the op's documentation no longer restricts them; instead an
+apply result is a valid dimension or symbol only if its operands are, which is
+checked where the result is bound."""
 
 from __future__ import annotations
 
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import op_rule
+from affine_lsp.checks.rules.base import is_generic, op_rule, operand_number, operand_type
 from affine_lsp.checks.validity import DIM, describe_op
 from affine_lsp.ir.model import (
     AffineAccessOp,
@@ -25,7 +25,7 @@ from affine_lsp.ir.model import (
     Operation,
     Use,
 )
-from affine_lsp.ir.types import IndexType
+from affine_lsp.ir.types import IndexType, Type
 
 DIM_INVALID = register(
     "affine-dim-invalid",
@@ -54,27 +54,23 @@ _DIM_RULES = (
 )
 
 
-def check_binding(ctx: CheckContext, use: Use, kind: str, user: Operation) -> None:
-    """Report `use` if its value cannot be bound to a `kind` (dim or symbol) at `user`."""
+def check_binding(
+    ctx: CheckContext, use: Use, kind: str, user: Operation, head: str | None = None
+) -> None:
+    """Report `use` if its value cannot be bound to a `kind` (dim or symbol) at `user`;
+    `head` replaces MLIR's usual words where the op words it differently."""
     value = use.value
     if value is None:
         return
-    if value.type is not None and not isinstance(value.type, IndexType):
-        ctx.report(
-            NOT_INDEX,
-            use.span,
-            f"use of value '{use.name}' expects different type than prior uses: 'index' vs "
-            f"'{value.type}': values bound to affine dimensions and symbols must have index type",
-            related=(Related(value.span, f"{value.display_name} is defined here"),),
-        )
+    if not check_index(ctx, use, user):
         return
     if kind == DIM:
         verdict = ctx.validity.dim(value, user)
-        head, rules = "operand cannot be used as a dimension id", _DIM_RULES
+        head, rules = head or "operand cannot be used as a dimension id", _DIM_RULES
         code = DIM_INVALID
     else:
         verdict = ctx.validity.symbol(value, user)
-        head, rules = "operand cannot be used as a symbol", _SYMBOL_RULES
+        head, rules = head or "operand cannot be used as a symbol", _SYMBOL_RULES
         code = SYMBOL_INVALID
     if verdict.valid:
         return
@@ -89,21 +85,57 @@ def check_binding(ctx: CheckContext, use: Use, kind: str, user: Operation) -> No
     )
 
 
+def check_index(ctx: CheckContext, use: Use, user: Operation) -> bool:
+    """Report `use` unless its type is index (or unknown); whether it passed."""
+    declared = operand_type(use)
+    if declared is None or isinstance(declared, IndexType):
+        return True
+    ctx.report(NOT_INDEX, use.span, _not_index_message(use, user, declared), related=_defined(use))
+    return False
+
+
+def _not_index_message(use: Use, user: Operation, declared: Type) -> str:
+    reason = "values bound to affine dimensions and symbols must have index type"
+    if is_generic(user):
+        return (
+            f"'{user.name}' op operand #{operand_number(use)} must be variadic of index, but got "
+            f"'{declared}': {reason}"
+        )
+    return (
+        f"use of value '{use.name}' expects different type than prior uses: 'index' vs "
+        f"'{declared}': {reason}"
+    )
+
+
+def _defined(use: Use) -> tuple[Related, ...]:
+    value = use.value
+    return (Related(value.span, f"{value.display_name} is defined here"),) if value else ()
+
+
 def kind_word(kind: str) -> str:
     return "dimension" if kind == DIM else "symbol"
 
 
-def _check_lists(ctx: CheckContext, op: Operation, dims: list[Use], symbols: list[Use]) -> None:
+def _check_lists(
+    ctx: CheckContext, op: Operation, dims: list[Use], symbols: list[Use], head: str | None = None
+) -> None:
     for use in dims:
-        check_binding(ctx, use, DIM, op)
+        check_binding(ctx, use, DIM, op, head)
     for use in symbols:
-        check_binding(ctx, use, "symbol", op)
+        check_binding(ctx, use, "symbol", op, head)
+
+
+@op_rule("affine.apply", "affine.min", "affine.max")
+def apply_operand_types(op: Operation, ctx: CheckContext) -> None:
+    """The operands of affine.apply/min/max are dimensions and symbols: index values."""
+    for use in op.operands:
+        check_index(ctx, use, op)
 
 
 @op_rule("affine.for")
 def for_bounds(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineForOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     for bound in (op.lower, op.upper):
         if bound is None:
             continue
@@ -116,14 +148,14 @@ def for_bounds(op: Operation, ctx: CheckContext) -> None:
 @op_rule("affine.if")
 def if_operands(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineIfOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     _check_lists(ctx, op, op.dims, op.symbols)
 
 
 @op_rule("affine.parallel")
 def parallel_bounds(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineParallelOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     for bound in (*op.lower, *op.upper):
         for subscripts in bound.exprs:
             _check_lists(ctx, op, subscripts.dims, subscripts.symbols)
@@ -134,7 +166,7 @@ def parallel_bounds(op: Operation, ctx: CheckContext) -> None:
 )
 def access_subscripts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineAccessOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     if op.subscripts is not None:
         _check_lists(ctx, op, op.subscripts.dims, op.subscripts.symbols)
 
@@ -142,6 +174,11 @@ def access_subscripts(op: Operation, ctx: CheckContext) -> None:
 @op_rule("affine.dma_start", "affine.dma_wait")
 def dma_subscripts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineDmaOp):
-        return  # the generic form: not modelled
-    for _, subscripts, _ in op.accesses:
-        _check_lists(ctx, op, subscripts.dims, subscripts.symbols)
+        return  # not modelled
+    for _, subscripts, role in op.accesses:
+        prefix = _DMA_ROLES.get(role, "") if op.name == "affine.dma_start" else ""
+        head = f"{prefix}index must be a valid dimension or symbol identifier"
+        _check_lists(ctx, op, subscripts.dims, subscripts.symbols, head)
+
+
+_DMA_ROLES = {"source": "src ", "destination": "dst ", "tag": "tag "}

@@ -6,7 +6,13 @@ from __future__ import annotations
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, Severity, TextEdit
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import item_rule, op_rule
+from affine_lsp.checks.rules.base import (
+    body_node,
+    generic_op_rule,
+    is_generic,
+    item_rule,
+    op_rule,
+)
 from affine_lsp.ir.affine import (
     AffineBinary,
     AffineDim,
@@ -19,7 +25,8 @@ from affine_lsp.ir.affine import (
     is_constant,
     is_symbolic_or_constant,
 )
-from affine_lsp.ir.affine_syntax import identifier_nodes
+from affine_lsp.ir.affine_syntax import identifier_nodes, map_from_node, set_from_node
+from affine_lsp.ir.attributes import attribute_entries
 from affine_lsp.ir.model import (
     AffineAccessOp,
     AffineApplyOp,
@@ -209,17 +216,29 @@ def alias_definition(item: TopLevelItem, ctx: CheckContext) -> None:
         check_map_or_set(ctx, value, alias.node.child_by_field_name("value"))
 
 
+@generic_op_rule
+def generic_maps(op: Operation, ctx: CheckContext) -> None:
+    """The maps and sets of affine ops in the generic form are attributes: an inline one is
+    checked where it is written (an alias, where it is defined)."""
+    if op.dialect != "affine":
+        return
+    for value in attribute_entries(body_node(op)).values():
+        if value.type in ("affine_map", "integer_set"):
+            inline = map_from_node(value) if value.type == "affine_map" else set_from_node(value)
+            check_map_or_set(ctx, inline, value)
+
+
 @op_rule("affine.apply", "affine.min", "affine.max")
 def apply_map(op: Operation, ctx: CheckContext) -> None:
-    if not isinstance(op, AffineApplyOp):
-        return  # the generic form: not modelled
+    if not isinstance(op, AffineApplyOp) or is_generic(op):
+        return  # not modelled, or checked by generic_maps
     check_inline(ctx, op.map_ref)
 
 
 @op_rule("affine.for")
 def for_maps(op: Operation, ctx: CheckContext) -> None:
-    if not isinstance(op, AffineForOp):
-        return  # the generic form: not modelled
+    if not isinstance(op, AffineForOp) or is_generic(op):
+        return  # not modelled, or checked by generic_maps
     for bound in (op.lower, op.upper):
         if bound is not None:
             check_inline(ctx, bound.map_ref)
@@ -227,8 +246,8 @@ def for_maps(op: Operation, ctx: CheckContext) -> None:
 
 @op_rule("affine.if")
 def if_set(op: Operation, ctx: CheckContext) -> None:
-    if not isinstance(op, AffineIfOp):
-        return  # the generic form: not modelled
+    if not isinstance(op, AffineIfOp) or is_generic(op):
+        return  # not modelled, or checked by generic_maps
     check_inline(ctx, op.condition)
 
 
@@ -236,24 +255,24 @@ def if_set(op: Operation, ctx: CheckContext) -> None:
     "affine.load", "affine.store", "affine.vector_load", "affine.vector_store", "affine.prefetch"
 )
 def access_expressions(op: Operation, ctx: CheckContext) -> None:
-    if not isinstance(op, AffineAccessOp):
-        return  # the generic form: not modelled
+    if not isinstance(op, AffineAccessOp) or is_generic(op):
+        return  # not modelled, or checked by generic_maps
     if op.subscripts is not None:
         _check_subscripts(ctx, op.subscripts, op)
 
 
 @op_rule("affine.dma_start", "affine.dma_wait")
 def dma_expressions(op: Operation, ctx: CheckContext) -> None:
-    if not isinstance(op, AffineDmaOp):
-        return  # the generic form: not modelled
+    if not isinstance(op, AffineDmaOp) or is_generic(op):
+        return  # not modelled, or checked by generic_maps
     for _, subscripts, _ in op.accesses:
         _check_subscripts(ctx, subscripts, op)
 
 
 @op_rule("affine.parallel")
 def parallel_expressions(op: Operation, ctx: CheckContext) -> None:
-    if not isinstance(op, AffineParallelOp):
-        return  # the generic form: not modelled
+    if not isinstance(op, AffineParallelOp) or is_generic(op):
+        return  # not modelled, or checked by generic_maps
     for bound in (*op.lower, *op.upper):
         for subscripts in bound.exprs:
             _check_subscripts(ctx, subscripts, op)

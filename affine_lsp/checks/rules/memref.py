@@ -1,5 +1,6 @@
 """memref dialect ops (seed `memref-dialect.txt`): operand counts and types
-that MLIR's verifiers check."""
+that MLIR's verifiers check. View-like, reshaping, DMA, atomic, allocation and
+global ops have modules of their own (`memref_*.py`)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, join, op_rule, plural
 from affine_lsp.ir.affine_syntax import map_from_node
 from affine_lsp.ir.model import MemRefAccessOp, MemRefAllocOp, MemRefDimOp, Operation
-from affine_lsp.ir.types import MemRefType
+from affine_lsp.ir.types import AliasType, MemRefType, OpaqueType, type_from_node
 from affine_lsp.syntax.nodes import Node, Span, text
 
 DYNAMIC_SIZES = register(
     "memref-dynamic-size-count",
-    "memref.alloc/alloca: dynamic size operands differ from the `?` dimensions of the type",
+    "memref.alloc/alloca/view: dynamic size operands differ from the `?` dimensions of the type",
     "memref",
 )
 LAYOUT_SYMBOLS = register(
@@ -23,7 +24,9 @@ LAYOUT_SYMBOLS = register(
     "memref",
 )
 INDEX_COUNT = register(
-    "memref-index-count", "memref.load/store: index count differs from the memref rank", "memref"
+    "memref-index-count",
+    "memref.load/store/atomic_rmw: index count differs from the memref rank",
+    "memref",
 )
 INDEX_EXPRESSION = register(
     "memref-index-expression",
@@ -74,7 +77,7 @@ def layout_symbols(ctx: CheckContext, type_node: Node | None) -> int | None:
 @op_rule("memref.alloc", "memref.alloca")
 def alloc_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, MemRefAllocOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     memref_type = op.memref_type
     if not isinstance(memref_type, MemRefType) or memref_type.shape is None:
         return
@@ -127,7 +130,7 @@ def alloc_counts(op: Operation, ctx: CheckContext) -> None:
 @op_rule("memref.load", "memref.store")
 def access_indices(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, MemRefAccessOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     plain = {id(n) for n in op.index_nodes if n.type == "value_use"}
     for node in op.index_nodes:
         if id(node) not in plain:
@@ -159,7 +162,7 @@ def access_indices(op: Operation, ctx: CheckContext) -> None:
 @op_rule("memref.dim")
 def dim_rank(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, MemRefDimOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     memref_type = op.source_type
     if not isinstance(memref_type, MemRefType) or memref_type.rank is None:
         return
@@ -197,3 +200,86 @@ def zero_results(op: Operation, ctx: CheckContext) -> None:
     else:
         return
     ctx.report(ZERO_RESULTS, span, f"'{op.name}' op requires zero results")
+
+
+OPERAND_TYPES = register(
+    "memref-operand-types",
+    "operands whose types the op does not accept together (memref.copy of another shape or "
+    "element type, memref.rank of a non-memref, distinct_objects results that differ from "
+    "its operands)",
+    "memref",
+)
+
+
+@op_rule("memref.copy")
+def copy_types(op: Operation, ctx: CheckContext) -> None:
+    body = body_node(op)
+    if body is None or op.kind == "generic_operation":
+        return  # the generic form is not modelled
+    source = type_from_node(body.child_by_field_name("from"))
+    target_node = body.child_by_field_name("to")
+    target = type_from_node(target_node)
+    if not isinstance(source, MemRefType) or not isinstance(target, MemRefType):
+        return
+    span = op.operands[1].span if len(op.operands) > 1 else Span.of(target_node or body)
+    if source.element != target.element:
+        ctx.report(
+            OPERAND_TYPES,
+            span,
+            f"'memref.copy' op requires the same element type for all operands: {source} and "
+            f"{target}",
+        )
+    elif not _compatible_shapes(source, target):
+        ctx.report(
+            OPERAND_TYPES,
+            span,
+            f"'memref.copy' op requires the same shape for all operands: {source} and {target}",
+        )
+
+
+def _compatible_shapes(a: MemRefType, b: MemRefType) -> bool:
+    """Unranked memrefs and `?` sizes are compatible with anything."""
+    if a.shape is None or b.shape is None:
+        return True
+    if len(a.shape) != len(b.shape):
+        return False
+    return all(x is None or y is None or x == y for x, y in zip(a.shape, b.shape, strict=True))
+
+
+@op_rule("memref.rank")
+def rank_operand(op: Operation, ctx: CheckContext) -> None:
+    if not op.operands:
+        return
+    use = op.operands[0]
+    declared = op.operand_types[0] if op.operand_types else None
+    if declared is None:
+        body = body_node(op)
+        declared = type_from_node(body.child_by_field_name("from") if body is not None else None)
+    if declared is None or isinstance(declared, MemRefType | AliasType | OpaqueType):
+        return
+    ctx.report(
+        OPERAND_TYPES,
+        use.span,
+        "'memref.rank' op operand #0 must be ranked or unranked memref of any type values, but "
+        f"got '{declared}'",
+    )
+
+
+@op_rule("memref.distinct_objects")
+def distinct_objects(op: Operation, ctx: CheckContext) -> None:
+    if op.kind != "generic_operation":
+        return  # the custom form declares operand types only: results take them
+    if not op.operand_types:
+        ctx.report(
+            OPERAND_TYPES,
+            op.name_span,
+            "'memref.distinct_objects' op expected at least one operand: it marks its "
+            "operands as distinct memrefs",
+        )
+    elif op.operand_types != op.result_types:
+        ctx.report(
+            OPERAND_TYPES,
+            op.results[0].span if op.results else op.name_span,
+            "'memref.distinct_objects' op operand types and result types must match: each "
+            "result is its operand, with the same type",
+        )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, TextEdit
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import field_span, op_rule, plural
+from affine_lsp.checks.rules.base import field_span, is_generic, node_at, op_rule, plural
 from affine_lsp.ir.model import (
     AffineForOp,
     AffineIfOp,
@@ -14,7 +14,8 @@ from affine_lsp.ir.model import (
     Operation,
     Region,
 )
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.ir.types import IndexType
+from affine_lsp.syntax.nodes import Span, text
 
 YIELD_COUNT = register(
     "affine-yield-count",
@@ -33,6 +34,17 @@ IF_YIELD = register(
 )
 REGION_ARGUMENTS = register(
     "affine-region-arguments", "the regions of affine.if take no arguments", "structure"
+)
+REGION_COUNT = register(
+    "affine-if-region-count",
+    "affine.if in the generic form has two regions (then, else; the else region may be empty)",
+    "structure",
+)
+INDUCTION_VARIABLE = register(
+    "affine-induction-variable-type",
+    "the body of affine.for in the generic form starts with an index argument, the induction "
+    "variable",
+    "structure",
 )
 ITER_ARGS_COUNT = register(
     "affine-iter-args-count",
@@ -97,7 +109,14 @@ def _yields_values(region: Region | None) -> bool:
 @op_rule("affine.if")
 def if_regions(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineIfOp):
-        return  # the generic form: not modelled
+        return  # not modelled
+    if is_generic(op) and len(op.regions) != 2:
+        ctx.report(
+            REGION_COUNT,
+            field_span(op, "regions") or op.name_span,
+            f"'affine.if' op expected 2 regions, but got {len(op.regions)}: the then region and "
+            "an else region, which may be empty (`{}`)",
+        )
     for index, region in enumerate(op.regions):
         for block in region.blocks[:1]:
             if block.arguments:
@@ -133,15 +152,18 @@ def _closing_brace(span: Span) -> Span:
 @op_rule("affine.for")
 def for_header(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineForOp):
-        return  # the generic form: not modelled
+        return  # not modelled
+    if is_generic(op):
+        _generic_induction_variable(op, ctx)
     if op.step_span is not None and (op.step is None or op.step <= 0):
+        written = op.step if op.step is not None else _spelling(op, op.step_span)
         ctx.report(
             STEP,
             op.step_span,
             f"expected step to be representable as a positive signed integer: step {op.step} "
             "would never advance the loop"
             if op.step == 0
-            else f"expected step to be representable as a positive signed integer, not {op.step}",
+            else f"expected step to be representable as a positive signed integer, not {written}",
             fixes=(Fix("Use step 1", (TextEdit(op.step_span, "1"),), preferred=True),),
         )
     iter_args_span = field_span(op, "iter_args")
@@ -156,10 +178,27 @@ def for_header(op: Operation, ctx: CheckContext) -> None:
             )
 
 
+def _spelling(op: Operation, span: Span) -> str:
+    node = node_at(op, span)
+    return text(node) if node is not None else "this"
+
+
+def _generic_induction_variable(op: AffineForOp, ctx: CheckContext) -> None:
+    iv = op.induction_variable
+    if iv is not None and (iv.type is None or isinstance(iv.type, IndexType)):
+        return
+    where = f"{iv.display_name} has type {iv.type}" if iv is not None else "the body has none"
+    ctx.report(
+        INDUCTION_VARIABLE,
+        iv.span if iv is not None else field_span(op, "regions") or op.name_span,
+        f"expected body to have a single index argument for the induction variable: {where}",
+    )
+
+
 @op_rule("affine.parallel")
 def parallel_steps(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineParallelOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     if op.steps_span is not None and any(step <= 0 for step in op.steps):
         ctx.report(
             STEP,

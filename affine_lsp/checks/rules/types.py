@@ -1,11 +1,12 @@
-"""Types written on an op that contradict the types of the values it uses."""
+"""Types written on an op that contradict the types of the values it uses, and
+result types the generic form declares that differ from what the op produces."""
 
 from __future__ import annotations
 
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import op_rule
+from affine_lsp.checks.rules.base import generic_op_rule, is_generic, op_rule, signature_spans
 from affine_lsp.ir.model import (
     AffineAccessOp,
     AffineDmaOp,
@@ -15,11 +16,17 @@ from affine_lsp.ir.model import (
     Operation,
     Use,
 )
-from affine_lsp.ir.types import AliasType, OpaqueType, Type, element_type
+from affine_lsp.ir.types import INDEX, AliasType, OpaqueType, Type, element_type
 
 TYPE_MISMATCH = register(
     "ssa-type-mismatch",
     "the type written for an operand differs from the type of the value",
+    "types",
+)
+RESULT_TYPE = register(
+    "affine-result-type",
+    "a result type written in the generic form differs from what the op produces (index for "
+    "affine.apply/min/max, the memref element type for affine.load)",
     "types",
 )
 
@@ -42,12 +49,45 @@ def check_declared(ctx: CheckContext, use: Use | None, declared: Type | None) ->
     )
 
 
+@generic_op_rule
+def generic_operand_types(op: Operation, ctx: CheckContext) -> None:
+    """The generic form declares every operand's type: it must be the value's."""
+    for use, declared in zip(op.operands, op.operand_types, strict=False):
+        check_declared(ctx, use, declared)
+
+
+@op_rule("affine.apply", "affine.min", "affine.max", "affine.load")
+def generic_result_types(op: Operation, ctx: CheckContext) -> None:
+    if not is_generic(op) or not op.result_types:
+        return  # the custom forms cannot spell another result type
+    declared = op.result_types[0]
+    if isinstance(declared, AliasType | OpaqueType):
+        return
+    if op.name == "affine.load":
+        expected = element_type(op.memref_type) if isinstance(op, AffineAccessOp) else None
+        if expected is None or declared == expected:
+            return
+        message = (
+            f"result type must match element type of memref: the result is declared {declared}, "
+            f"the memref holds {expected}"
+        )
+    else:
+        if declared == INDEX:
+            return
+        message = (
+            f"'{op.name}' op result #0 must be index, but got '{declared}': {op.name} computes "
+            "an index"
+        )
+    spans = signature_spans(op, "results")
+    ctx.report(RESULT_TYPE, spans[0] if spans else op.name_span, message)
+
+
 @op_rule(
     "affine.load", "affine.store", "affine.vector_load", "affine.vector_store", "affine.prefetch"
 )
 def affine_access_types(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineAccessOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     check_declared(ctx, op.memref, op.memref_type)
     if op.name == "affine.vector_store":
         check_declared(ctx, op.stored_value, op.vector_type)
@@ -56,7 +96,7 @@ def affine_access_types(op: Operation, ctx: CheckContext) -> None:
 @op_rule("memref.load", "memref.store")
 def memref_access_types(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, MemRefAccessOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     check_declared(ctx, op.memref, op.memref_type)
     if op.is_write:
         check_declared(ctx, op.stored_value, element_type(op.memref_type))
@@ -65,14 +105,14 @@ def memref_access_types(op: Operation, ctx: CheckContext) -> None:
 @op_rule("memref.dim")
 def dim_types(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, MemRefDimOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     check_declared(ctx, op.source, op.source_type)
 
 
 @op_rule("affine.dma_start", "affine.dma_wait")
 def dma_types(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineDmaOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     for (memref, _, _), declared in zip(op.accesses, op.memref_types, strict=False):
         check_declared(ctx, memref, declared)
 
@@ -80,6 +120,6 @@ def dma_types(op: Operation, ctx: CheckContext) -> None:
 @op_rule("affine.for")
 def iter_arg_types(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineForOp):
-        return  # the generic form: not modelled
+        return  # not modelled
     for (_, init), declared in zip(op.iter_args, op.result_types, strict=False):
         check_declared(ctx, init, declared)

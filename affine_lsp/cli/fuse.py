@@ -1,0 +1,199 @@
+"""`affine-lsp fuse FILE [--func NAME] (--all | --line N [--depth D] [--sibling])
+[-o OUT | --in-place]`.
+
+Prints the whole file, fused, to stdout (or writes it). Exit status: 0 when done
+(also when nothing could be fused; the reason goes to stderr), 1 when the input
+has errors, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+
+from affine_lsp.checks import Severity, check_document
+from affine_lsp.ir import build_module
+from affine_lsp.syntax import SourceDocument
+from affine_lsp.transforms.fusion import (
+    PRODUCER_CONSUMER,
+    SIBLING,
+    FusionOptions,
+    PairFusion,
+    function_of,
+    fuse_all,
+    next_nest,
+)
+from affine_lsp.transforms.fusion.nests import nest_on_line
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "fuse",
+        help="fuse affine loop nests (checked by dependence analysis)",
+        description="Fuse affine loop nests. Every fusion is proven legal by an exact "
+        "dataflow analysis of the fused code. Prints the whole file to stdout unless -o or "
+        "--in-place is given. Exit status: 0 when done (also when nothing could be fused; "
+        "the reason goes to stderr), 1 when the input has errors, 2 for usage errors.",
+    )
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("--func", metavar="NAME", help="only this function (with or without @)")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--all", action="store_true", help="fuse greedily everywhere")
+    what.add_argument(
+        "--line", type=int, metavar="N", help="fuse the nest on line N with the next nest"
+    )
+    parser.add_argument("--depth", type=int, metavar="D", help="with --line: fuse at this depth")
+    parser.add_argument(
+        "--sibling", action="store_true", help="with --line: sibling fusion (shared inputs)"
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.30,
+        metavar="F",
+        help="extra computation accepted, as a fraction (default 0.30)",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
+    where.add_argument("--in-place", action="store_true", help="rewrite FILE (atomically)")
+    parser.set_defaults(handler=run, parser=parser)
+
+
+def _error(message: str) -> None:
+    print(f"affine-lsp fuse: {message}", file=sys.stderr)
+
+
+def _errors(document: SourceDocument, path: str) -> bool:
+    found = False
+    for diagnostic in check_document(document):
+        if diagnostic.severity != Severity.ERROR:
+            continue
+        line, column = document.point(diagnostic.span.start_byte)
+        print(f"{path}:{line + 1}:{column + 1}: error: {diagnostic.message}", file=sys.stderr)
+        found = True
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.all and (args.depth is not None or args.sibling):
+        args.parser.print_usage(sys.stderr)
+        _error("--depth and --sibling go with --line")
+        return 2
+    if args.depth is not None and args.depth < 1:
+        _error("--depth must be at least 1")
+        return 2
+    try:
+        with open(args.file, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        _error(f"cannot read {args.file}: {error.strerror}")
+        return 2
+    document = SourceDocument(data)
+    if _errors(document, args.file):
+        _error(f"{args.file} has errors; nothing was fused")
+        return 1
+    options = FusionOptions(tolerance=args.tolerance)
+    only = {args.func.lstrip("@")} if args.func else None
+    if args.all:
+        result = fuse_all(data, options, only)
+        output = result.text
+        if not result.fusions:
+            _error("nothing could be fused")
+        for fusion in result.fusions:
+            _error(
+                f"{fusion.function}: fused the nest on line {fusion.first_line} into the nest "
+                f"on line {fusion.second_line} ({fusion.mode}, depth {fusion.depth}, "
+                f"+{fusion.extra:.0%} compute)"
+            )
+    else:
+        status, output = _fuse_line(data, document, args, options, only)
+        if status:
+            return status
+    if output != data and _errors(SourceDocument(output), "<fused>"):
+        _error("internal error: the fused text does not verify; nothing was fused")
+        output = data
+    return _write(args, output)
+
+
+def _fuse_line(data, document, args, options, only) -> tuple[int, bytes]:
+    model = build_module(document.tree.root_node)
+    first = nest_on_line(model, args.line - 1, document.point)
+    if first is None:
+        _error(f"no affine.for loop nest on line {args.line}")
+        return 2, data
+    function = function_of(first)
+    if function is None or (only is not None and function.symbol.lstrip("@") not in only):
+        _error(f"the nest on line {args.line} is not in @{args.func.lstrip('@')}")
+        return 2, data
+    second = next_nest(first)
+    if second is None:
+        _error(f"nothing to fuse: no loop nest follows the one on line {args.line}")
+        return 0, data
+    mode = SIBLING if args.sibling else PRODUCER_CONSUMER
+    fusion = PairFusion(data, model, function, first, second, mode, options)
+    second_line = document.point(second.span.start_byte)[0] + 1
+    if args.depth is not None:
+        candidate = fusion.candidate(args.depth)
+        chosen = candidate if candidate.legal else None
+        reason = candidate.reason
+    else:
+        chosen = fusion.best()
+        reason = fusion.failure or _best_failure(fusion, options)
+    if chosen is None or chosen.new_text is None:
+        _error(f"cannot fuse the nests on lines {args.line} and {second_line}: {reason}")
+        return 0, data
+    kept = ", first nest kept" if chosen.producer_kept else ""
+    _error(
+        f"fused the nest on line {args.line} into the nest on line {second_line} "
+        f"(depth {chosen.depth}, +{(chosen.extra or 0):.0%} compute{kept})"
+    )
+    return 0, chosen.new_text
+
+
+def _best_failure(fusion: PairFusion, options: FusionOptions) -> str:
+    reasons = []
+    for depth in fusion.depths():
+        candidate = fusion.candidate(depth)
+        if candidate.legal:
+            reasons.append(
+                f"depth {depth}: +{(candidate.extra or 0):.0%} compute exceeds the "
+                f"{options.tolerance:.0%} tolerance"
+            )
+        else:
+            reasons.append(f"depth {depth}: {candidate.reason}")
+    return "; ".join(reasons) or "no depth to fuse at"
+
+
+def _write(args: argparse.Namespace, output: bytes) -> int:
+    if args.output:
+        try:
+            with open(args.output, "wb") as handle:
+                handle.write(output)
+        except OSError as error:
+            _error(f"cannot write {args.output}: {error.strerror}")
+            return 2
+        return 0
+    if args.in_place:
+        directory = os.path.dirname(os.path.abspath(args.file))
+        try:
+            descriptor, temporary = tempfile.mkstemp(prefix=".fuse-", dir=directory)
+        except OSError as error:
+            _error(f"cannot write next to {args.file}: {error.strerror}")
+            return 2
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(output)
+            mode = os.stat(args.file).st_mode & 0o7777
+            os.chmod(temporary, mode)
+            os.replace(temporary, args.file)
+        except OSError as error:
+            _error(f"cannot write {args.file}: {error.strerror}; it was left untouched")
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            return 2
+        return 0
+    sys.stdout.buffer.write(output)
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,193 @@
+"""Is a rewritten window equivalent to the original? An exact dataflow argument.
+
+Every statement instance of the transformed window has an origin: the instance
+of the original window it repeats (`origin`, an isl relation built by the
+rewrite). The rewrite is equivalent when
+  1. every transformed instance has an origin (nothing new is computed) and
+     touches the same elements of live memrefs as its origin, and
+  2. every transformed read (and the final contents of every live memref, as a
+     read at the end) sees the value written by the instance whose origin is
+     the write the original read saw — or the initial value in both.
+By induction over execution order, every transformed instance then computes
+what its origin computed, and every live memref ends with the same contents.
+Reads and last writers come from isl's exact dataflow analysis
+(`isl_union_access_info_compute_flow`). Recomputation (an origin repeated) and
+a kept producer are fine as long as 2 holds; in-place updates repeated,
+writes moved past reads (WAR), reordered writes (WAW), reads moved before
+their producers (RAW) all break it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from affine_lsp.poly.isl_util import sets_of, union_of_maps, union_of_sets
+from affine_lsp.poly.program import Window
+from affine_lsp.poly.session import IslSession
+
+
+@dataclass
+class Mismatch:
+    """Transformed instances that would not see what the original saw.
+
+    kind: "outside" (instances the original never ran), "cells" (instances that
+    touch other elements of a live memref than their origin), "bounds" (accesses
+    outside a memref), "read" (a read sees a different write) or "final" (the
+    final contents come from a different write).
+    `seen` and `expected` map those instances to the origin of the write they
+    see and to the write the original saw (empty: the initial value).
+    """
+
+    kind: str
+    statement: str
+    instances: isl.Set
+    seen: isl.UnionMap | None = None
+    expected: isl.UnionMap | None = None
+
+
+def _final_name(array: str) -> str:
+    return "F_" + array[2:]
+
+
+def _footprints(window: Window, arrays: set[str]) -> dict[str, isl.Set]:
+    found: dict[str, isl.Set] = {}
+    for statement in window.statements:
+        if statement.is_write and statement.array in arrays:
+            cells = statement.access.range()
+            previous = found.get(statement.array)
+            found[statement.array] = cells if previous is None else previous.union(cells)
+    return found
+
+
+def _final_reads(
+    footprints: dict[str, isl.Set], window: Window
+) -> tuple[isl.UnionMap, isl.UnionMap]:
+    """A read of every possibly written element of each live array, after the window."""
+    accesses = []
+    schedules = []
+    time = [str(len(window.ops))] + ["0"] * (window.depth - 1)
+    for array, cells in footprints.items():
+        name = _final_name(array)
+        access = cells.identity().set_tuple_name(isl.dim_type.in_, name)
+        accesses.append(access)
+        domain = access.domain()
+        count = domain.dim(isl.dim_type.set)
+        text = f"{{ {name}[{', '.join(f'x{k}' for k in range(count))}] -> [{', '.join(time)}] }}"
+        schedule = isl.Map.read_from_str(domain.get_ctx(), text)
+        schedules.append(schedule.intersect_domain(domain))
+    ctx = window.session.ctx
+    return union_of_maps(accesses, ctx), union_of_maps(schedules, ctx)
+
+
+def _flow(window: Window, finals: isl.UnionMap, final_schedule: isl.UnionMap):
+    sinks = window.reads().union(finals)
+    info = isl.UnionAccessInfo.from_sink(sinks)
+    info = info.set_must_source(window.writes())
+    info = info.set_schedule_map(window.schedule().union(final_schedule))
+    flow = info.compute_flow()
+    return flow.get_must_dependence(), flow.get_must_no_source().domain(), sinks.domain()
+
+
+def _accesses(window: Window, arrays: set[str]) -> isl.UnionMap:
+    return union_of_maps(
+        [s.access for s in window.statements if s.array in arrays], window.session.ctx
+    )
+
+
+def _original_flow(original: Window, live: set[str]):
+    """The original's dataflow (cached on the window: it is the same for every candidate)."""
+    cache = original.__dict__.setdefault("_flows", {})
+    key = frozenset(live)
+    if key not in cache:
+        footprints = _footprints(original, live)
+        finals, final_schedule = _final_reads(footprints, original)
+        cache[key] = (footprints, _flow(original, finals, final_schedule))
+    return cache[key]
+
+
+def compare(
+    session: IslSession,
+    original: Window,
+    transformed: Window,
+    origin: isl.UnionMap,
+    live: set[str],
+    bounds: dict[str, tuple[int, ...]] | None = None,
+    undefined: set[str] | None = None,
+) -> list[Mismatch]:
+    """The ways `transformed` differs from `original` (empty: equivalent).
+
+    `bounds` gives the static shapes of memrefs whose accesses may have moved
+    (private buffers): every transformed access to them must stay inside.
+    `undefined` names memrefs whose contents are undefined when the window starts
+    (fresh allocations): an original read of such an undefined element may read
+    anything after the rewrite too."""
+
+    def run() -> list[Mismatch]:
+        mismatches: list[Mismatch] = []
+        originals = original.instances()
+        covered = origin.intersect_range(originals).domain()
+        outside = transformed.instances().subtract(covered)
+        for piece in sets_of(outside):
+            if not piece.is_empty():
+                mismatches.append(Mismatch("outside", piece.get_tuple_name(), piece))
+        if mismatches:
+            return mismatches
+        # Live memrefs keep their elements: every instance touches what its origin touched.
+        touched = _accesses(transformed, live)
+        expected_cells = origin.apply_range(_accesses(original, live))
+        moved = touched.subtract(expected_cells).domain()
+        moved = moved.union(
+            expected_cells.intersect_domain(touched.domain()).subtract(touched).domain()
+        )
+        for piece in sets_of(moved):
+            if not piece.is_empty():
+                mismatches.append(Mismatch("cells", piece.get_tuple_name(), piece))
+        for statement in transformed.statements:
+            shape = (bounds or {}).get(statement.array)
+            if shape is None:
+                continue
+            ranges = " and ".join(f"0 <= o{k} < {n}" for k, n in enumerate(shape)) or "true"
+            cells = ", ".join(f"o{k}" for k in range(len(shape)))
+            box = isl.Set.read_from_str(session.ctx, f"{{ {statement.array}[{cells}] : {ranges} }}")
+            inside = statement.access.intersect_params(transformed.context)
+            outside_box = inside.subtract_range(box).domain()
+            if not outside_box.is_empty():
+                mismatches.append(Mismatch("bounds", statement.name, outside_box))
+        if mismatches:
+            return mismatches
+        footprints, (o_dep, o_fresh, _) = _original_flow(original, live)
+        n_finals, n_final_schedule = _final_reads(footprints, transformed)
+        n_dep, n_fresh, n_reads = _flow(transformed, n_finals, n_final_schedule)
+        final_identity = n_finals.domain().identity()
+        full_origin = origin.union(final_identity)
+        seen = n_dep.reverse().apply_range(full_origin)
+        expected = full_origin.intersect_domain(n_reads).apply_range(o_dep.reverse())
+        should_be_fresh = full_origin.intersect_range(o_fresh).domain().intersect(n_reads)
+        bad = seen.subtract(expected).domain().union(expected.subtract(seen).domain())
+        bad = bad.union(n_fresh.subtract(should_be_fresh))
+        bad = bad.union(should_be_fresh.subtract(n_fresh))
+        if undefined:
+            garbage = [s.access.domain() for s in original.statements if s.array in undefined]
+            dont_care = full_origin.intersect_range(
+                o_fresh.intersect(union_of_sets(garbage, session.ctx))
+            ).domain()
+            bad = bad.subtract(dont_care)
+        for piece in sets_of(bad.coalesce()):
+            if piece.is_empty():
+                continue
+            name = piece.get_tuple_name()
+            kind = "final" if name.startswith("F_") else "read"
+            mismatches.append(
+                Mismatch(
+                    kind,
+                    name,
+                    piece,
+                    seen.intersect_domain(isl.UnionSet.from_set(piece)),
+                    expected.intersect_domain(isl.UnionSet.from_set(piece)),
+                )
+            )
+        return mismatches
+
+    return session.run(run, "the dataflow comparison")

@@ -1,0 +1,1 @@
+"""Source-to-source transformations (loop fusion), as minimal text edits."""

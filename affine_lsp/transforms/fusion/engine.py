@@ -1,0 +1,529 @@
+"""Fusion of two loop nests of one block, checked by exact dataflow analysis.
+
+`PairFusion` looks at a pair (first nest, later nest) in one mode:
+  * "producer-consumer": the copy of the first nest is sliced by the
+    dependences between the nests (RAW, WAR, WAW over every memref);
+  * "sibling": also by the reads both nests make of the same memrefs.
+For each depth `d` (the number of the second nest's loops the copy is placed
+in) it plans a slice, writes the fused text (first nest removed, or kept when
+its results are needed elsewhere), and accepts it only if the dataflow check
+proves it equivalent. Each accepted depth has a cost: the extra computation
+relative to the two nests. `best()` picks the deepest depth within tolerance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import islpy as isl
+
+from affine_lsp.checks.diagnostics import TextEdit
+from affine_lsp.ir.model import AffineForOp, Block, FuncOp, ModuleModel
+from affine_lsp.poly.equivalence import Mismatch
+from affine_lsp.poly.program import Statement, Window, is_under
+from affine_lsp.poly.session import Budget, IslSession, PolyError
+from affine_lsp.syntax.nodes import Span
+from affine_lsp.transforms.edits import (
+    EditMap,
+    apply_edits,
+    indentation,
+    next_line_start,
+    rest_of_line_is_blank,
+)
+from affine_lsp.transforms.fusion.copy import CannotEdit, Copy, CopyBuilder, nest_lines
+from affine_lsp.transforms.fusion.cost import DEFAULT_SYMBOL, CostModel
+from affine_lsp.transforms.fusion.explain import Explainer
+from affine_lsp.transforms.fusion.privatize import Privatizer
+from affine_lsp.transforms.fusion.privatize import candidates as private_candidates
+from affine_lsp.transforms.fusion.render import BoundRenderer
+from affine_lsp.transforms.fusion.slicing import SlicePlanner
+from affine_lsp.transforms.fusion.verify import Checked, MovedNest, Rewrite, check_rewrite
+from affine_lsp.transforms.naming import FreshNames, names_in
+
+PRODUCER_CONSUMER = "producer-consumer"
+SIBLING = "sibling"
+
+ESTIMATE_MARGIN = 0.25  # estimates before writing the copy may be off by this much
+
+SECOND = "second"  # the fused nest stands where the second nest was
+FIRST = "first"  # ... where the first nest was (the second nest moves up)
+
+
+@dataclass(frozen=True)
+class FusionOptions:
+    """How fusion decides: the extra-compute tolerance and the analysis budget."""
+
+    tolerance: float = 0.30
+    budget: Budget = field(
+        default_factory=lambda: Budget(max_operations=30_000_000, time_limit=5.0)
+    )
+    keep_producer: bool = True
+
+
+@dataclass
+class Candidate:
+    """Fusing a pair at one depth: legal or not, why, what it costs, the edits."""
+
+    mode: str
+    depth: int
+    legal: bool
+    given_reason: str | None = None
+    extra: float | None = None  # extra computation, as a fraction of the two nests
+    edits: list[TextEdit] = field(default_factory=list)
+    new_text: bytes | None = None
+    producer_kept: bool = False
+    mismatches: list[Mismatch] = field(default_factory=list)
+    copied: set[str] = field(default_factory=set)
+    function: FuncOp | None = None  # the fused function, modelled from `new_text`
+    explain: Callable[[], str] | None = field(default=None, repr=False)
+
+    @property
+    def reason(self) -> str | None:
+        """Why the fusion is illegal (explaining costs isl work: done when asked)."""
+        if self.given_reason is None and self.explain is not None:
+            self.given_reason, self.explain = self.explain(), None
+        return self.given_reason
+
+    def within(self, tolerance: float) -> bool:
+        return self.legal and self.extra is not None and self.extra <= tolerance + 1e-9
+
+
+def _common_loop_prefix(statements: list[Statement], root: AffineForOp) -> list[AffineForOp]:
+    """The loops (from `root` down) that enclose every statement."""
+    chains = []
+    for statement in statements:
+        chain = [lv.op for lv in statement.domain.levels if isinstance(lv.op, AffineForOp)]
+        if root not in chain:
+            return []
+        chains.append(chain[chain.index(root) :])
+    prefix: list[AffineForOp] = []
+    for loops in zip(*chains, strict=False):
+        if any(loop is not loops[0] for loop in loops):
+            break
+        prefix.append(loops[0])
+    return prefix
+
+
+def _perfect_chain(root: AffineForOp) -> list[AffineForOp]:
+    chain = [root]
+    while True:
+        body = chain[-1].body
+        inner = [op for op in body.operations()] if body is not None else []
+        loops = [op for op in inner if isinstance(op, AffineForOp)]
+        if len(loops) != 1 or len([op for op in inner if op.name != "affine.yield"]) != 1:
+            return chain
+        chain.append(loops[0])
+
+
+class PairFusion:
+    """Every depth at which `first` can be fused into `second` (same block, first before)."""
+
+    def __init__(
+        self,
+        data: bytes,
+        model: ModuleModel,
+        function: FuncOp,
+        first: AffineForOp,
+        second: AffineForOp,
+        mode: str = PRODUCER_CONSUMER,
+        options: FusionOptions | None = None,
+    ) -> None:
+        self.data = data
+        self.model = model
+        self.function = function
+        self.first = first
+        self.second = second
+        self.mode = mode
+        self.options = options or FusionOptions()
+        self.block: Block = first.parent_block  # type: ignore[assignment]
+        self._candidates: dict[int, Candidate] = {}
+        self.session = IslSession(self.options.budget)
+        self.failure: str | None = None
+        self.window: Window | None = None
+        self.relations: list[list[tuple[Statement, Statement]]] = []
+        self.consumer_path: list[AffineForOp] = []
+        self._prepare()
+
+    # -- analysis of the pair -------------------------------------------------------
+
+    def _prepare(self) -> None:
+        if self.first.parent_block is not self.second.parent_block:
+            self.failure = "the nests are not in the same block"
+            return
+        operations = self.block.operations
+        first_index = operations.index(self.first)
+        second_index = operations.index(self.second)
+        # Ops between the nests that touch what the first nest touches: moving the
+        # first nest past them may be wrong, moving the second one up may not.
+        self._between_touches = False
+        if first_index >= second_index:
+            self.failure = "the first nest must come before the second"
+            return
+        if self.first.results:
+            self.failure = "the first nest returns values used after it"
+            return
+        try:
+            self.window = Window(
+                self.session, self.block, first_index, second_index, self.model.alias_table()
+            )
+        except PolyError as error:
+            self.failure = error.reason
+            return
+        except Exception as error:  # a bug must not take the editor down
+            self.failure = f"internal error while analysing ({type(error).__name__}: {error})"
+            return
+        firsts = [s for s in self.window.statements if is_under(s.op, self.first)]
+        seconds = [s for s in self.window.statements if is_under(s.op, self.second)]
+        between = [s for s in self.window.statements if s not in firsts and s not in seconds]
+        self._between_touches = bool({s.array for s in between} & {s.array for s in firsts})
+        dependent, shared, flows = [], [], []
+        for a in firsts:
+            for b in seconds:
+                if a.array != b.array:
+                    continue
+                if a.is_write and not b.is_write:
+                    flows.append((a, b))
+                if a.is_write or b.is_write:
+                    dependent.append((a, b))
+                else:
+                    shared.append((a, b))
+        # Slices come from the pairs that define the fusion (values the second nest
+        # reads from the first, or reads they share); if the result does not check,
+        # from every pair that constrains the order.
+        if self.mode == SIBLING:
+            if not shared:
+                self.failure = "the nests read no memref in common"
+                return
+            self.relations = [shared, shared + dependent]
+        else:
+            self.relations = [flows, dependent] if flows else [dependent]
+        self.relations = [r for i, r in enumerate(self.relations) if r not in self.relations[:i]]
+        defining = self.relations[0]
+        if defining:
+            self.consumer_path = _common_loop_prefix([b for _, b in defining], self.second)
+        else:
+            self.consumer_path = _perfect_chain(self.second)
+        if not self.consumer_path:
+            self.failure = "the second nest's accesses share no loop"
+
+    def depths(self) -> list[int]:
+        return list(range(1, len(self.consumer_path) + 1)) if self.failure is None else []
+
+    def _slices_inner_loops(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
+        """Whether the slice would bound loops of the first nest deeper than `depth`."""
+        inner = self.consumer_path[depth - 1]
+        users = [a for a, b in pairs if is_under(b.op, inner)]
+        return len(_common_loop_prefix(users, self.first)) > depth
+
+    def _relation(
+        self, depth: int, pairs: list[tuple[Statement, Statement]], outer_only: bool = False
+    ) -> tuple[isl.Map | None, list[AffineForOp]]:
+        """c (first `depth` ivs of the second nest) -> slice loops of the first nest."""
+        if not pairs:
+            chain = _perfect_chain(self.first)[:depth]
+            slice_loops = chain
+            dims = ", ".join(f"c{k}" for k in range(depth))
+            outs = ", ".join(f"c{k}" for k in range(len(chain)))
+            return self.session.map(f"{{ [{dims}] -> [{outs}] }}"), slice_loops
+        # Only accesses inside the loop the copy goes into can be served by the slice.
+        inner = self.consumer_path[depth - 1]
+        pairs = [(a, b) for a, b in pairs if is_under(b.op, inner)]
+        if not pairs:
+            return None, []
+        slice_loops = _common_loop_prefix([a for a, _ in pairs], self.first)
+        stop = next((i for i, loop in enumerate(slice_loops) if loop.iter_args), None)
+        if stop is not None:
+            slice_loops = slice_loops[:stop]
+        if outer_only:
+            # Slice only the loops matched with the insertion loops; inner ones run whole.
+            slice_loops = slice_loops[:depth]
+        relation = None
+        for a, b in pairs:
+            same = self.session.run(lambda a=a, b=b: b.access.apply_range(a.access.reverse()))
+            extra_in = same.dim(isl.dim_type.in_) - depth
+            extra_out = same.dim(isl.dim_type.out) - len(slice_loops)
+            same = same.project_out(isl.dim_type.in_, depth, extra_in)
+            same = same.project_out(isl.dim_type.out, len(slice_loops), extra_out)
+            same = same.reset_tuple_id(isl.dim_type.in_).reset_tuple_id(isl.dim_type.out)
+            relation = (
+                same
+                if relation is None
+                else self.session.run(lambda r=relation, s=same: r.union(s))
+            )
+        return relation, slice_loops
+
+    # -- candidates -----------------------------------------------------------------
+
+    def candidate(self, depth: int) -> Candidate:
+        if depth not in self._candidates:
+            self._candidates[depth] = self._evaluate(depth)
+        return self._candidates[depth]
+
+    def best(self) -> Candidate | None:
+        """The deepest legal candidate within the tolerance (depths whose slice is
+        estimated to cost too much are not even written and checked)."""
+        for depth in reversed(self.depths()):
+            if depth not in self._candidates and self._too_costly(depth):
+                continue
+            candidate = self.candidate(depth)
+            if candidate.within(self.options.tolerance):
+                return candidate
+        return None
+
+    def _too_costly(self, depth: int) -> bool:
+        """The slice plan's estimated extra computation is well over the tolerance."""
+        if self.window is None or not self.relations:
+            return False
+        try:
+            relation, slice_loops = self._relation(depth, self.relations[0])
+            consumer_loops = self.consumer_path[:depth]
+            planner = SlicePlanner(self.session, self.window, self.first, consumer_loops)
+            plan = planner.plan(relation, slice_loops)
+            trips = planner.average_trips(plan, DEFAULT_SYMBOL)
+            cost = CostModel(self.window)
+            body = consumer_loops[-1].body
+            inner = next(iter(body.operations()), None) if body is not None else None
+            if inner is None:
+                return False
+            per_copy = cost.executions(inner)
+            original = cost.nest(self.first) + cost.nest(self.second)
+            fused = cost.nest(self.second) + cost.copy_estimate(self.first, trips, per_copy)
+        except PolyError:
+            return False
+        return original > 0 and fused / original - 1 > self.options.tolerance + ESTIMATE_MARGIN
+
+    def _evaluate(self, depth: int) -> Candidate:
+        if self.failure is not None:
+            return Candidate(self.mode, depth, False, self.failure)
+        if depth < 1 or depth > len(self.consumer_path):
+            return Candidate(self.mode, depth, False, f"depth {depth} is not available")
+        first_failure: Candidate | None = None
+        placements = (SECOND, FIRST) if self._between_touches else (SECOND,)
+        for remove in (True, False):
+            if not remove and not self._worth_keeping(first_failure):
+                break
+            variants = [
+                (pairs, outer_only, placement)
+                for placement in (placements if remove else (SECOND,))
+                for pairs in self.relations
+                for outer_only in (False, True)
+                if not outer_only or self._slices_inner_loops(depth, pairs)
+            ]
+            for pairs, outer_only, placement in variants:
+                if outer_only and not self._worth_keeping(first_failure, True):
+                    continue  # running whole inner loops only helps missing results
+                try:
+                    candidate = self._attempt(depth, remove, pairs, outer_only, placement)
+                except CannotEdit as error:
+                    return Candidate(self.mode, depth, False, str(error))
+                except PolyError as error:
+                    candidate = Candidate(self.mode, depth, False, error.reason)
+                except Exception as error:  # a bug must not take the editor down
+                    reason = f"internal error while fusing ({type(error).__name__}: {error})"
+                    return Candidate(self.mode, depth, False, reason)
+                if candidate.legal:
+                    return candidate
+                first_failure = first_failure or candidate
+        assert first_failure is not None
+        return first_failure
+
+    def _worth_keeping(self, failure: Candidate | None, whole_loops: bool = False) -> bool:
+        """Keeping the first nest (or copying its inner loops whole) helps only when
+        the copy itself computes the right values and what is missing is the rest of
+        the first nest's results."""
+        if failure is None or not failure.mismatches:
+            return False
+        if not whole_loops and not self.options.keep_producer:
+            return False
+        return not any(
+            m.kind == "read" and m.statement in failure.copied for m in failure.mismatches
+        )
+
+    def _attempt(
+        self,
+        depth: int,
+        remove: bool,
+        pairs: list[tuple[Statement, Statement]],
+        outer_only: bool = False,
+        placement: str = SECOND,
+    ) -> Candidate:
+        assert self.window is not None
+        consumer_loops = self.consumer_path[:depth]
+        relation, slice_loops = self._relation(depth, pairs, outer_only)
+        planner = SlicePlanner(self.session, self.window, self.first, consumer_loops)
+        plan = planner.plan(relation, slice_loops)
+        renderer = BoundRenderer(self.session, self.window, plan.params)
+        for k, loop in enumerate(consumer_loops):
+            assert loop.induction_variable is not None
+            renderer.ssa_names[f"_d{k}"] = loop.induction_variable.name
+        fresh = FreshNames(names_in(self.function, self.first if remove else None))
+        target, indent = self._insertion_point(consumer_loops[-1])
+        builder = CopyBuilder(self.data, self.first, plan, renderer, fresh)
+        copy = builder.build(indent, remove)
+        rewrite = self._assemble(plan, copy, target, remove, placement, [])
+        checked = None
+        if remove:
+            private = self._private_edits(plan, builder, copy)
+            if private is not None:
+                shrunk, document_edits = private
+                try:
+                    attempt = self._assemble(
+                        plan, shrunk, target, remove, placement, document_edits
+                    )
+                    result = check_rewrite(
+                        self.session, self.window, self.data, self.model, self.function, attempt
+                    )
+                except PolyError:
+                    result = None
+                if result is not None and not result.mismatches:
+                    rewrite, checked = attempt, result
+        if checked is None:
+            checked = check_rewrite(
+                self.session, self.window, self.data, self.model, self.function, rewrite
+            )
+        if checked.mismatches:
+            return Candidate(
+                self.mode,
+                depth,
+                False,
+                None,
+                explain=lambda: self._explain(checked),
+                edits=rewrite.edits,
+                producer_kept=not remove,
+                mismatches=checked.mismatches,
+                copied=checked.copied,
+            )
+        extra = self._extra_compute(checked, remove)
+        return Candidate(
+            self.mode,
+            depth,
+            True,
+            None,
+            extra,
+            rewrite.edits,
+            checked.new_text,
+            not remove,
+            function=checked.function,
+        )
+
+    def _assemble(
+        self,
+        plan,
+        copy: Copy,
+        target: int,
+        remove: bool,
+        placement: str,
+        document_edits: list[TextEdit],
+    ) -> Rewrite:
+        """The document edits of a fusion: the copy inserted at `target` (inside the
+        second nest), the first nest removed or kept, the second nest moved up to the
+        first nest's place if `placement` is FIRST, plus other `document_edits`."""
+        insertion = TextEdit(Span(target, target), copy.text)
+        if placement == SECOND:
+            edits = [insertion] + document_edits
+            if remove:
+                edits.append(TextEdit(Span(copy.start, copy.end), ""))
+            return Rewrite(edits, self.first, self.second, plan, copy, remove, insertion)
+        start, end = nest_lines(self.data, self.second, True)
+        if indentation(self.data, self.first.span.start_byte) != indentation(
+            self.data, self.second.span.start_byte
+        ):
+            raise CannotEdit("the nests are not indented alike")
+        inside = [e for e in document_edits if start <= e.span.start_byte < end]
+        outside = [e for e in document_edits if e not in inside]
+        local = [TextEdit(Span(target - start, target - start), copy.text)] + [
+            TextEdit(Span(e.span.start_byte - start, e.span.end_byte - start), e.new_text)
+            for e in inside
+        ]
+        moved_text = apply_edits(self.data[start:end], local).decode("utf-8")
+        moved = TextEdit(Span(copy.start, copy.end), moved_text)
+        edits = [moved, TextEdit(Span(start, end), "")] + outside
+        nest = MovedNest(moved, start, EditMap(local), local[0])
+        return Rewrite(edits, self.first, self.second, plan, copy, remove, None, nest)
+
+    def _private_edits(
+        self, plan, builder: CopyBuilder, copy: Copy
+    ) -> tuple[Copy, list[TextEdit]] | None:
+        """The copy and document edits that make every intermediate buffer private to an
+        iteration of the fused loops (None when no buffer can be)."""
+        assert self.window is not None
+        privatizer = Privatizer(self.session, self.window, plan, copy, self.first, self.second)
+        copy_edits: list[TextEdit] = []
+        document_edits: list[TextEdit] = []
+        for memref in private_candidates(self.window, self.first, self.second):
+            try:
+                private = privatizer.privatize(memref)
+            except PolyError:
+                private = None
+            if private is not None:
+                copy_edits += private.copy_edits
+                document_edits += private.document_edits
+        if not copy_edits and not document_edits:
+            return None
+        return builder.with_replacements(copy, copy_edits), document_edits
+
+    def _explain(self, checked: Checked) -> str:
+        assert self.window is not None
+        explainer = Explainer(
+            self.window, checked.window, checked.origin, self.first, self.second, self.data
+        )
+
+        def priority(mismatch: Mismatch) -> int:
+            if mismatch.kind == "read":
+                return 0 if mismatch.statement in checked.copied else 1
+            return 2 if mismatch.kind == "final" else 3
+
+        mismatch = min(checked.mismatches, key=priority)
+        try:
+            return self.session.run(lambda: explainer.explain(mismatch), "an explanation")
+        except PolyError:
+            return "the fused code would compute something else"
+
+    def _insertion_point(self, loop: AffineForOp) -> tuple[int, str]:
+        region = loop.body
+        if region is None:
+            raise CannotEdit("the loop has no body")
+        brace = region.span.start_byte
+        if not rest_of_line_is_blank(self.data, brace + 1):
+            raise CannotEdit("the loop body does not start on a new line")
+        inner = [op for op in region.operations()]
+        if inner:
+            indent = indentation(self.data, inner[0].span.start_byte)
+        else:
+            indent = indentation(self.data, loop.span.start_byte) + "  "
+        return next_line_start(self.data, brace), indent
+
+    # -- cost ---------------------------------------------------------------------------
+
+    def _extra_compute(self, checked: Checked, remove: bool) -> float:
+        """Extra executions of the fused code relative to the two nests (0 when every
+        instance of the first nest still runs exactly once)."""
+        assert self.window is not None
+        if remove and self._runs_once(checked):
+            return 0.0
+        before = CostModel(self.window)
+        after = CostModel(checked.window)
+        original = before.nest(self.first) + before.nest(self.second)
+        fused = after.nest(checked.window.ops[-1])
+        if not remove:
+            fused += after.nest(checked.window.ops[0])
+        if original <= 0:
+            return 0.0
+        return max(0.0, fused / original - 1.0)
+
+    def _runs_once(self, checked: Checked) -> bool:
+        """Whether the origin relation is a bijection onto the first nest's instances."""
+        assert self.window is not None
+        firsts = [s for s in self.window.statements if is_under(s.op, self.first)]
+        if not firsts:
+            return True
+        targets = self.window.session.run(lambda: isl.UnionSet.from_set(firsts[0].instances))
+        for statement in firsts[1:]:
+            targets = targets.union(isl.UnionSet.from_set(statement.instances))
+
+        def check() -> bool:
+            copies = checked.origin.intersect_range(targets)
+            return copies.is_injective() and copies.range().is_equal(targets)
+
+        return bool(self.session.run(check, "the slice coverage"))

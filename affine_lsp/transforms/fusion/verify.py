@@ -1,0 +1,308 @@
+"""Check a fused text against the original: parse it, model the same window, map
+every new statement instance to the instance it repeats, compare dataflows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import islpy as isl
+
+from affine_lsp.checks import CheckOptions, ModuleContext, Severity, check_item
+from affine_lsp.checks.diagnostics import TextEdit
+from affine_lsp.ir.build import build_operation_item, module_scope_of
+from affine_lsp.ir.model import AffineForOp, FuncOp, MemRefAllocOp, ModuleModel, Operation
+from affine_lsp.ir.types import MemRefType
+from affine_lsp.poly.equivalence import Mismatch, compare
+from affine_lsp.poly.isl_util import union_of_maps
+from affine_lsp.poly.program import Statement, Window, is_function_argument, is_under
+from affine_lsp.poly.session import IslSession, NotAffine
+from affine_lsp.syntax import SourceDocument, syntax_problems
+from affine_lsp.transforms.edits import EditMap, apply_edits
+from affine_lsp.transforms.fusion.copy import Copy
+from affine_lsp.transforms.fusion.slicing import SlicePlan
+
+_CONTEXT_LOOP = re.compile(r"\b_q(\d+)\b")
+
+
+@dataclass
+class MovedNest:
+    """The second nest moved up to the first nest's place (with the copy inside)."""
+
+    edit: TextEdit  # the document edit whose new text is the moved nest
+    region_start: int  # where the moved lines start in the original
+    local: EditMap  # the edits made to the moved lines (the copy's insertion among them)
+    copy_edit: TextEdit  # that insertion
+
+
+@dataclass
+class Rewrite:
+    """A candidate rewrite of one pair and what it takes to check it."""
+
+    edits: list[TextEdit]
+    producer: AffineForOp
+    consumer: AffineForOp
+    plan: SlicePlan
+    copy: Copy
+    remove_producer: bool
+    copy_edit: TextEdit | None = None  # the document edit inserting the copy
+    moved: MovedNest | None = None
+
+    def origin_of(self, mapping: EditMap, offset: int) -> int | None:
+        """The original offset of a new offset, or None inside the copy."""
+        old, edit = mapping.to_old(offset)
+        if edit is None:
+            return old
+        if edit is self.copy_edit:
+            return None
+        if self.moved is not None and edit is self.moved.edit:
+            relative = offset - mapping.new_start(edit)
+            old_relative, local = self.moved.local.to_old(relative)
+            if local is None and old_relative is not None:
+                return self.moved.region_start + old_relative
+            if local is self.moved.copy_edit:
+                return None
+        raise NotAffine("a rewritten op has no original")
+
+
+@dataclass
+class Checked:
+    """A rewritten window, modelled, and (once compared) how it differs."""
+
+    new_text: bytes
+    window: Window
+    function: FuncOp
+    origin: isl.UnionMap
+    mismatches: list[Mismatch]
+    copied: set[str]  # names of the statements in the copy
+    live: set[str]
+    bounds: dict[str, tuple[int, ...]]
+    undefined: set[str]
+    compared: bool = False
+
+    def compare(self, session: IslSession, original: Window) -> Checked:
+        """Run the dataflow comparison (once)."""
+        if not self.compared:
+            self.mismatches = compare(
+                session,
+                original,
+                self.window,
+                self.origin,
+                self.live,
+                self.bounds,
+                self.undefined,
+            )
+            self.compared = True
+        return self
+
+
+def dead_after(window: Window, memref) -> bool:
+    """Whether nothing can observe `memref` after the window: a local allocation whose
+    uses are in the window, deallocs, or ops that ran before it (and do not run again:
+    the window is not inside a loop)."""
+    if is_function_argument(memref) or not isinstance(memref.defining_op, MemRefAllocOp):
+        return False
+    once = isinstance(window.block.parent_op, FuncOp)
+    first = window.block.operations.index(window.ops[0])
+    for use in memref.uses:
+        user = use.user
+        if user is None:
+            return False
+        if user.name == "memref.dealloc" or window.contains(user):
+            continue
+        if once and _position_in_block(user, window.block) in range(first):
+            continue
+        return False
+    return True
+
+
+def undefined_at_start(window: Window, memref, pair: tuple[Operation, Operation]) -> bool:
+    """A fresh allocation nothing touches before the window: its contents are undefined
+    there (reading them is reading garbage, in the original as in the rewrite). Only
+    for memrefs the two nests alone touch in the window: garbage is not an excuse to
+    reorder reads and writes of other ops."""
+    if not isinstance(memref.defining_op, MemRefAllocOp):
+        return False
+    if not isinstance(window.block.parent_op, FuncOp):
+        return False
+    first = window.block.operations.index(window.ops[0])
+    for use in memref.uses:
+        user = use.user
+        if user is None:
+            return False
+        if user.name == "memref.dealloc" or is_under(user, pair[0]) or is_under(user, pair[1]):
+            continue
+        if window.contains(user) or _position_in_block(user, window.block) < first:
+            return False
+    return True
+
+
+def _position_in_block(op: Operation, block) -> int:
+    """Index in `block` of `op` or of its ancestor there (-1 if none)."""
+    current: Operation | None = op
+    while current is not None:
+        if current.parent_block is block:
+            return block.operations.index(current)
+        current = current.parent_op
+    return -1
+
+
+def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
+    """Re-parse `data`, model the function that starts where `function` starts, and
+    make sure the verifier finds no error in it."""
+    document = SourceDocument(data)
+    start = function.span.start_byte
+    node = document.tree.root_node.descendant_for_byte_range(start, start + 1)
+    while node is not None and not (node.type == "operation" and node.start_byte == start):
+        node = node.parent
+    if node is None:
+        raise NotAffine("the rewritten function could not be found")
+    item = build_operation_item(node, module_scope_of(model.items))
+    if not isinstance(item.operation, FuncOp):
+        raise NotAffine("the rewritten function could not be found")
+    problems = [
+        p.message
+        for p in syntax_problems(document.tree)
+        if node.start_byte <= p.span.start_byte <= node.end_byte
+    ]
+    context = ModuleContext.from_model(model)
+    problems += [
+        d.message for d in check_item(item, context, CheckOptions()) if d.severity == Severity.ERROR
+    ]
+    if problems:
+        raise NotAffine(f"the fused code does not verify: {problems[0]}")
+    return item.operation
+
+
+def _origin_text(
+    new: Statement, old: Statement, rewrite: Rewrite, params: str, in_copy: bool
+) -> str:
+    lanes = [f"_l{k}" for k in range(new.lanes)]
+    if not in_copy:
+        if len(new.domain.dims) != len(old.domain.dims):
+            raise NotAffine("a statement changed its loops")
+        outputs = list(new.domain.dims)
+    else:
+        depth = rewrite.plan.depth
+        outputs = []
+        kept = 0
+        positions: dict[str, str] = {}
+        for level in old.domain.levels:
+            loop = level.op
+            if not isinstance(loop, AffineForOp):
+                continue
+            loop_plan = rewrite.plan.plan_of(loop)
+            promoted = rewrite.copy.promoted.get(id(loop))
+            if promoted is not None:
+                outputs.append(
+                    "(" + _CONTEXT_LOOP.sub(lambda m: positions[f"_q{m.group(1)}"], promoted) + ")"
+                )
+            else:
+                name = f"_d{depth + kept}"
+                positions[loop_plan.name] = name
+                outputs.append(name)
+                kept += 1
+        if len(new.domain.dims) != depth + kept:
+            raise NotAffine("the copy's loops do not match the first nest")
+    inputs = ", ".join(new.domain.dims + lanes)
+    return f"[{params}] -> {{ {new.name}[{inputs}] -> {old.name}[{', '.join(outputs + lanes)}] }}"
+
+
+def check_rewrite(
+    session: IslSession,
+    original: Window,
+    data: bytes,
+    model: ModuleModel,
+    function: FuncOp,
+    rewrite: Rewrite,
+    compare_flows: bool = True,
+) -> Checked:
+    """Model the rewritten window and compare it with the original (unless
+    `compare_flows` is False: then only the model is built, mismatches stay empty)."""
+    new_data = apply_edits(data, rewrite.edits)
+    new_function = parse_function(new_data, function, model)
+    mapping = EditMap(rewrite.edits)
+    consumer_start = rewrite.consumer.span.start_byte
+    consumer = next(
+        (
+            op
+            for op in new_function.walk()
+            if isinstance(op, AffineForOp)
+            and rewrite.origin_of(mapping, op.span.start_byte) == consumer_start
+        ),
+        None,
+    )
+    if consumer is None or consumer.parent_block is None:
+        raise NotAffine("the rewritten second nest could not be found")
+    block = consumer.parent_block
+    low, high = rewrite.producer.span.start_byte, rewrite.consumer.span.start_byte
+    inside = [
+        index
+        for index, op in enumerate(block.operations)
+        if low <= (rewrite.origin_of(mapping, op.span.start_byte) or -1) <= high
+    ]
+    window = Window(session, block, inside[0], inside[-1], original.resolver.aliases)
+    by_start = {s.op.span.start_byte: s for s in original.statements}
+    producer_statements = [s for s in original.statements if is_under(s.op, rewrite.producer)]
+    copied = []
+    params = set()
+    pieces = []
+    for statement in window.statements:
+        params |= statement.domain.params
+    for statement in original.statements:
+        params |= statement.domain.params
+    params |= set(rewrite.plan.params)
+    param_text = ", ".join(sorted(params))
+    for statement in window.statements:
+        old_start = rewrite.origin_of(mapping, statement.op.span.start_byte)
+        if old_start is None:
+            copied.append(statement)
+            continue
+        old = by_start.get(old_start)
+        if old is None:
+            raise NotAffine("a rewritten statement has no original")
+        pieces.append(_origin_text(statement, old, rewrite, param_text, False))
+    if len(copied) != len(producer_statements):
+        raise NotAffine("the copy does not have the first nest's accesses")
+    for new, old in zip(copied, producer_statements, strict=True):
+        pieces.append(_origin_text(new, old, rewrite, param_text, True))
+    origin = _union(session, pieces)
+    live = {a for a, m in original.memrefs.items() if not dead_after(original, m)}
+    pair = (rewrite.producer, rewrite.consumer)
+    undefined = {a for a, m in original.memrefs.items() if undefined_at_start(original, m, pair)}
+    live |= {a for a, m in window.memrefs.items() if a not in original.memrefs}
+    bounds = _changed_shapes(original, window, live)
+    checked = Checked(
+        new_data,
+        window,
+        new_function,
+        origin,
+        [],
+        {s.name for s in copied},
+        live,
+        bounds,
+        undefined,
+    )
+    return checked.compare(session, original) if compare_flows else checked
+
+
+def _shapes(window: Window, live: set[str]) -> dict[str, tuple[int, ...]]:
+    shapes: dict[str, tuple[int, ...]] = {}
+    for statement in window.statements:
+        declared = getattr(statement.op, "memref_type", None)
+        if statement.array in live or not isinstance(declared, MemRefType):
+            continue
+        if declared.shape is not None and all(d is not None for d in declared.shape):
+            shapes.setdefault(statement.array, tuple(declared.shape))  # type: ignore[arg-type]
+    return shapes
+
+
+def _changed_shapes(original: Window, window: Window, live: set[str]) -> dict[str, tuple[int, ...]]:
+    """Static shapes of the memrefs the rewrite shrank (their accesses must stay inside)."""
+    before = _shapes(original, live)
+    return {a: shape for a, shape in _shapes(window, live).items() if before.get(a) != shape}
+
+
+def _union(session: IslSession, texts: list[str]) -> isl.UnionMap:
+    maps = [session.map(text) for text in texts]
+    return session.run(lambda: union_of_maps(maps, session.ctx))
