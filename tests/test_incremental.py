@@ -138,3 +138,14 @@ def test_utf8_position_encoding():
     document = SourceDocument("// é!\n", encoding="utf-8")
     document.apply_changes([ContentChange("?", ((0, 5), (0, 6)))])
     assert document.text == "// é?\n"
+
+
+def test_a_snapshot_is_independent_of_later_edits():
+    document = SourceDocument("func.func @f() {\n  return\n}\n")
+    snapshot = document.snapshot()
+    document.apply_changes([ContentChange("// x\n", ((0, 0), (0, 0)))])
+    assert snapshot.text == "func.func @f() {\n  return\n}\n"
+    assert snapshot.tree.root_node.start_byte == 0 and not snapshot.tree.root_node.has_error
+    assert snapshot.position(20) == (1, 3) and document.position(25) == (2, 3)
+    snapshot.apply_changes([ContentChange("x", ((1, 0), (1, 0)))])
+    assert document.text.startswith("// x\n") and "x  return" in snapshot.text

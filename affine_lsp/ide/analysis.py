@@ -290,7 +290,7 @@ class DocumentAnalysis:
             while True:
                 first = bisect_left(self.records, lo, key=lambda r: r.end)
                 last = bisect_right(self.records, hi, key=lambda r: r.start)
-                nodes = _children_overlapping(root, lo, hi)
+                nodes = children_overlapping(root, lo, hi)
                 new_lo, new_hi = lo, hi
                 if first < last:
                     new_lo = min(new_lo, self.records[first].start)
@@ -322,7 +322,7 @@ class DocumentAnalysis:
     def node_of(self, record: ItemRecord) -> Node:
         """The syntax node of a (current) record."""
         root = self.document.tree.root_node
-        for node in _children_overlapping(root, record.start, record.start):
+        for node in children_overlapping(root, record.start, record.start):
             if node.start_byte == record.start and node.type == record.kind:
                 return node
         raise LookupError(f"no {record.kind} node at byte {record.start}")
@@ -607,7 +607,7 @@ def _merge(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def _children_overlapping(root: Node, lo: int, hi: int) -> list[Node]:
+def children_overlapping(root: Node, lo: int, hi: int) -> list[Node]:
     """Named top-level children (not comments) overlapping or touching [lo, hi].
 
     Navigates by child index: sibling pointers are avoided, as walking

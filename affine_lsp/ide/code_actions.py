@@ -1,24 +1,29 @@
-"""Code actions: the quick fixes diagnostics carry, and the loop-fusion rewrites
-of `affine_lsp.transforms.fusion` (when that part is installed)."""
+"""Code actions: the quick fixes diagnostics carry, and the "Fuse loops" rewrites
+of `affine_lsp.transforms.fusion`.
+
+Fusion runs a dependence analysis, so it is only computed when asked for
+explicitly, and on a snapshot of the document (`prepare_fusion`) so that it can
+run in another thread while the document keeps being edited.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from affine_lsp.checks import Diagnostic, TextEdit
-from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ide.analysis import DocumentAnalysis, children_overlapping
+from affine_lsp.ide.records import OPERATION
+from affine_lsp.ir import build_operation_item
+from affine_lsp.ir.model import ModuleModel
+from affine_lsp.transforms.fusion import FusionOptions, fusion_actions
 
 logger = logging.getLogger("affine_lsp.ide")
 
 QUICKFIX = "quickfix"
 REWRITE = "refactor.rewrite"
-
-try:  # the fusion actions are optional until their layer lands
-    from affine_lsp.transforms.fusion.actions import fusion_actions as _fusion_actions
-except ImportError:  # pragma: no cover - depends on the build
-    _fusion_actions = None
 
 
 @dataclass
@@ -40,11 +45,7 @@ class Action:
         return self.edits or []
 
 
-def fusion_available() -> bool:
-    return _fusion_actions is not None
-
-
-def _wanted(only: list[str] | None, kind: str) -> bool:
+def wanted(only: list[str] | None, kind: str) -> bool:
     """LSP's `only` filter: a kind matches itself and its sub-kinds."""
     return only is None or any(kind == k or kind.startswith(k + ".") for k in only)
 
@@ -63,28 +64,44 @@ def quick_fixes(analysis: DocumentAnalysis, start: int, end: int) -> list[Action
     return actions
 
 
-def fusion(analysis: DocumentAnalysis, start: int, end: int, tolerance: float) -> list[Action]:
-    """The "Fuse loops" rewrites at the cursor (none if the fusion layer is absent)."""
-    if _fusion_actions is None:
-        return []
-    view = analysis.view_at(start)
-    if view is None or view.item.operation is None:
-        return []
-    from affine_lsp.transforms.fusion.engine import FusionOptions
+def prepare_fusion(
+    analysis: DocumentAnalysis, start: int, end: int, tolerance: float
+) -> Callable[[], list[Action]]:
+    """The fusion actions at [start, end], as a function to call later, possibly in
+    another thread: it reads only a snapshot taken now."""
+    record = analysis.record_at(start)
+    if record is None or record.kind != OPERATION:
+        return list
+    snapshot = analysis.document.snapshot()
+    chunk = analysis.chunks[record.chunk]
+    aliases = chunk.alias_items
+    scope = chunk.scope()
+    item_start = record.start
 
-    options = FusionOptions(tolerance=tolerance)
-    found = _fusion_actions(analysis.document, view.model, start, end, options)
-    return [
-        Action(
-            a.title,
-            a.kind,
-            a.edits,
-            preferred=a.preferred,
-            disabled_reason=a.disabled_reason,
-            source=a,
+    def compute() -> list[Action]:
+        root = snapshot.tree.root_node
+        node = next(
+            (n for n in children_overlapping(root, item_start, item_start) if n.type == OPERATION),
+            None,
         )
-        for a in found
-    ]
+        if node is None:
+            return []
+        model = ModuleModel(items=[*aliases, build_operation_item(node, scope)])
+        options = FusionOptions(tolerance=tolerance)
+        found = fusion_actions(snapshot, model, start, end, options)
+        return [
+            Action(
+                a.title,
+                a.kind,
+                a.edits,
+                preferred=a.preferred,
+                disabled_reason=a.disabled_reason,
+                source=a,
+            )
+            for a in found
+        ]
+
+    return compute
 
 
 def code_actions(
@@ -94,12 +111,10 @@ def code_actions(
     only: list[str] | None = None,
     tolerance: float = 0.3,
 ) -> list[Action]:
+    """Quick fixes and (when `only` asks for rewrites) fusion, computed here and now."""
     actions: list[Action] = []
-    if _wanted(only, QUICKFIX):
+    if wanted(only, QUICKFIX):
         actions += quick_fixes(analysis, start, end)
-    if _wanted(only, REWRITE):
-        try:
-            actions += fusion(analysis, start, end, tolerance)
-        except Exception:
-            logger.exception("fusion actions failed")
+    if only is not None and wanted(only, REWRITE):
+        actions += prepare_fusion(analysis, start, end, tolerance)()
     return actions

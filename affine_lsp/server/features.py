@@ -299,17 +299,28 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
         ),
     )
     @guarded([])
-    def on_code_action(ls: AffineLanguageServer, params: types.CodeActionParams):
+    async def on_code_action(ls: AffineLanguageServer, params: types.CodeActionParams):
         open_document = ls.documents.get(params.text_document.uri)
         if open_document is None:
             return []
         analysis = open_document.analysis
         document = analysis.document
+        version = open_document.version
         span = span_of(document, params.range)
-        only = [str(k) for k in params.context.only] if params.context.only else None
-        found = code_actions.code_actions(
-            analysis, span.start_byte, span.end_byte, only, ls.settings.fusion_tolerance
-        )
+        context = params.context
+        only = [str(k) for k in context.only] if context.only else None
+        found = []
+        if code_actions.wanted(only, code_actions.QUICKFIX):
+            found += code_actions.quick_fixes(analysis, span.start_byte, span.end_byte)
+        # Fusion analyses dependences: only when asked for (a refactoring requested
+        # by kind, or actions invoked by the user), in a worker thread on a snapshot.
+        explicit = only is not None or context.trigger_kind == types.CodeActionTriggerKind.Invoked
+        if explicit and code_actions.wanted(only, code_actions.REWRITE):
+            compute = code_actions.prepare_fusion(
+                analysis, span.start_byte, span.end_byte, ls.settings.fusion_tolerance
+            )
+            found += await asyncio.get_running_loop().run_in_executor(ls.fusion_pool, compute)
+        snapshot = document if open_document.version == version else None
         result = []
         for action in found:
             lsp_action = types.CodeAction(
@@ -324,11 +335,11 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
                 if action.disabled_reason
                 else None,
             )
-            if action.edits is not None:
+            if action.edits is not None and snapshot is not None:
                 lsp_action.edit = workspace_edit(ls, open_document, action.edits)
-            else:
+            elif action.disabled_reason is None:
                 key = str(next(action_ids))
-                actions[key] = (open_document.uri, open_document.version, action)
+                actions[key] = (open_document.uri, version, action)
                 while len(actions) > 200:
                     actions.pop(next(iter(actions)))
                 lsp_action.data = {"id": key}
@@ -337,7 +348,7 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
 
     @server.feature(types.CODE_ACTION_RESOLVE)
     @guarded()
-    def on_code_action_resolve(ls: AffineLanguageServer, params: types.CodeAction):
+    async def on_code_action_resolve(ls: AffineLanguageServer, params: types.CodeAction):
         data = params.data if isinstance(params.data, dict) else {}
         entry = actions.get(str(data.get("id")))
         if entry is None:
@@ -348,7 +359,11 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
             raise JsonRpcException(
                 "the document changed since this code action was computed", code=REQUEST_FAILED
             )
-        edits = action.resolve()
+        edits = await asyncio.get_running_loop().run_in_executor(ls.fusion_pool, action.resolve)
+        if open_document.version != version:
+            raise JsonRpcException(
+                "the document changed while this code action was computed", code=REQUEST_FAILED
+            )
         if not edits:
             params.disabled = types.CodeActionDisabled(
                 reason=action.disabled_reason or "nothing to change"

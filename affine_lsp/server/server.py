@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from lsprotocol import types
@@ -62,6 +63,9 @@ class AffineLanguageServer(LanguageServer):
         )
         self.documents: dict[str, OpenDocument] = {}
         self.settings = Settings()
+        # Fusion (a dependence analysis) runs here, on document snapshots, so that
+        # the event loop keeps serving edits and requests meanwhile.
+        self.fusion_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fusion")
         self.encoding = "utf-16"
         self._reported: set[str] = set()
 

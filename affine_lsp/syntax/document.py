@@ -71,6 +71,22 @@ class SourceDocument:
         self._has_lone_cr = bool(_LONE_CR.search(self.data))
         self.tree: tree_sitter.Tree = self._parser.parse(bytes(self.data))
 
+    def snapshot(self) -> SourceDocument:
+        """An independent copy of the document as it is now, made without parsing.
+
+        The tree is shared copy-on-write (`Tree.copy`); bytes and line index are
+        copied. Editing either document leaves the other as it was, so a snapshot
+        can be read in another thread while the original keeps being edited.
+        """
+        copy = object.__new__(SourceDocument)
+        copy.encoding = self.encoding
+        copy._parser = new_parser()
+        copy.data = bytearray(self.data)
+        copy.lines = LineIndex(copy.data)
+        copy._has_lone_cr = self._has_lone_cr
+        copy.tree = self.tree.copy()
+        return copy
+
     # -- text access --------------------------------------------------------
 
     @property

@@ -84,3 +84,33 @@ def test_workspace_files_and_counts(tmp_path):
     analysis.analyse_all()
     assert count_severities(analysis.diagnostics()) == (3, 0)
     assert list(mlir_files(FIXTURES / "nest.mlir")) == [FIXTURES / "nest.mlir"]
+
+
+def test_fusion_actions_preferred_depth_and_lazy_fuse_all():
+    analysis = analysed(fixture_text("fusion.mlir"))
+    at = offset_of(analysis, "affine.for")
+    actions = code_actions(analysis, at, at, only=["refactor.rewrite"])
+    titles = [a.title for a in actions]
+    assert titles[0] == "Fuse with the next loop nest (depth 2, +0% compute)"
+    assert actions[0].preferred and actions[0].kind == "refactor.rewrite"
+    fused = apply_text_edits(analysis, actions[0].edits)
+    assert fused.count("affine.for %i") == 1 and not analysed(fused).diagnostics()
+    fuse_all = next(a for a in actions if a.title.startswith("Fuse all"))
+    assert fuse_all.edits is None and fuse_all.resolve()
+    assert code_actions(analysis, at, at) == []  # without `only`, no fusion here
+
+
+def test_fusion_is_computed_on_a_snapshot():
+    from affine_lsp.ide.code_actions import prepare_fusion
+    from affine_lsp.syntax import ContentChange
+
+    analysis = analysed(fixture_text("fusion.mlir"))
+    at = offset_of(analysis, "affine.for")
+    compute = prepare_fusion(analysis, at, at, 0.3)
+    original = analysis.document.text
+    analysis.apply_changes([ContentChange("// edited meanwhile\n", ((0, 0), (0, 0)))])
+    actions = compute()
+    data = original.encode()
+    for edit in sorted(actions[0].edits, key=lambda e: e.span.start_byte, reverse=True):
+        data = data[: edit.span.start_byte] + edit.new_text.encode() + data[edit.span.end_byte :]
+    assert data.decode().count("affine.for %i") == 1  # the edits fit the snapshot's text

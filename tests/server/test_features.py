@@ -240,3 +240,40 @@ async def test_out_of_range_positions_are_clamped(client):
         types.InlayHintParams(text_document=_doc(uri), range=types.Range(start=far, end=far))
     )
     assert not ranges
+
+
+async def test_fusion_code_actions_and_resolve(client):
+    uri, _ = await open_fixture(client, "fusion.mlir")
+    text = (FIXTURES / "fusion.mlir").read_text()
+    at = position_of(text, "affine.for", 0, 2)
+    here = types.Range(start=at, end=at)
+    automatic = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=_doc(uri),
+            range=here,
+            context=types.CodeActionContext(
+                diagnostics=[], trigger_kind=types.CodeActionTriggerKind.Automatic
+            ),
+        )
+    )
+    assert not [a for a in automatic if a.title.startswith("Fuse")]  # not on every move
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=_doc(uri),
+            range=here,
+            context=types.CodeActionContext(
+                diagnostics=[],
+                only=[types.CodeActionKind.RefactorRewrite],
+                trigger_kind=types.CodeActionTriggerKind.Invoked,
+            ),
+        )
+    )
+    best = actions[0]
+    assert best.title == "Fuse with the next loop nest (depth 2, +0% compute)"
+    assert best.is_preferred and best.kind == types.CodeActionKind.RefactorRewrite
+    (change,) = best.edit.document_changes
+    assert change.text_document.version == 1 and change.edits
+    fuse_all = next(a for a in actions if a.title.startswith("Fuse all"))
+    assert fuse_all.edit is None and fuse_all.data
+    resolved = await client.code_action_resolve_async(fuse_all)
+    assert resolved.edit.document_changes[0].edits
