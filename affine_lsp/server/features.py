@@ -27,7 +27,6 @@ from affine_lsp.ide import semantic_tokens as tokens
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.navigation import RenameError
 from affine_lsp.server.convert import (
-    diagnostic_data,
     lsp_diagnostic,
     lsp_range,
     offset,
@@ -36,7 +35,13 @@ from affine_lsp.server.convert import (
 )
 from affine_lsp.server.guard import guarded
 from affine_lsp.server.protocol import RawResult
-from affine_lsp.server.server import SLICE_SECONDS, AffineLanguageServer, OpenDocument
+from affine_lsp.server.server import (
+    PROGRESS_AFTER_SECONDS,
+    SLICE_SECONDS,
+    AffineLanguageServer,
+    OpenDocument,
+    Progress,
+)
 from affine_lsp.syntax import SourceDocument, Span
 from affine_lsp.syntax.lines import column_units
 
@@ -439,39 +444,39 @@ async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> 
             paths += list(workspace.mlir_files(Path(folder)))
     open_by_path = {Path(to_fs_path(uri) or ""): document for uri, document in ls.documents.items()}
     files = errors = warnings = 0
-    slice_start = time.perf_counter()
-    for path in paths:
-        open_document = open_by_path.get(path)
-        if open_document is not None:
-            analysis = open_document.analysis
-        else:
-            try:
-                analysis = workspace.load_file(path, ls.settings.check_options(), ls.encoding)
-            except OSError as error:
-                ls.report_once(f"cannot read {path}: {error.strerror}", types.MessageType.Warning)
-                continue
-        for _ in analysis.analyse():
-            if time.perf_counter() - slice_start > SLICE_SECONDS:
-                await asyncio.sleep(0)
-                slice_start = time.perf_counter()
-        diagnostics = analysis.diagnostics()
-        file_errors, file_warnings = workspace.count_severities(diagnostics)
-        files, errors, warnings = files + 1, errors + file_errors, warnings + file_warnings
-        if open_document is not None:
-            ls.publish(open_document)
-        else:
-            uri = from_fs_path(str(path)) or path.as_uri()
-            ls.affine_protocol.send_notification_data(
-                types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                {
-                    "uri": uri,
-                    "diagnostics": [
-                        diagnostic_data(analysis.document, uri, d) for d in diagnostics
-                    ],
-                },
-            )
-        await asyncio.sleep(0)
-        slice_start = time.perf_counter()
+    started = slice_start = time.perf_counter()
+    progress: Progress | None = None
+    try:
+        for path in paths:
+            open_document = open_by_path.get(path)
+            if open_document is not None:
+                analysis = open_document.analysis
+            else:
+                try:
+                    analysis = workspace.load_file(path, ls.settings.check_options(), ls.encoding)
+                except OSError as error:
+                    message = f"cannot read {path}: {error.strerror}"
+                    ls.report_once(message, types.MessageType.Warning)
+                    continue
+            for _ in analysis.analyse():
+                if time.perf_counter() - slice_start > SLICE_SECONDS:
+                    await asyncio.sleep(0)
+                    slice_start = time.perf_counter()
+            file_errors, file_warnings = workspace.count_severities(analysis.diagnostics())
+            files, errors, warnings = files + 1, errors + file_errors, warnings + file_warnings
+            if open_document is not None:
+                ls.publish(open_document)
+            else:
+                ls.publish_diagnostics(from_fs_path(str(path)) or path.as_uri(), analysis)
+            if progress is None and time.perf_counter() - started > PROGRESS_AFTER_SECONDS:
+                progress = Progress(ls, "Checking MLIR files")
+            if progress is not None:
+                progress.report(files, len(paths))
+            await asyncio.sleep(0)
+            slice_start = time.perf_counter()
+    finally:
+        if progress is not None:
+            progress.end()
     return {"files": files, "errors": errors, "warnings": warnings}
 
 

@@ -135,7 +135,7 @@ class AffineLanguageServer(LanguageServer):
     async def _analyse(self, document: OpenDocument) -> None:
         await asyncio.sleep(0)  # let notifications already queued arrive first
         started = slice_start = time.perf_counter()
-        progress: _Progress | None = None
+        progress: Progress | None = None
         done = 0
         try:
             for done, total in document.analysis.analyse():
@@ -143,7 +143,7 @@ class AffineLanguageServer(LanguageServer):
                 if now - slice_start < SLICE_SECONDS:
                     continue
                 if progress is None and now - started > PROGRESS_AFTER_SECONDS:
-                    progress = _Progress(self, f"Analysing {document.uri.rsplit('/', 1)[-1]}")
+                    progress = Progress(self, f"Analysing {document.uri.rsplit('/', 1)[-1]}")
                 if progress is not None:
                     progress.report(done, total)
                 await asyncio.sleep(0)
@@ -165,13 +165,16 @@ class AffineLanguageServer(LanguageServer):
                 progress.end()
 
     def publish(self, document: OpenDocument) -> None:
-        analysis = document.analysis
-        payload = [
-            diagnostic_data(analysis.document, document.uri, d) for d in analysis.diagnostics()
-        ]
-        params: dict = {"uri": document.uri, "diagnostics": payload}
-        if document.version is not None:
-            params["version"] = document.version
+        self.publish_diagnostics(document.uri, document.analysis, document.version)
+
+    def publish_diagnostics(
+        self, uri: str, analysis: DocumentAnalysis, version: int | None = None
+    ) -> None:
+        """Send the current diagnostics of an analysis (as plain JSON: no cattrs)."""
+        payload = [diagnostic_data(analysis.document, uri, d) for d in analysis.diagnostics()]
+        params: dict = {"uri": uri, "diagnostics": payload}
+        if version is not None:
+            params["version"] = version
         self.affine_protocol.send_notification_data(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, params)
 
     # -- settings ---------------------------------------------------------------------------
@@ -214,7 +217,7 @@ class AffineLanguageServer(LanguageServer):
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
 
-class _Progress:
+class Progress:
     """Server-initiated work-done progress (only if the client supports it).
 
     The notifications go out as plain JSON: reports are sent while analysis runs,
