@@ -148,11 +148,7 @@ def test_bad_config_is_refused() -> None:
 def test_command_line_prints_a_program() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "affine_lsp.testing.progen", "--seed", "3"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-        check=True,
+        capture_output=True, text=True, cwd=ROOT, timeout=60, check=True,
     )
     assert done.stdout == progen.generate(3).text
 
@@ -162,10 +158,8 @@ def test_command_line_prints_a_program() -> None:
 
 def test_output_normalisation_masks_only_addresses() -> None:
     out = "Unranked Memref base@ = 0x55d0c0ffee rank = 1 offset = 0\n[1,  2]\n"
-    assert (
-        oracle.normalize_output(out) == "Unranked Memref base@ = <addr> rank = 1 offset = 0\n"
+    assert oracle.normalize_output(out) == "Unranked Memref base@ = <addr> rank = 1 offset = 0\n" \
         "[1,  2]\n"
-    )
 
 
 def test_count_top_level_loops_on_printed_form() -> None:
@@ -229,8 +223,7 @@ def test_slice_programs_run(slice_runs: list[SliceRun]) -> None:
     assert not bad
     for run in slice_runs:
         assert run.original.stdout.count("Unranked Memref") == run.program.text.count(
-            "call @printMemref"
-        )
+            "call @printMemref")
 
 
 @pytest.mark.oracle
@@ -305,10 +298,8 @@ def test_failure_verdicts() -> None:
     assert verdict.outcome is oracle.Outcome.TRANSFORMED_FAILED
     assert verdict.transformed is not None and verdict.transformed.stage == "lower"
     assert oracle.equivalent(invalid, KERNEL_SOURCE).outcome is oracle.Outcome.ORIGINAL_FAILED
-    assert (
-        oracle.equivalent(KERNEL_SOURCE, KERNEL_SOURCE, timeout=0.001).outcome
+    assert oracle.equivalent(KERNEL_SOURCE, KERNEL_SOURCE, timeout=0.001).outcome \
         is oracle.Outcome.TIMEOUT
-    )
     missing_entry = oracle.lower_and_run(KERNEL_SOURCE, entry="no_such_function")
     assert not missing_entry.ok and missing_entry.stage == "run"
 
