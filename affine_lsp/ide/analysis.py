@@ -94,11 +94,17 @@ class Chunk:
             span = Span(record.start + value.start, record.start + value.end)
             op = Operation(record.op_name, "", record.span, span)
             op.results = [
-                Value(value.name, span, None, "result", defining_op=op, index=i)
+                Value(
+                    value.name,
+                    span,
+                    None,
+                    "result",
+                    defining_op=op,
+                    index=i,
+                    group_size=value.group_size,
+                )
                 for i in range(value.group_size)
             ]
-            for result in op.results:
-                result.group_size = value.group_size
             shells.append(TopLevelItem(record.span, operation=op))
         return module_scope_of(shells)
 
@@ -222,14 +228,6 @@ class DocumentAnalysis:
         self._syntax = None
 
     # -- bringing records up to date -----------------------------------------------
-
-    @property
-    def up_to_date(self) -> bool:
-        if self._pending or self._structure_stale:
-            return False
-        while self._queue and (self._queue[0].removed or not self._queue[0].dirty):
-            self._queue.popleft()
-        return not self._queue and not any(c.module_stale for c in self.chunks)
 
     def sync(self) -> None:
         """Make records, chunks and alias definitions match the current tree (the

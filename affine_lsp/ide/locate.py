@@ -65,9 +65,6 @@ class ItemIndex:
                         index.values.setdefault(argument.span.start_byte, argument)
         return index
 
-    def values_named(self, name: str) -> list[Value]:
-        return [v for v in self.values.values() if v.name == name]
-
 
 @dataclass
 class Target:

@@ -59,10 +59,6 @@ class ItemRecord:
     def span(self) -> Span:
         return Span(self.start, self.end)
 
-    def overlaps(self, start: int, end: int) -> bool:
-        """Whether the record overlaps or touches [start, end]."""
-        return self.start <= end and start <= self.end
-
 
 def shift_offset(offset: int, edit: ByteEdit, *, is_end: bool = False) -> int:
     """Where `offset` of the text before `edit` is in the text after it.

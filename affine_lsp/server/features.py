@@ -67,10 +67,6 @@ _COMPLETION_KINDS = {
     "type": types.CompletionItemKind.TypeParameter,
     "keyword": types.CompletionItemKind.Keyword,
 }
-_FOLDING_KINDS = {
-    "comment": types.FoldingRangeKind.Comment,
-    "region": types.FoldingRangeKind.Region,
-}
 LEGEND = types.SemanticTokensLegend(
     token_types=tokens.TOKEN_TYPES, token_modifiers=tokens.TOKEN_MODIFIERS
 )
