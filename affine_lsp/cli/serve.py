@@ -53,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
 
     server = create_server()
     warm_up(server.affine_protocol)
+    # Worker threads (fusion, outlines of large files) hand the interpreter back to
+    # the event loop within a millisecond, so that keystrokes are not kept waiting.
+    sys.setswitchinterval(0.001)
     # Everything loaded so far lives as long as the process: keep the collector
     # from scanning it again and again while documents are analysed.
     gc.freeze()

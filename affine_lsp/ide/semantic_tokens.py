@@ -22,11 +22,13 @@ Legend (token type, then modifiers):
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
 import tree_sitter
 
+from affine_lsp.ide.symbols import top_level_nodes
 from affine_lsp.syntax import Node, SourceDocument, mlir_language
 from affine_lsp.syntax.nodes import text
 
@@ -209,6 +211,12 @@ def _op_name_token(name: Node) -> Token:
     if name.type == "legacy_keyword":
         modifiers.add("deprecated")
     return Token(name.start_byte, name.end_byte, "function", frozenset(modifiers))
+
+
+def token_parts(document: SourceDocument) -> Iterator[list[Token]]:
+    """The tokens of the whole document, top-level node by top-level node."""
+    for node in top_level_nodes(document):
+        yield semantic_tokens(document, node.start_byte, node.end_byte)
 
 
 def semantic_tokens(

@@ -6,6 +6,7 @@ large files. Kinds are plain words; the server maps them to LSP SymbolKinds.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -75,6 +76,22 @@ def _symbol(document: SourceDocument, node: Node, kind: str) -> OutlineSymbol:
         detail = _header(document, node) if kind == "function" else text(name_node)
         return OutlineSymbol(name, detail, kind, Span.of(outer), selection)
     return OutlineSymbol(_header(document, node), "", kind, Span.of(outer), Span.of(name_node))
+
+
+def top_level_nodes(document: SourceDocument) -> Iterator[Node]:
+    """The document's top-level nodes, one at a time (to split whole-document work)."""
+    cursor = document.tree.root_node.walk()
+    if cursor.goto_first_child():
+        yield cursor.node
+        while cursor.goto_next_sibling():
+            yield cursor.node
+
+
+def outline_parts(document: SourceDocument) -> Iterator[list[OutlineSymbol]]:
+    """The outline item by item: the symbols of each top-level node in turn."""
+    for node in top_level_nodes(document):
+        if node.is_named and node.type != "comment":
+            yield document_symbols(document, node)
 
 
 def document_symbols(document: SourceDocument, root: Node | None = None) -> list[OutlineSymbol]:

@@ -199,14 +199,21 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
             raise JsonRpcException(str(error), code=REQUEST_FAILED) from None
         return workspace_edit(ls, open_document, edits)
 
+    # Whole-document results of large files take a while: they are computed from a
+    # snapshot, item by item, giving the event loop a turn every few milliseconds
+    # so that edits and other requests go on meanwhile.
+
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guarded(RawResult([]))
-    def on_document_symbol(ls: AffineLanguageServer, params: types.DocumentSymbolParams):
+    async def on_document_symbol(ls: AffineLanguageServer, params: types.DocumentSymbolParams):
         analysis = _analysis(ls, params.text_document.uri)
         if analysis is None:
             return RawResult([])
-        outline = symbols.document_symbols(analysis.document)
-        return RawResult(json_text=outline_json(analysis.document, outline))
+        snapshot = analysis.document.snapshot()
+        writer = OutlineWriter(snapshot)
+        async for part in ls.sliced(symbols.outline_parts(snapshot)):
+            writer.add(part)
+        return RawResult(json_text=writer.text())
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded(RawResult([]))
@@ -224,12 +231,15 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
     @guarded(types.SemanticTokens(data=[]))
-    def on_semantic_tokens(ls: AffineLanguageServer, params: types.SemanticTokensParams):
+    async def on_semantic_tokens(ls: AffineLanguageServer, params: types.SemanticTokensParams):
         analysis = _analysis(ls, params.text_document.uri)
         if analysis is None:
             return types.SemanticTokens(data=[])
-        document = analysis.document
-        return types.SemanticTokens(data=encode_tokens(document, tokens.semantic_tokens(document)))
+        snapshot = analysis.document.snapshot()
+        encoder = TokenEncoder(snapshot)
+        async for part in ls.sliced(tokens.token_parts(snapshot)):
+            encoder.add(part)
+        return types.SemanticTokens(data=encoder.data)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
     @guarded(types.SemanticTokens(data=[]))
@@ -239,8 +249,9 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
             return types.SemanticTokens(data=[])
         document = analysis.document
         span = span_of(document, params.range)
-        found = tokens.semantic_tokens(document, span.start_byte, span.end_byte)
-        return types.SemanticTokens(data=encode_tokens(document, found))
+        encoder = TokenEncoder(document)
+        encoder.add(tokens.semantic_tokens(document, span.start_byte, span.end_byte))
+        return types.SemanticTokens(data=encoder.data)
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     @guarded([])
@@ -379,56 +390,75 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
         return await _check_workspace(ls, [str(u) for u in folder_uris])
 
 
-def outline_json(document: SourceDocument, outline: list[symbols.OutlineSymbol]) -> str:
+class OutlineWriter:
     """LSP DocumentSymbols as JSON text, written symbol by symbol (outlines of large
     files are big: no intermediate objects), iteratively (outlines can be deep)."""
-    parts: list[str] = ["["]
-    # Work items: a symbol to write (with whether a comma goes first), or closing text.
-    stack: list[tuple[symbols.OutlineSymbol | None, bool | str]] = [(None, "]")]
-    stack += [(symbol, index > 0) for index, symbol in reversed(list(enumerate(outline)))]
-    while stack:
-        symbol, extra = stack.pop()
-        if symbol is None:
-            parts.append(str(extra))
-            continue
-        head = {
-            "name": symbol.name or "?",
-            "kind": int(_SYMBOL_KINDS.get(symbol.kind, types.SymbolKind.Object)),
-            "range": range_data(document, symbol.span),
-            "selectionRange": range_data(document, symbol.selection),
-        }
-        if symbol.detail:
-            head["detail"] = symbol.detail
-        text = json.dumps(head, separators=(",", ":"))
-        parts.append(("," if extra else "") + text[:-1])
-        if symbol.children:
-            parts.append(',"children":[')
-            stack.append((None, "]}"))
-            stack += [(c, i > 0) for i, c in reversed(list(enumerate(symbol.children)))]
-        else:
-            parts.append("}")
-    return "".join(parts)
+
+    def __init__(self, document: SourceDocument) -> None:
+        self._document = document
+        self._parts: list[str] = ["["]
+        self._empty = True
+
+    def add(self, outline: list[symbols.OutlineSymbol]) -> None:
+        """Append top-level symbols (and everything under them)."""
+        parts = self._parts
+        # Work items: a symbol (with whether a comma goes first), or closing text.
+        stack: list[tuple[symbols.OutlineSymbol | None, bool | str]] = []
+        for index in reversed(range(len(outline))):
+            stack.append((outline[index], index > 0 or not self._empty))
+        self._empty = self._empty and not outline
+        while stack:
+            symbol, extra = stack.pop()
+            if symbol is None:
+                parts.append(str(extra))
+                continue
+            head = {
+                "name": symbol.name or "?",
+                "kind": int(_SYMBOL_KINDS.get(symbol.kind, types.SymbolKind.Object)),
+                "range": range_data(self._document, symbol.span),
+                "selectionRange": range_data(self._document, symbol.selection),
+            }
+            if symbol.detail:
+                head["detail"] = symbol.detail
+            text = json.dumps(head, separators=(",", ":"))
+            parts.append(("," if extra else "") + text[:-1])
+            if symbol.children:
+                parts.append(',"children":[')
+                stack.append((None, "]}"))
+                stack += [(c, i > 0) for i, c in reversed(list(enumerate(symbol.children)))]
+            else:
+                parts.append("}")
+
+    def text(self) -> str:
+        return "".join(self._parts) + "]"
 
 
-def encode_tokens(document: SourceDocument, found: list[tokens.Token]) -> list[int]:
-    """LSP's relative encoding: (line delta, start delta, length, type, modifiers)."""
-    type_index = {name: i for i, name in enumerate(tokens.TOKEN_TYPES)}
-    modifier_bit = {name: 1 << i for i, name in enumerate(tokens.TOKEN_MODIFIERS)}
-    data: list[int] = []
-    previous_line = previous_start = 0
-    for token in found:
-        line, character = document.position(token.start)
-        length = column_units(bytes(document.data[token.start : token.end]), document.encoding)
-        if length <= 0:
-            continue
-        delta_line = line - previous_line
-        delta_start = character - previous_start if delta_line == 0 else character
-        bits = 0
-        for modifier in token.modifiers:
-            bits |= modifier_bit.get(modifier, 0)
-        data += [delta_line, delta_start, length, type_index[token.type], bits]
-        previous_line, previous_start = line, character
-    return data
+class TokenEncoder:
+    """LSP's relative token encoding (line delta, start delta, length, type,
+    modifier bits), fed tokens in document order."""
+
+    def __init__(self, document: SourceDocument) -> None:
+        self._document = document
+        self._types = {name: i for i, name in enumerate(tokens.TOKEN_TYPES)}
+        self._bits = {name: 1 << i for i, name in enumerate(tokens.TOKEN_MODIFIERS)}
+        self._line = self._start = 0
+        self.data: list[int] = []
+
+    def add(self, found: list[tokens.Token]) -> None:
+        document = self._document
+        for token in found:
+            line, character = document.position(token.start)
+            piece = bytes(document.data[token.start : token.end])
+            length = column_units(piece, document.encoding)
+            if length <= 0:
+                continue
+            delta_line = line - self._line
+            delta_start = character - self._start if delta_line == 0 else character
+            bits = 0
+            for modifier in token.modifiers:
+                bits |= self._bits.get(modifier, 0)
+            self.data += [delta_line, delta_start, length, self._types[token.type], bits]
+            self._line, self._start = line, character
 
 
 async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> dict:

@@ -13,8 +13,10 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
@@ -28,9 +30,14 @@ from affine_lsp.server.protocol import AffineProtocol
 from affine_lsp.syntax import ContentChange
 
 logger = logging.getLogger("affine_lsp.server")
+T = TypeVar("T")
 
 SLICE_SECONDS = 0.008
 """Longest stretch of analysis before the event loop gets a turn."""
+
+REQUEST_SLICE_SECONDS = 0.002
+"""The same for whole-document requests computed alongside edits: reading one
+message takes the loop several turns, each costing a slice."""
 
 PROGRESS_AFTER_SECONDS = 0.2
 """Analyses running longer than this report work-done progress."""
@@ -92,6 +99,15 @@ class AffineLanguageServer(LanguageServer):
             if current is None:
                 return False
         return bool(current)
+
+    async def sliced(self, parts: Iterable[T]) -> AsyncIterator[T]:
+        """The items of `parts`, with a turn for the event loop every few milliseconds."""
+        slice_start = time.perf_counter()
+        for part in parts:
+            yield part
+            if time.perf_counter() - slice_start > REQUEST_SLICE_SECONDS:
+                await asyncio.sleep(0)
+                slice_start = time.perf_counter()
 
     # -- documents -----------------------------------------------------------------------
 
