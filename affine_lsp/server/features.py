@@ -199,9 +199,10 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
             raise JsonRpcException(str(error), code=REQUEST_FAILED) from None
         return workspace_edit(ls, open_document, edits)
 
-    # Whole-document results of large files take a while: they are computed from a
-    # snapshot, item by item, giving the event loop a turn every few milliseconds
-    # so that edits and other requests go on meanwhile.
+    # Whole-document results of large files take a while: they are computed item
+    # by item, giving the event loop a turn every few milliseconds so that edits
+    # and other requests go on meanwhile (an edit makes the request fail with
+    # ContentModified, and the client asks again).
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guarded(RawResult([]))
@@ -209,11 +210,10 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
         analysis = _analysis(ls, params.text_document.uri)
         if analysis is None:
             return RawResult([])
-        snapshot = analysis.document.snapshot()
-        writer = OutlineWriter(snapshot)
-        async for part in ls.sliced(symbols.outline_parts(snapshot)):
+        writer = OutlineWriter(analysis.document)
+        async for part in ls.sliced(symbols.outline_parts(analysis.document), analysis):
             writer.add(part)
-        return RawResult(json_text=writer.text())
+        return RawResult(json_bytes=writer.encoded())
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded(RawResult([]))
@@ -230,16 +230,19 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
         return RawResult(folds)
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
-    @guarded(types.SemanticTokens(data=[]))
+    @guarded(RawResult({"data": []}))
     async def on_semantic_tokens(ls: AffineLanguageServer, params: types.SemanticTokensParams):
         analysis = _analysis(ls, params.text_document.uri)
         if analysis is None:
-            return types.SemanticTokens(data=[])
-        snapshot = analysis.document.snapshot()
-        encoder = TokenEncoder(snapshot)
-        async for part in ls.sliced(tokens.token_parts(snapshot)):
+            return RawResult({"data": []})
+        encoder = TokenEncoder(analysis.document)
+        texts = []  # the numbers as text, part by part: a list of millions of ints is big
+        async for part in ls.sliced(tokens.token_parts(analysis.document), analysis):
             encoder.add(part)
-        return types.SemanticTokens(data=encoder.data)
+            if encoder.data:
+                texts.append(",".join(map(str, encoder.data)).encode())
+                encoder.data.clear()
+        return RawResult(json_bytes=b'{"data":[' + b",".join(texts) + b"]}")
 
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, LEGEND)
     @guarded(types.SemanticTokens(data=[]))
@@ -429,8 +432,9 @@ class OutlineWriter:
             else:
                 parts.append("}")
 
-    def text(self) -> str:
-        return "".join(self._parts) + "]"
+    def encoded(self) -> bytes:
+        parts, self._parts = self._parts, []
+        return ("".join(parts) + "]").encode()
 
 
 class TokenEncoder:

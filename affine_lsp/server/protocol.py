@@ -19,13 +19,14 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 
 class RawResult:
-    """A request result that is already plain JSON data, or JSON text, sent as it is."""
+    """A request result that is already plain JSON data, or encoded JSON text,
+    sent as it is."""
 
-    __slots__ = ("data", "json_text")
+    __slots__ = ("data", "json_bytes")
 
-    def __init__(self, data: Any = None, *, json_text: str | None = None) -> None:
+    def __init__(self, data: Any = None, *, json_bytes: bytes | None = None) -> None:
         self.data = data
-        self.json_text = json_text
+        self.json_bytes = json_bytes
 
 
 class AffineProtocol(LanguageServerProtocol):
@@ -63,20 +64,19 @@ class AffineProtocol(LanguageServerProtocol):
         """As pygls, except that a `RawResult` skips cattrs (large outlines, folds)."""
         if error is None and isinstance(result, RawResult):
             self._result_types.pop(msg_id, None)
-            if result.json_text is None:
+            if result.json_bytes is None:
                 self._send_data({"jsonrpc": "2.0", "id": msg_id, "result": result.data})
             else:
-                self._send_json_text(msg_id, result.json_text)
+                self._send_json_bytes(msg_id, result.json_bytes)
             return
         super()._send_response(msg_id, result, error)
 
-    def _send_json_text(self, msg_id, text: str) -> None:
-        """Write a response around pre-serialized result text (header and body apart,
-        so that a large result is not copied once more)."""
+    def _send_json_bytes(self, msg_id, body: bytes) -> None:
+        """Write a response around an encoded result (header and body apart, so
+        that a large result is not copied once more)."""
         if self.writer is None:
             return
         head = f'{{"jsonrpc": "2.0", "id": {json.dumps(msg_id)}, "result": '.encode()
-        body = text.encode(self.CHARSET)
         length = len(head) + len(body) + 1
         header = f"Content-Length: {length}\r\n\r\n".encode() if self._include_headers else b""
         for part in (header + head, body, b"}"):

@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from affine_lsp import __version__
@@ -34,6 +35,8 @@ T = TypeVar("T")
 
 SLICE_SECONDS = 0.008
 """Longest stretch of analysis before the event loop gets a turn."""
+
+CONTENT_MODIFIED = -32801
 
 REQUEST_SLICE_SECONDS = 0.002
 """The same for whole-document requests computed alongside edits: reading one
@@ -100,13 +103,18 @@ class AffineLanguageServer(LanguageServer):
                 return False
         return bool(current)
 
-    async def sliced(self, parts: Iterable[T]) -> AsyncIterator[T]:
-        """The items of `parts`, with a turn for the event loop every few milliseconds."""
+    async def sliced(self, parts: Iterable[T], analysis: DocumentAnalysis) -> AsyncIterator[T]:
+        """The items of `parts` (computed from `analysis`'s current document), with a
+        turn for the event loop every few milliseconds; ContentModified if the
+        document changes meanwhile."""
+        version = analysis.edit_count
         slice_start = time.perf_counter()
         for part in parts:
             yield part
             if time.perf_counter() - slice_start > REQUEST_SLICE_SECONDS:
                 await asyncio.sleep(0)
+                if analysis.edit_count != version:
+                    raise JsonRpcException("the document changed", code=CONTENT_MODIFIED)
                 slice_start = time.perf_counter()
 
     # -- documents -----------------------------------------------------------------------

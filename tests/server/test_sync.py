@@ -4,6 +4,7 @@ isolation — each test with a server of its own."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from concurrent.futures import Future
 
@@ -203,3 +204,25 @@ def test_guarded_handlers_log_and_answer_empty(caplog):
     assert broken() == []
     assert asyncio.run(broken_async()) is None
     assert "broken failed" in caplog.text and "broken_async failed" in caplog.text
+
+
+def test_whole_document_requests_stop_when_the_document_changes():
+    from affine_lsp.ide.analysis import DocumentAnalysis
+    from affine_lsp.server.server import CONTENT_MODIFIED, AffineLanguageServer
+
+    server = AffineLanguageServer()
+    analysis = DocumentAnalysis.from_text(SMALL)
+
+    def parts():
+        for index in range(5):
+            time.sleep(0.003)  # longer than a slice: the loop gets a turn after each
+            if index == 1:
+                analysis.edit_count += 1  # as an edit arriving in that turn would
+            yield index
+
+    async def consume():
+        return [part async for part in server.sliced(parts(), analysis)]
+
+    with pytest.raises(JsonRpcException) as raised:
+        asyncio.run(consume())
+    assert raised.value.code == CONTENT_MODIFIED
