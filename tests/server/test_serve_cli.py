@@ -53,7 +53,8 @@ def test_serve_over_tcp():
                     raise
                 time.sleep(0.1)
         with connection, connection.makefile("rb") as stream:
-            initialize = {"processId": None, "rootUri": None, "capabilities": {}}
+            prepare = {"textDocument": {"rename": {"prepareSupport": True}}}
+            initialize = {"processId": None, "rootUri": None, "capabilities": prepare}
             connection.sendall(
                 _message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize})
             )
