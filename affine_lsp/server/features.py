@@ -184,7 +184,7 @@ def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a f
             range=lsp_range(analysis.document, span), placeholder=placeholder
         )
 
-    @server.feature(types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True))
+    @server.feature(types.TEXT_DOCUMENT_RENAME)  # pygls adds prepareProvider when it may
     @guarded()
     def on_rename(ls: AffineLanguageServer, params: types.RenameParams):
         open_document = ls.documents.get(params.text_document.uri)
