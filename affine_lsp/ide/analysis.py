@@ -25,6 +25,7 @@ before they are used.
 from __future__ import annotations
 
 import gc
+import logging
 import re
 from bisect import bisect_left, bisect_right
 from collections import deque
@@ -35,6 +36,7 @@ from affine_lsp.checks import (
     CheckOptions,
     Diagnostic,
     ModuleContext,
+    Severity,
     check_item,
     check_module,
     syntax_diagnostics,
@@ -58,6 +60,7 @@ from affine_lsp.ir.registry import canonical_name
 from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span
 from affine_lsp.syntax.nodes import text
 
+logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
 _INNER_SPLIT = re.compile(rb"//[ \t]*-----")
 _COMMENT = "comment"
@@ -421,7 +424,11 @@ class DocumentAnalysis:
         self._build_alias(record)  # the rules read its syntax node: it must be current
         assert record.alias_item is not None
         context = self.chunks[record.chunk].context
-        found = check_item(record.alias_item, context, self.options)
+        try:
+            found = check_item(record.alias_item, context, self.options)
+        except Exception:  # a bug in one item's checks must not stop the others
+            logger.exception("checking the alias at byte %d failed", record.start)
+            found = [_internal_error(record)]
         record.diagnostics = sorted(found, key=Diagnostic.sort_key)
         record.checked_key = key
 
@@ -431,6 +438,11 @@ class DocumentAnalysis:
         gc.disable()
         try:
             self._check_operation(record)
+        except Exception:  # a bug in one item's checks must not stop the others
+            logger.exception("checking the item at byte %d failed", record.start)
+            record.diagnostics = [_internal_error(record)]
+            record.dirty = False
+            record.checked_key = self._key(record)
         finally:
             gc.enable()
         gc.collect(0)
@@ -480,10 +492,12 @@ class DocumentAnalysis:
                         record.span, operation=shell, used_aliases=set(record.used_aliases)
                     )
                 )
-        chunk.diagnostics = sorted(
-            check_module(ModuleModel(items=items), chunk.context, self.options),
-            key=Diagnostic.sort_key,
-        )
+        try:
+            found = check_module(ModuleModel(items=items), chunk.context, self.options)
+        except Exception:  # module rules failing leave the item diagnostics standing
+            logger.exception("the module rules of chunk %d failed", chunk.index)
+            found = []
+        chunk.diagnostics = sorted(found, key=Diagnostic.sort_key)
         chunk.signature = signature
 
     # -- results ----------------------------------------------------------------------
@@ -552,6 +566,17 @@ class DocumentAnalysis:
             view = self.view_of(record)
             if view is not None:
                 yield view
+
+
+def _internal_error(record: ItemRecord) -> Diagnostic:
+    end = min(record.end, record.start + 1)
+    return Diagnostic(
+        Span(record.start, end),
+        Severity.INFORMATION,
+        "internal-error",
+        "affine-lsp could not check this item (an internal error, see the server log); "
+        "the rest of the file is checked",
+    )
 
 
 def _same_facts(a: ItemRecord, b: ItemRecord) -> bool:

@@ -154,3 +154,19 @@ def test_options_change_rechecks_everything():
     analysis = analysed(fixture_text("nest.mlir"))
     analysis.set_options(CheckOptions(legacy_severity=Severity.ERROR))
     assert len(list(analysis.analyse())) == 2
+
+
+def test_a_failing_check_spoils_only_its_item(monkeypatch):
+    import affine_lsp.ide.analysis as analysis_module
+
+    real = analysis_module.check_item
+
+    def flaky(item, context, options):
+        if getattr(item.operation, "symbol", "") == "@triangle":
+            raise RuntimeError("a bug in a rule")
+        return real(item, context, options)
+
+    monkeypatch.setattr(analysis_module, "check_item", flaky)
+    analysis = analysed(fixture_text("nest.mlir"))
+    codes = [d.code for d in analysis.diagnostics()]
+    assert codes == ["alias-unused", "internal-error"]
