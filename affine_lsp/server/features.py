@@ -108,7 +108,7 @@ def workspace_edit(
     return types.WorkspaceEdit(changes={open_document.uri: text_edits})
 
 
-def register_features(server: AffineLanguageServer) -> None:  # noqa: C901 - a flat list
+def register_features(server: AffineLanguageServer) -> None:
     actions: dict[str, tuple[str, int | None, code_actions.Action]] = {}
     action_ids = itertools.count()
 
