@@ -291,10 +291,10 @@ def syntax_problems(tree: tree_sitter.Tree, source: bytes | None = None) -> list
     `source` is the text the tree was parsed from (defaults to the tree's own).
     """
     root = tree.root_node
+    if not root.has_error:
+        return []  # before `root.text`, which copies the whole source
     if source is None:
         source = root.text or b""
-    if not root.has_error:
-        return []
     problems: list[SyntaxProblem] = []
     cursor = root.walk()
     path: list[tree_sitter.Node] = []  # the ancestors of cursor.node
