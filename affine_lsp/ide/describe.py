@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from affine_lsp.checks.validity import Validity, Verdict, affine_scope, describe_op
 from affine_lsp.ir.affine import AffineMap, IntegerSet
-from affine_lsp.ir.model import AffineForOp, AffineParallelOp, FuncOp, Operation, Use, Value
+from affine_lsp.ir.model import (
+    AffineApplyOp,
+    AffineForOp,
+    AffineIfOp,
+    AffineParallelOp,
+    FuncOp,
+    MapRef,
+    Operation,
+    Use,
+    Value,
+)
 from affine_lsp.ir.registry import AFFINE_SCOPE, CONSTANT_OPS
 from affine_lsp.syntax import SourceDocument
 
@@ -43,18 +53,43 @@ def value_origin(document: SourceDocument, value: Value) -> str:
     return f"result{result} of `{op.name}` (line {line_of(document, op.span.start_byte)})"
 
 
+def input_names(value: AffineMap | IntegerSet) -> tuple[list[str], list[str]]:
+    """The names of a map's or set's dimensions and symbols (`d0`, `s0` if unnamed)."""
+
+    def names(written: tuple[str, ...], count: int, prefix: str) -> list[str]:
+        return list(written) if len(written) == count else [f"{prefix}{i}" for i in range(count)]
+
+    return (
+        names(value.dim_names, value.num_dims, "d"),
+        names(value.symbol_names, value.num_symbols, "s"),
+    )
+
+
+def map_bindings(op: Operation) -> list[tuple[MapRef, list[Use], list[Use]]]:
+    """The maps and sets an op applies, each with the operands bound to its
+    dimensions and symbols (affine.apply/min/max, affine.if, affine.for bounds)."""
+    if isinstance(op, AffineApplyOp) and op.map_ref is not None:
+        return [(op.map_ref, op.dims, op.symbols)]
+    if isinstance(op, AffineIfOp) and op.condition is not None:
+        return [(op.condition, op.dims, op.symbols)]
+    if isinstance(op, AffineForOp):
+        return [
+            (bound.map_ref, bound.dims, bound.symbols)
+            for bound in (op.lower, op.upper)
+            if bound is not None and bound.map_ref is not None
+        ]
+    return []
+
+
 def map_summary(value: AffineMap | IntegerSet) -> str:
-    """ "2 dimensions (d0, d1), 1 symbol (s0), 1 result"."""
+    """A map's or set's inputs and size: `2 dimensions (d0, d1), 1 symbol (s0), 1 result`."""
 
-    def count(n: int, noun: str, names: tuple[str, ...], prefix: str) -> str:
-        shown = names if len(names) == n else tuple(f"{prefix}{i}" for i in range(n))
-        listed = f" ({', '.join(shown)})" if n else ""
-        return f"{n} {noun}{'' if n == 1 else 's'}{listed}"
+    def count(names: list[str], noun: str) -> str:
+        listed = f" ({', '.join(names)})" if names else ""
+        return f"{len(names)} {noun}{'' if len(names) == 1 else 's'}{listed}"
 
-    parts = [
-        count(value.num_dims, "dimension", value.dim_names, "d"),
-        count(value.num_symbols, "symbol", value.symbol_names, "s"),
-    ]
+    dims, symbols = input_names(value)
+    parts = [count(dims, "dimension"), count(symbols, "symbol")]
     if isinstance(value, AffineMap):
         n = len(value.results)
         parts.append(f"{n} result{'' if n == 1 else 's'}")

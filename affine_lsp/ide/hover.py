@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 from affine_lsp.ide.analysis import DocumentAnalysis, ItemView
 from affine_lsp.ide.describe import (
+    input_names,
     line_of,
     loop_header,
+    map_bindings,
     map_summary,
     use_role,
     validity,
@@ -39,12 +41,10 @@ from affine_lsp.ir.affine import AffineMap, IntegerSet
 from affine_lsp.ir.affine_syntax import map_from_node, set_from_node
 from affine_lsp.ir.model import (
     AffineAccessOp,
-    AffineApplyOp,
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
     FuncOp,
-    MapRef,
     Operation,
     Use,
     Value,
@@ -286,7 +286,7 @@ def _map_value(view: ItemView, map_node) -> AffineMap | IntegerSet:
     if alias is not None and alias.value_span == span and (alias.map or alias.set):
         return alias.map or alias.set  # type: ignore[return-value]
     for op in view.index.ops:
-        for ref, _dims, _symbols in _map_refs(op):
+        for ref, _dims, _symbols in map_bindings(op):
             if ref.span == span and ref.inline is not None:
                 return ref.inline
     return map_from_node(map_node) if "map" in map_node.type else set_from_node(map_node)
@@ -297,37 +297,20 @@ def _short(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _map_refs(op: Operation) -> list[tuple[MapRef, list[Use], list[Use]]]:
-    if isinstance(op, AffineApplyOp | AffineIfOp):
-        ref = op.map_ref if isinstance(op, AffineApplyOp) else op.condition
-        return [(ref, op.dims, op.symbols)] if ref is not None else []
-    if isinstance(op, AffineForOp):
-        return [
-            (bound.map_ref, bound.dims, bound.symbols)
-            for bound in (op.lower, op.upper)
-            if bound is not None and bound.map_ref is not None
-        ]
-    return []
-
-
 def _binding(view: ItemView, start: int, value: AffineMap | IntegerSet | None) -> str:
     """How an op binds the map referenced at `start` to its operands."""
     if value is None:
         return ""
     for op in view.index.ops:
-        for ref, dims, symbols in _map_refs(op):
+        for ref, dims, symbols in map_bindings(op):
             if ref.span.start_byte != start:
                 continue
-            names = [*_names(value.dim_names, value.num_dims, "d")]
-            names += _names(value.symbol_names, value.num_symbols, "s")
+            dim_names, symbol_names = input_names(value)
+            names = dim_names + symbol_names
             uses = [*dims, *symbols]
             pairs = [f"`{n}` ← `{u.name}`" for n, u in zip(names, uses, strict=False)]
             return "Operands: " + ", ".join(pairs) if pairs else ""
     return ""
-
-
-def _names(names: tuple[str, ...], count: int, prefix: str) -> list[str]:
-    return list(names) if len(names) == count else [f"{prefix}{i}" for i in range(count)]
 
 
 def _map_id_sections(view: ItemView, target: Target) -> list[str]:

@@ -7,8 +7,9 @@ import time
 from dataclasses import dataclass
 
 from affine_lsp.ide.analysis import DocumentAnalysis, ItemView
+from affine_lsp.ide.describe import input_names, map_bindings
 from affine_lsp.ide.hover import describe_loop_at
-from affine_lsp.ir.model import AffineApplyOp, AffineForOp, AffineIfOp, MapRef, Use
+from affine_lsp.ir.model import AffineForOp, MapRef, Use
 from affine_lsp.poly import Unknown
 
 TRIP_COUNT_SECONDS = 0.05
@@ -55,23 +56,9 @@ def _view_hints(view: ItemView, start: int, end: int, deadline: float) -> list[I
                             pad_left=True,
                         )
                     )
-        for ref, dims, symbols in _aliased_maps(op):
+        for ref, dims, symbols in map_bindings(op):
             hints += _binding_hints(view, ref, dims, symbols, start, end)
     return hints
-
-
-def _aliased_maps(op) -> list[tuple[MapRef, list[Use], list[Use]]]:
-    if isinstance(op, AffineApplyOp) and op.map_ref is not None:
-        return [(op.map_ref, op.dims, op.symbols)]
-    if isinstance(op, AffineIfOp) and op.condition is not None:
-        return [(op.condition, op.dims, op.symbols)]
-    if isinstance(op, AffineForOp):
-        return [
-            (bound.map_ref, bound.dims, bound.symbols)
-            for bound in (op.lower, op.upper)
-            if bound is not None and bound.map_ref is not None
-        ]
-    return []
 
 
 def _binding_hints(
@@ -85,12 +72,9 @@ def _binding_hints(
     if value is None:
         return []
     hints = []
-    for names, count, uses, prefix in (
-        (value.dim_names, value.num_dims, dims, "d"),
-        (value.symbol_names, value.num_symbols, symbols, "s"),
-    ):
-        shown = names if len(names) == count else tuple(f"{prefix}{i}" for i in range(count))
-        for name, use in zip(shown, uses, strict=False):
+    dim_names, symbol_names = input_names(value)
+    for names, uses in ((dim_names, dims), (symbol_names, symbols)):
+        for name, use in zip(names, uses, strict=False):
             if start <= use.span.start_byte <= end and name != use.name.lstrip("%"):
                 hints.append(
                     InlayHint(use.span.start_byte, f"{name}:", "parameter", pad_right=True)
