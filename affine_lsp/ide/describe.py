@@ -109,7 +109,7 @@ def _why_valid(value: Value, kind: str, user: Operation) -> str:
     if owner is None or owner.name in AFFINE_SCOPE:
         what = "a region argument" if value.is_block_argument else "defined at the top level"
         return f"it is {what} of {describe_op(owner)}, an affine scope (symbol rules 1-2)"
-    if scope is not None and not _inside(value, scope):
+    if scope is not None and not defined_inside(value, scope):
         return f"it is defined outside {describe_op(scope)}, the affine scope of this use (rule 3)"
     op = value.defining_op
     if op is not None and op.name in CONSTANT_OPS:
@@ -123,7 +123,8 @@ def _why_valid(value: Value, kind: str, user: Operation) -> str:
     return "it satisfies the affine dialect's rules"
 
 
-def _inside(value: Value, op: Operation) -> bool:
+def defined_inside(value: Value, op: Operation) -> bool:
+    """Whether `value` is defined in a region of `op` (at any depth)."""
     owner = value.parent_op
     while owner is not None:
         if owner is op:

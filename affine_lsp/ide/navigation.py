@@ -15,6 +15,7 @@ import tree_sitter
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.ide.analysis import DocumentAnalysis, ItemView
+from affine_lsp.ide.describe import defined_inside
 from affine_lsp.ide.locate import (
     ALIAS,
     BLOCK,
@@ -328,9 +329,9 @@ def _check_clash(analysis: DocumentAnalysis, view: ItemView, target: Target, new
         assert target.value is not None
         scope = _isolated_scope(target.value)
         values = view.index.values.values()
-        clash = any(v.name == new and (scope is None or _within(v, scope)) for v in values) or any(
-            v.name == new for _, v in view.chunk.values
-        )
+        clash = any(
+            v.name == new and (scope is None or defined_inside(v, scope)) for v in values
+        ) or any(v.name == new for _, v in view.chunk.values)
     elif target.kind == BLOCK:
         clash = bool(_block_occurrences(Target(BLOCK, new, target.span, target.node)).definitions)
     elif target.kind == ALIAS:
@@ -351,12 +352,3 @@ def _isolated_scope(value: Value) -> Operation | None:
             return op
         op = op.parent_op
     return None
-
-
-def _within(value: Value, scope: Operation) -> bool:
-    op = value.parent_op
-    while op is not None:
-        if op is scope:
-            return True
-        op = op.parent_op
-    return False
