@@ -252,3 +252,13 @@ def _symbols(analysis: DocumentAnalysis, offset: int) -> list[CompletionItem]:
         for r in analysis.records
         if r.symbol and r.chunk == chunk
     ]
+
+
+_PLACEHOLDER = re.compile(r"\$\{\d+:((?:[^}\\]|\\.)*)\}|\$\{\d+\}|\$\d+")
+
+
+def snippet_to_text(snippet: str) -> str:
+    """Plain text of a snippet, for clients without snippet support: placeholders
+    keep their default text, tab stops disappear, escapes are resolved."""
+    text = _PLACEHOLDER.sub(lambda m: m.group(1) or "", snippet)
+    return re.sub(r"\\([$}\\])", r"\1", text)

@@ -25,6 +25,7 @@ from affine_lsp.ide import (
 )
 from affine_lsp.ide import semantic_tokens as tokens
 from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ide.completion import snippet_to_text
 from affine_lsp.ide.navigation import RenameError
 from affine_lsp.server.convert import (
     lsp_diagnostic,
@@ -77,6 +78,14 @@ def _member(params, name: str):
     if isinstance(params, dict):
         return params.get(name)
     return getattr(params, name, None)
+
+
+def _client_supports_snippets(ls: AffineLanguageServer) -> bool:
+    """Whether the client accepts snippet syntax in completion items."""
+    capabilities = ls.client_capabilities
+    completion_caps = capabilities.text_document.completion if capabilities.text_document else None
+    item = completion_caps.completion_item if completion_caps else None
+    return bool(item and item.snippet_support)
 
 
 def _analysis(ls: AffineLanguageServer, uri: str) -> DocumentAnalysis | None:
@@ -288,9 +297,13 @@ def register_features(server: AffineLanguageServer) -> None:
             return types.CompletionList(is_incomplete=False, items=[])
         document = analysis.document
         items = []
+        snippets = _client_supports_snippets(ls)
         for item in completion.completions(analysis, offset(document, params.position)):
             replace = lsp_range(document, item.replace) if item.replace is not None else None
             new_text = item.insert_text or item.label
+            is_snippet = item.snippet and snippets
+            if item.snippet and not snippets:
+                new_text = snippet_to_text(new_text)
             items.append(
                 types.CompletionItem(
                     label=item.label,
@@ -298,7 +311,7 @@ def register_features(server: AffineLanguageServer) -> None:
                     detail=item.detail or None,
                     documentation=item.documentation or None,
                     insert_text_format=types.InsertTextFormat.Snippet
-                    if item.snippet
+                    if is_snippet
                     else types.InsertTextFormat.PlainText,
                     text_edit=types.TextEdit(range=replace, new_text=new_text) if replace else None,
                     insert_text=None if replace else new_text,

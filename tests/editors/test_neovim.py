@@ -48,6 +48,8 @@ def test_neovim_gets_diagnostics_hover_and_highlighting(tmp_path):
         AFFINE_PARSER=str(parser),
         AFFINE_SERVER_CMD=json.dumps([sys.executable, "-m", "affine_lsp", "serve"]),
         AFFINE_OUT=str(result_file),
+        # The server must be this checkout's, whatever else is installed.
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
         XDG_CONFIG_HOME=str(tmp_path / "config"),
         XDG_DATA_HOME=str(tmp_path / "data"),
         XDG_STATE_HOME=str(tmp_path / "state"),

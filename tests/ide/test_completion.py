@@ -77,3 +77,12 @@ def test_types_and_keywords():
     assert {"index", "f32", "memref", "vector"} <= set(labels)
     assert set(_labels("affine.for %k = 0 $0")) == {"to", "step", "iter_args", "max", "min"}
     assert _labels("%v = affine.load %A[%i + sym$0") == ["symbol"]
+
+
+def test_snippets_become_plain_text_for_clients_without_snippet_support():
+    from affine_lsp.ide.completion import snippet_to_text
+
+    assert snippet_to_text("affine.for ${1:%i} = ${2:0} to ${3:%N} {\n  $0\n}") == (
+        "affine.for %i = 0 to %N {\n  \n}"
+    )
+    assert snippet_to_text(r"a \$b ${1:x\}y}") == "a $b x}y"

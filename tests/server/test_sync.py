@@ -16,8 +16,6 @@ from affine_lsp.server.guard import guarded
 from tests.server.conftest import FIXTURES, start
 from tests.server.helpers import diagnostics_for, fixture_uri, open_text
 
-pytestmark = pytest.mark.asyncio
-
 FIXES = (FIXTURES / "fixes.mlir").read_text()
 SMALL = "func.func @f(%n: index) {\n  %x = arith.addi %n, %n : index\n  return\n}\n"
 
