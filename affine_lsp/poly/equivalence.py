@@ -61,33 +61,41 @@ def _footprints(window: Window, arrays: set[str]) -> dict[str, isl.Set]:
     return found
 
 
-def _final_reads(
-    footprints: dict[str, isl.Set], window: Window
-) -> tuple[isl.UnionMap, isl.UnionMap]:
-    """A read of every possibly written element of each live array, after the window."""
-    accesses = []
-    schedules = []
-    time = [str(len(window.ops))] + ["0"] * (window.depth - 1)
-    for array, cells in footprints.items():
-        name = _final_name(array)
-        access = cells.identity().set_tuple_name(isl.dim_type.in_, name)
-        accesses.append(access)
-        domain = access.domain()
-        count = domain.dim(isl.dim_type.set)
-        text = f"{{ {name}[{', '.join(f'x{k}' for k in range(count))}] -> [{', '.join(time)}] }}"
-        schedule = isl.Map.read_from_str(domain.get_ctx(), text)
-        schedules.append(schedule.intersect_domain(domain))
-    ctx = window.session.ctx
-    return union_of_maps(accesses, ctx), union_of_maps(schedules, ctx)
+def _final_reads(footprints: dict[str, isl.Set], window: Window) -> isl.UnionMap:
+    """A read of every possibly written element of each live array, after the window
+    (`F_<array>[cell] -> M_<array>[cell]`)."""
+    accesses = [
+        cells.identity().set_tuple_name(isl.dim_type.in_, _final_name(array))
+        for array, cells in footprints.items()
+    ]
+    return union_of_maps(accesses, window.session.ctx)
 
 
-def _flow(window: Window, finals: isl.UnionMap, final_schedule: isl.UnionMap):
-    sinks = window.reads().union(finals)
-    info = isl.UnionAccessInfo.from_sink(sinks)
+def _last_writes(window: Window, finals: isl.UnionMap) -> tuple[isl.UnionMap, isl.UnionSet]:
+    """What the final reads see: (last write instance -> final read, final reads of
+    cells the window never writes). A final read comes after every write, so its
+    source is the write of its cell with the latest schedule time (the schedule is
+    injective); computed directly, as isl's dataflow analysis would but faster."""
+    writes = window.writes()
+    schedule = window.schedule()
+    latest = writes.reverse().apply_range(schedule).lexmax()
+    writer = latest.apply_range(schedule.reverse()).intersect(writes.reverse())
+    dependence = finals.apply_range(writer).reverse()
+    return dependence, finals.domain().subtract(dependence.range())
+
+
+def _flow(window: Window, finals: isl.UnionMap):
+    """(must dependences write -> read, reads with no source, all reads) of the
+    window's reads and the final reads `finals`."""
+    reads = window.reads()
+    info = isl.UnionAccessInfo.from_sink(reads)
     info = info.set_must_source(window.writes())
-    info = info.set_schedule_map(window.schedule().union(final_schedule))
+    info = info.set_schedule_map(window.schedule())
     flow = info.compute_flow()
-    return flow.get_must_dependence(), flow.get_must_no_source().domain(), sinks.domain()
+    final_dependence, final_fresh = _last_writes(window, finals)
+    dependence = flow.get_must_dependence().union(final_dependence)
+    fresh = flow.get_must_no_source().domain().union(final_fresh)
+    return dependence, fresh, reads.domain().union(finals.domain())
 
 
 def _accesses(window: Window, arrays: set[str]) -> isl.UnionMap:
@@ -102,8 +110,7 @@ def _original_flow(original: Window, live: set[str]):
     key = frozenset(live)
     if key not in cache:
         footprints = _footprints(original, live)
-        finals, final_schedule = _final_reads(footprints, original)
-        cache[key] = (footprints, _flow(original, finals, final_schedule))
+        cache[key] = (footprints, _flow(original, _final_reads(footprints, original)))
     return cache[key]
 
 
@@ -158,8 +165,8 @@ def compare(
         if mismatches:
             return mismatches
         footprints, (o_dep, o_fresh, _) = _original_flow(original, live)
-        n_finals, n_final_schedule = _final_reads(footprints, transformed)
-        n_dep, n_fresh, n_reads = _flow(transformed, n_finals, n_final_schedule)
+        n_finals = _final_reads(footprints, transformed)
+        n_dep, n_fresh, n_reads = _flow(transformed, n_finals)
         final_identity = n_finals.domain().identity()
         full_origin = origin.union(final_identity)
         seen = n_dep.reverse().apply_range(full_origin)

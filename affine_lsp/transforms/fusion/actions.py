@@ -7,12 +7,17 @@ With the cursor on or in a loop nest:
   * "Fuse sibling loop nests (...)" when the two nests read a memref in common;
   * "Fuse all loop nests in @f" (its edits are computed on `resolve()`).
 Nothing is offered when the function has errors. Every enabled action's text is
-checked by the verifier (`check_document`) before it is offered.
+parsed again and checked by the verifier before it is offered.
+
+Planning has a time budget (`PLANNING_SECONDS`): depths whose legality is not
+decided by then are offered without their cost and analysed when chosen
+(`resolve()`, within `RESOLVE_SECONDS`); "Fuse all" is always computed then.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +26,7 @@ from affine_lsp.checks import Severity, check_document
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.checks.runner import CheckOptions, ModuleContext, check_item
 from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, TopLevelItem
+from affine_lsp.poly.session import NotAffine
 from affine_lsp.syntax import SourceDocument, syntax_problems
 from affine_lsp.transforms.diff import minimal_edits
 from affine_lsp.transforms.edits import apply_edits
@@ -40,8 +46,22 @@ from affine_lsp.transforms.fusion.nests import (
     nest_blocks,
     next_nest,
 )
+from affine_lsp.transforms.fusion.verify import parse_function
 
 KIND = "refactor.rewrite"
+
+PLANNING_SECONDS = 0.25
+"""Time for planning every action at one position; depths not decided by then are
+analysed when chosen (on resolve)."""
+
+PLANNING_OPERATIONS = 600_000
+"""isl operations for that planning (about a fifth of a second): one long isl call
+cannot overrun the time much."""
+
+RESOLVE_SECONDS = 10.0
+"""Time for computing one chosen action (in the server: in its worker thread)."""
+
+TOO_COMPLEX = "too complex to analyse in time"
 
 
 @dataclass
@@ -71,6 +91,22 @@ def _percent(fraction: float | None) -> str:
     return f"+{round((fraction or 0.0) * 100)}%"
 
 
+@dataclass
+class Clock:
+    """The time (and isl operations) left for planning; None: no limit beyond the
+    options' own budget."""
+
+    deadline: float | None
+    max_operations: int | None = None
+
+    @classmethod
+    def start(cls, seconds: float | None, max_operations: int | None = None) -> Clock:
+        return cls(None if seconds is None else time.perf_counter() + seconds, max_operations)
+
+    def options(self, options: FusionOptions) -> FusionOptions:
+        return options.until(self.deadline, self.max_operations)
+
+
 def _item_of(model: ModuleModel, function: FuncOp) -> TopLevelItem | None:
     top = function
     while top.parent_op is not None:
@@ -96,90 +132,159 @@ def has_errors(document: SourceDocument, model: ModuleModel, function: FuncOp) -
     )
 
 
-def _verified(data: bytes, edits: list[TextEdit]) -> str | None:
-    """None if the edited document has no errors, else the first one."""
-    errors = [
-        d.message
-        for d in check_document(SourceDocument(apply_edits(data, edits)))
-        if d.severity == Severity.ERROR
-    ]
-    return f"the fused code does not verify: {errors[0]}" if errors else None
+def verify_edits(
+    data: bytes, edits: list[TextEdit], model: ModuleModel, function: FuncOp
+) -> str | None:
+    """Why the edited text does not verify (None if it does): the function is parsed
+    again and checked by the verifier. Edits outside the function (never made by
+    fusion) have the whole document checked instead."""
+    span = function.span
+    if not all(
+        span.start_byte <= e.span.start_byte <= e.span.end_byte <= span.end_byte for e in edits
+    ):
+        errors = [
+            d.message
+            for d in check_document(SourceDocument(apply_edits(data, edits)))
+            if d.severity == Severity.ERROR
+        ]
+        return f"the fused code does not verify: {errors[0]}" if errors else None
+    try:
+        fused = parse_function(apply_edits(data, edits), function, model)
+    except NotAffine as error:
+        return error.reason
+    growth = sum(
+        len(e.new_text.encode("utf-8")) - (e.span.end_byte - e.span.start_byte) for e in edits
+    )
+    if fused.span.end_byte != span.end_byte + growth:
+        return "the fused code does not verify: the function does not end where it should"
+    return None
 
 
-def _pair_actions(
-    data: bytes,
-    model: ModuleModel,
-    function: FuncOp,
-    first: AffineForOp,
-    second: AffineForOp,
-    options: FusionOptions,
-) -> list[FusionAction]:
-    fusion = PairFusion(data, model, function, first, second, PRODUCER_CONSUMER, options)
+def _deferred(title: str, evaluate: Callable[[], FusionAction | None]) -> FusionAction:
+    """An action analysed only when chosen (planning ran out of time): `evaluate`
+    returns the action as it would have been offered."""
+
+    def compute() -> tuple[list[TextEdit] | None, str | None]:
+        action = evaluate()
+        if action is None:
+            return [], "nothing to fuse"
+        if action.disabled_reason is not None or not action.edits:
+            return [], action.disabled_reason or "nothing to fuse"
+        return list(action.edits), None
+
+    return FusionAction(title, _compute=compute)
+
+
+@dataclass
+class _Pair:
+    """What every action of one pair of nests needs."""
+
+    data: bytes
+    model: ModuleModel
+    function: FuncOp
+    first: AffineForOp
+    second: AffineForOp
+    options: FusionOptions
+    resolve_seconds: float | None
+
+    def fusion(self, mode: str, clock: Clock) -> PairFusion:
+        options = clock.options(self.options)
+        return PairFusion(
+            self.data, self.model, self.function, self.first, self.second, mode, options
+        )
+
+    def later(self) -> Clock:
+        return Clock.start(self.resolve_seconds)
+
+
+def _pair_actions(pair: _Pair, clock: Clock) -> list[FusionAction]:
+    prefix = "Fuse with the next loop nest"
+    fusion = pair.fusion(PRODUCER_CONSUMER, clock)
     if fusion.failure is not None:
-        return [FusionAction("Fuse with the next loop nest", disabled_reason=fusion.failure)]
+        if fusion.timed_out:
+            return [_deferred(prefix, lambda: _preferred(_pair_actions(pair, pair.later())))]
+        return [FusionAction(prefix, disabled_reason=fusion.failure)]
     actions = []
     best = fusion.best()
     for depth in fusion.depths():
         candidate = fusion.candidate(depth)
-        actions.append(
-            _candidate_action("Fuse with the next loop nest", candidate, best, options, data)
-        )
+        if candidate.timed_out:
+
+            def evaluate(depth: int = depth) -> FusionAction:
+                later = pair.fusion(PRODUCER_CONSUMER, pair.later()).candidate(depth)
+                return _candidate_action(prefix, later, None, pair)
+
+            actions.append(_deferred(f"{prefix} (depth {depth})", evaluate))
+        else:
+            actions.append(_candidate_action(prefix, candidate, best, pair))
     actions.sort(key=lambda a: (not a.preferred, a.disabled_reason is not None))
     return actions
 
 
+def _preferred(actions: list[FusionAction]) -> FusionAction | None:
+    enabled = [a for a in actions if a.disabled_reason is None]
+    return next((a for a in enabled if a.preferred), enabled[0] if enabled else None) or (
+        actions[0] if actions else None
+    )
+
+
 def _candidate_action(
-    prefix: str, candidate: Candidate, best: Candidate | None, options: FusionOptions, data: bytes
+    prefix: str, candidate: Candidate, best: Candidate | None, pair: _Pair
 ) -> FusionAction:
+    if candidate.timed_out:
+        return FusionAction(f"{prefix} (depth {candidate.depth})", disabled_reason=TOO_COMPLEX)
     if not candidate.legal:
         return FusionAction(f"{prefix} (depth {candidate.depth})", disabled_reason=candidate.reason)
     kept = ", keeps the first nest" if candidate.producer_kept else ""
     title = f"{prefix} (depth {candidate.depth}, {_percent(candidate.extra)} compute{kept})"
-    if not candidate.within(options.tolerance):
+    tolerance = pair.options.tolerance
+    if not candidate.within(tolerance):
         return FusionAction(
             title,
             disabled_reason=f"{_percent(candidate.extra)} compute exceeds the "
-            f"{round(options.tolerance * 100)}% tolerance",
+            f"{round(tolerance * 100)}% tolerance",
         )
-    problem = _verified(data, candidate.edits)
+    problem = verify_edits(pair.data, candidate.edits, pair.model, pair.function)
     if problem is not None:
         return FusionAction(title, disabled_reason=problem)
     return FusionAction(title, edits=list(candidate.edits), preferred=candidate is best)
 
 
-def _sibling_action(
-    data: bytes,
-    model: ModuleModel,
-    function: FuncOp,
-    first: AffineForOp,
-    second: AffineForOp,
-    options: FusionOptions,
-) -> list[FusionAction]:
-    if not are_siblings(first, second):
+def _sibling_actions(pair: _Pair, clock: Clock) -> list[FusionAction]:
+    prefix = "Fuse sibling loop nests"
+    if not are_siblings(pair.first, pair.second):
         return []
-    fusion = PairFusion(data, model, function, first, second, SIBLING, options)
+    fusion = pair.fusion(SIBLING, clock)
     if fusion.failure is not None:
-        return [FusionAction("Fuse sibling loop nests", disabled_reason=fusion.failure)]
+        if fusion.timed_out:
+            return [_deferred(prefix, lambda: _preferred(_sibling_actions(pair, pair.later())))]
+        return [FusionAction(prefix, disabled_reason=fusion.failure)]
     best = fusion.best()
     if best is None:
         deepest = fusion.candidate(fusion.depths()[-1]) if fusion.depths() else None
         if deepest is None:
             return []
-        return [_candidate_action("Fuse sibling loop nests", deepest, None, options, data)]
-    return [_candidate_action("Fuse sibling loop nests", best, best, options, data)]
+        if deepest.timed_out:
+            return [_deferred(prefix, lambda: _preferred(_sibling_actions(pair, pair.later())))]
+        return [_candidate_action(prefix, deepest, None, pair)]
+    return [_candidate_action(prefix, best, best, pair)]
 
 
-def _fuse_all_action(data: bytes, function: FuncOp, options: FusionOptions) -> FusionAction | None:
+def _fuse_all_action(
+    data: bytes, model: ModuleModel, function: FuncOp, options: FusionOptions, seconds
+) -> FusionAction | None:
     if not any(len(loops_in(block)) >= 2 for block in nest_blocks(function)):
         return None
     name = function.symbol.lstrip("@")
 
     def compute() -> tuple[list[TextEdit] | None, str | None]:
-        result = fuse_all(data, options, {name})
+        result = fuse_all(data, options, {name}, time_limit=seconds)
+        if not result.complete:
+            return [], TOO_COMPLEX
         if not result.fusions:
             return [], "no two nests in this function can be fused"
         edits = minimal_edits(data, result.text)
-        return edits, _verified(data, edits)
+        return edits, verify_edits(data, edits, model, function)
 
     return FusionAction(f"Fuse all loop nests in {function.symbol}", _compute=compute)
 
@@ -194,9 +299,15 @@ def fusion_actions(
     start_byte: int,
     end_byte: int,
     options: FusionOptions | None = None,
+    time_limit: float | None = PLANNING_SECONDS,
+    resolve_time_limit: float | None = RESOLVE_SECONDS,
 ) -> list[FusionAction]:
-    """The fusion code actions for a cursor or selection (byte offsets)."""
+    """The fusion code actions for a cursor or selection (byte offsets), planned
+    within `time_limit` seconds (None: only the options' budget); what is not
+    decided by then is offered to be analysed when chosen, within
+    `resolve_time_limit`."""
     options = options or FusionOptions()
+    clock = Clock.start(time_limit, PLANNING_OPERATIONS if time_limit is not None else None)
     data = document.source
     nest = nest_at(model, start_byte, end_byte, lambda offset: document.point(offset)[0])
     if nest is None:
@@ -204,7 +315,13 @@ def fusion_actions(
     function = function_of(nest)
     if function is None:
         return []
-    key = (hashlib.blake2b(data, digest_size=16).digest(), nest.span.start_byte, options)
+    key = (
+        hashlib.blake2b(data, digest_size=16).digest(),
+        nest.span.start_byte,
+        options,
+        time_limit,
+        resolve_time_limit,
+    )
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
@@ -214,9 +331,10 @@ def fusion_actions(
         actions = []
         second = next_nest(nest)
         if second is not None:
-            actions += _pair_actions(data, model, function, nest, second, options)
-            actions += _sibling_action(data, model, function, nest, second, options)
-        everything = _fuse_all_action(data, function, options)
+            pair = _Pair(data, model, function, nest, second, options, resolve_time_limit)
+            actions += _pair_actions(pair, clock)
+            actions += _sibling_actions(pair, clock)
+        everything = _fuse_all_action(data, model, function, options, resolve_time_limit)
         if everything is not None:
             actions.append(everything)
     _CACHE[key] = actions

@@ -13,8 +13,9 @@ relative to the two nests. `best()` picks the deepest depth within tolerance.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import islpy as isl
 
@@ -22,7 +23,7 @@ from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir.model import AffineForOp, Block, FuncOp, ModuleModel
 from affine_lsp.poly.equivalence import Mismatch
 from affine_lsp.poly.program import Statement, Window, is_under
-from affine_lsp.poly.session import Budget, IslSession, PolyError
+from affine_lsp.poly.session import Budget, BudgetExceeded, IslSession, PolyError
 from affine_lsp.syntax.nodes import Span
 from affine_lsp.transforms.edits import (
     EditMap,
@@ -60,6 +61,21 @@ class FusionOptions:
     )
     keep_producer: bool = True
 
+    def until(self, deadline: float | None, max_operations: int | None = None) -> FusionOptions:
+        """These options with an isl budget that ends at `deadline` (a `perf_counter`
+        time; already past: spent at once) and at most `max_operations`."""
+        if deadline is None and max_operations is None:
+            return self
+        budget = self.budget
+        limit = budget.time_limit
+        if deadline is not None:
+            left = max(0.0, deadline - time.perf_counter())
+            limit = left if limit is None else min(limit, left)
+        operations = budget.max_operations
+        if max_operations is not None:
+            operations = min(operations or max_operations, max_operations)
+        return replace(self, budget=Budget(operations, limit))
+
 
 @dataclass
 class Candidate:
@@ -77,6 +93,7 @@ class Candidate:
     copied: set[str] = field(default_factory=set)
     function: FuncOp | None = None  # the fused function, modelled from `new_text`
     explain: Callable[[], str] | None = field(default=None, repr=False)
+    timed_out: bool = False  # the budget ran out before legality was decided
 
     @property
     def reason(self) -> str | None:
@@ -140,6 +157,7 @@ class PairFusion:
         self._candidates: dict[int, Candidate] = {}
         self.session = IslSession(self.options.budget)
         self.failure: str | None = None
+        self.timed_out = False  # the budget ran out while preparing (see `failure`)
         self.window: Window | None = None
         self.relations: list[list[tuple[Statement, Statement]]] = []
         self.consumer_path: list[AffineForOp] = []
@@ -169,6 +187,7 @@ class PairFusion:
             )
         except PolyError as error:
             self.failure = error.reason
+            self.timed_out = isinstance(error, BudgetExceeded)
             return
         except Exception as error:  # a bug must not take the editor down
             self.failure = f"internal error while analysing ({type(error).__name__}: {error})"
@@ -206,6 +225,11 @@ class PairFusion:
             self.consumer_path = _perfect_chain(self.second)
         if not self.consumer_path:
             self.failure = "the second nest's accesses share no loop"
+
+    @property
+    def ran_out(self) -> bool:
+        """Whether the budget ran out before a question asked so far was decided."""
+        return self.timed_out or any(c.timed_out for c in self._candidates.values())
 
     def depths(self) -> list[int]:
         return list(range(1, len(self.consumer_path) + 1)) if self.failure is None else []
@@ -295,7 +319,7 @@ class PairFusion:
 
     def _evaluate(self, depth: int) -> Candidate:
         if self.failure is not None:
-            return Candidate(self.mode, depth, False, self.failure)
+            return Candidate(self.mode, depth, False, self.failure, timed_out=self.timed_out)
         if depth < 1 or depth > len(self.consumer_path):
             return Candidate(self.mode, depth, False, f"depth {depth} is not available")
         first_failure: Candidate | None = None
@@ -317,6 +341,9 @@ class PairFusion:
                     candidate = self._attempt(depth, remove, pairs, outer_only, placement)
                 except CannotEdit as error:
                     return Candidate(self.mode, depth, False, str(error))
+                except BudgetExceeded as error:
+                    # Legality is unknown: an earlier variant's failure is no verdict.
+                    return Candidate(self.mode, depth, False, error.reason, timed_out=True)
                 except PolyError as error:
                     candidate = Candidate(self.mode, depth, False, error.reason)
                 except Exception as error:  # a bug must not take the editor down

@@ -10,6 +10,7 @@ nest are taken (keeping it would not reduce the work left).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 
 from affine_lsp.ir import build_module
@@ -49,6 +50,7 @@ class Fusion:
 class FuseAllResult:
     text: bytes
     fusions: list[Fusion] = field(default_factory=list)
+    complete: bool = True  # False: the time limit stopped it (`text` has the fusions done)
 
 
 def _line(data: bytes, offset: int) -> int:
@@ -70,8 +72,11 @@ class _Greedy:
         options: FusionOptions,
         only: set[str] | None,
         modes: tuple[str, ...] = (PRODUCER_CONSUMER, SIBLING),
+        time_limit: float | None = None,
     ) -> None:
         self.modes = modes
+        self.deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self.complete = True
         self.data = data
         self.options = replace(options, keep_producer=False)
         self.only = only
@@ -93,7 +98,7 @@ class _Greedy:
             if self._fuse_function(model, function):
                 # Later functions moved: model the text again.
                 model = build_module(SourceDocument(self.data).tree.root_node)
-        return FuseAllResult(self.data, self.fusions)
+        return FuseAllResult(self.data, self.fusions, self.complete)
 
     def _fuse_function(self, model: ModuleModel, function: FuncOp) -> bool:
         """Fuse producer-consumer pairs, then siblings, until nothing changes.
@@ -119,6 +124,9 @@ class _Greedy:
                     changed = progress = True
         return changed
 
+    def _out_of_time(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
     def _one(self, model: ModuleModel, function: FuncOp, mode: str, fresh: set[int]):
         """Do one fusion in `function`: (fused function, edits, consumer offset) or None."""
         for block in nest_blocks(function):
@@ -143,12 +151,17 @@ class _Greedy:
         if not _worth_trying(first, second, mode):
             return None
         key = (self.data[first.span.start_byte : second.span.end_byte], mode)
-        if key in self.failed:
+        if key in self.failed or not self.complete:
             return None
-        fusion = PairFusion(self.data, model, function, first, second, mode, self.options)
+        fusion = PairFusion(
+            self.data, model, function, first, second, mode, self.options.until(self.deadline)
+        )
         best = fusion.best()
         if best is None or best.new_text is None or best.function is None:
-            self.failed.add(key)
+            if fusion.ran_out and self._out_of_time():
+                self.complete = False  # no verdict on this pair: stop here
+            else:
+                self.failed.add(key)
             return None
         self.fusions.append(
             Fusion(
@@ -170,7 +183,9 @@ def fuse_all(
     options: FusionOptions | None = None,
     only: set[str] | None = None,
     modes: tuple[str, ...] = (PRODUCER_CONSUMER, SIBLING),
+    time_limit: float | None = None,
 ) -> FuseAllResult:
     """Fuse greedily in every function (or those named in `only`, without `@`), in the
-    given modes (producer-consumer, then sibling, by default)."""
-    return _Greedy(data, options or FusionOptions(), only, modes).run()
+    given modes (producer-consumer, then sibling, by default). With a `time_limit`
+    (seconds) it stops when that runs out, with `complete` False."""
+    return _Greedy(data, options or FusionOptions(), only, modes, time_limit).run()
