@@ -3,7 +3,9 @@
     python benchmarks/fuzz.py [--cases 20000] [--seed 1]
 
 Prints documents tried, crashes (with the failing input saved), the slowest
-case, and how many documents of at most 100 KB took longer than 1 s.
+case, and how many documents of at most 100 KB took longer than 1 s to analyse
+(every stage but resolving a chosen fusion, which has a time limit of its own;
+such documents are saved too).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from _common import SHARED, generated_file
 
-from affine_lsp.testing.fuzz import analyze
+from affine_lsp.testing.fuzz import ANALYSIS_BUDGET, analyze
 from affine_lsp.testing.mutate import PATHOLOGICAL_KINDS, mutate, pathological
 
 
@@ -45,6 +47,7 @@ def main() -> int:
     crashes = 0
     over_budget = 0
     slowest = (0.0, "")
+    slowest_command = (0.0, "")
     started = time.perf_counter()
     inputs = [(f"pathological:{k}", pathological(k)) for k in PATHOLOGICAL_KINDS]
     for index in range(args.cases):
@@ -60,20 +63,24 @@ def main() -> int:
             path.write_bytes(data)
             print(f"CRASH on {label} (saved to {path}):\n{traceback.format_exc()}", file=sys.stderr)
             continue
-        if result.seconds > slowest[0]:
-            slowest = (result.seconds, label)
-        if len(data) <= 100_000 and result.seconds > 1.0:
+        if result.analysis_seconds > slowest[0]:
+            slowest = (result.analysis_seconds, label)
+        commands = result.seconds - result.analysis_seconds
+        if commands > slowest_command[0]:
+            slowest_command = (commands, label)
+        if len(data) <= 100_000 and result.analysis_seconds > ANALYSIS_BUDGET:
             over_budget += 1
             args.save.mkdir(parents=True, exist_ok=True)
             path = args.save / f"slow-{over_budget}.mlir"
             path.write_bytes(data)
             stages = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in result.stage_seconds.items())
-            print(f"over 1 s: {label} ({len(data)} bytes, saved to {path}): {stages}")
+            print(f"over the budget: {label} ({len(data)} bytes, saved to {path}): {stages}")
     elapsed = time.perf_counter() - started
     print(f"documents tried: {len(inputs)} ({elapsed:.0f} s)")
     print(f"crashes: {crashes}")
-    print(f"slowest: {slowest[0] * 1000:.0f} ms ({slowest[1]})")
-    print(f"documents <= 100 KB over 1 s: {over_budget}")
+    print(f"slowest analysis: {slowest[0] * 1000:.0f} ms ({slowest[1]})")
+    print(f"slowest resolved fusion: {slowest_command[0] * 1000:.0f} ms ({slowest_command[1]})")
+    print(f"documents <= 100 KB analysed in over {ANALYSIS_BUDGET:g} s: {over_budget}")
     return 1 if crashes else 0
 
 

@@ -9,6 +9,7 @@ has errors, 2 for usage errors.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -166,34 +167,38 @@ def _best_failure(fusion: PairFusion, options: FusionOptions) -> str:
     return "; ".join(reasons) or "no depth to fuse at"
 
 
+def write_atomically(path: str, data: bytes) -> None:
+    """Replace the file at `path` (through links) by `data`: written to a temporary
+    file beside it, flushed to disk, given the file's permissions, then renamed over
+    it in one step. On any failure the file is untouched and the temporary file is
+    removed; the error is raised (OSError for the system's)."""
+    target = os.path.realpath(path)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=os.path.dirname(target)
+    )
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if os.path.exists(target):
+            os.chmod(temporary, os.stat(target).st_mode & 0o7777)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def _write(args: argparse.Namespace, output: bytes) -> int:
-    if args.output:
-        try:
-            with open(args.output, "wb") as handle:
-                handle.write(output)
-        except OSError as error:
-            _error(f"cannot write {args.output}: {error.strerror}")
-            return 2
+    if not (args.output or args.in_place):
+        sys.stdout.buffer.write(output)
+        sys.stdout.flush()
         return 0
-    if args.in_place:
-        directory = os.path.dirname(os.path.abspath(args.file))
-        try:
-            descriptor, temporary = tempfile.mkstemp(prefix=".fuse-", dir=directory)
-        except OSError as error:
-            _error(f"cannot write next to {args.file}: {error.strerror}")
-            return 2
-        try:
-            with os.fdopen(descriptor, "wb") as handle:
-                handle.write(output)
-            mode = os.stat(args.file).st_mode & 0o7777
-            os.chmod(temporary, mode)
-            os.replace(temporary, args.file)
-        except OSError as error:
-            _error(f"cannot write {args.file}: {error.strerror}; it was left untouched")
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-            return 2
-        return 0
-    sys.stdout.buffer.write(output)
-    sys.stdout.flush()
+    path = args.output or args.file
+    try:
+        write_atomically(path, output)
+    except OSError as error:
+        _error(f"cannot write {path}: {error.strerror or error}; it was left untouched")
+        return 2
     return 0

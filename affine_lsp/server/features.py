@@ -37,6 +37,7 @@ from affine_lsp.server.convert import (
 from affine_lsp.server.guard import guarded
 from affine_lsp.server.protocol import RawResult
 from affine_lsp.server.server import (
+    CONTENT_MODIFIED,
     PROGRESS_AFTER_SECONDS,
     SLICE_SECONDS,
     AffineLanguageServer,
@@ -118,7 +119,8 @@ def workspace_edit(
 
 
 def register_features(server: AffineLanguageServer) -> None:
-    actions: dict[str, tuple[str, int | None, code_actions.Action]] = {}
+    # Actions to resolve, with the open document and version they were made for.
+    actions: dict[str, tuple[OpenDocument, int | None, code_actions.Action]] = {}
     action_ids = itertools.count()
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -348,7 +350,11 @@ def register_features(server: AffineLanguageServer) -> None:
                 analysis, span.start_byte, span.end_byte, ls.settings.fusion_tolerance
             )
             found += await asyncio.get_running_loop().run_in_executor(ls.fusion_pool, compute)
-        snapshot = document if open_document.version == version else None
+            if open_document.version != version or ls.documents.get(open_document.uri) is not (
+                open_document
+            ):
+                # Every range and edit below is of the version the actions were made for.
+                raise JsonRpcException("the document changed", code=CONTENT_MODIFIED)
         result = []
         for action in found:
             lsp_action = types.CodeAction(
@@ -363,11 +369,11 @@ def register_features(server: AffineLanguageServer) -> None:
                 if action.disabled_reason
                 else None,
             )
-            if action.edits is not None and snapshot is not None:
+            if action.edits is not None:
                 lsp_action.edit = workspace_edit(ls, open_document, action.edits)
             elif action.disabled_reason is None:
                 key = str(next(action_ids))
-                actions[key] = (open_document.uri, version, action)
+                actions[key] = (open_document, version, action)
                 while len(actions) > 200:
                     actions.pop(next(iter(actions)))
                 lsp_action.data = {"id": key}
@@ -381,14 +387,22 @@ def register_features(server: AffineLanguageServer) -> None:
         entry = actions.get(str(data.get("id")))
         if entry is None:
             raise JsonRpcException("this code action is out of date", code=REQUEST_FAILED)
-        uri, version, action = entry
-        open_document = ls.documents.get(uri)
-        if open_document is None or open_document.version != version:
+        open_document, version, action = entry
+
+        def current() -> bool:
+            """The document is open as it was when the action was made (not even closed
+            and opened again)."""
+            return (
+                ls.documents.get(open_document.uri) is open_document
+                and open_document.version == version
+            )
+
+        if not current():
             raise JsonRpcException(
                 "the document changed since this code action was computed", code=REQUEST_FAILED
             )
         edits = await asyncio.get_running_loop().run_in_executor(ls.fusion_pool, action.resolve)
-        if open_document.version != version:
+        if not current():
             raise JsonRpcException(
                 "the document changed while this code action was computed", code=REQUEST_FAILED
             )
@@ -479,12 +493,20 @@ class TokenEncoder:
 
 
 async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> dict:
-    """Analyse every `.mlir` file under the folders, publish their diagnostics, count."""
+    """Analyse every `.mlir` file under the folders (by default the workspace folders),
+    publish their diagnostics, count. Nothing outside the workspace folders is read:
+    other folders are refused with a warning."""
+    roots = _workspace_roots(ls)
     paths: list[Path] = []
-    for uri in folder_uris or [f.uri for f in _workspace_folders(ls)]:
+    for uri in folder_uris or [root.as_uri() for root in roots]:
         folder = to_fs_path(uri) if uri.startswith("file:") else uri
-        if folder:
-            paths += list(workspace.mlir_files(Path(folder)))
+        if not folder:
+            continue
+        if not workspace.inside(Path(folder), roots):
+            message = f"{folder} is not in the workspace folders: it was not checked"
+            ls.report_once(message, types.MessageType.Warning)
+            continue
+        paths += list(workspace.mlir_files(Path(folder), roots))
     open_by_path = {Path(to_fs_path(uri) or ""): document for uri, document in ls.documents.items()}
     files = errors = warnings = 0
     started = slice_start = time.perf_counter()
@@ -523,8 +545,11 @@ async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> 
     return {"files": files, "errors": errors, "warnings": warnings}
 
 
-def _workspace_folders(ls: AffineLanguageServer) -> list[types.WorkspaceFolder]:
+def _workspace_roots(ls: AffineLanguageServer) -> list[Path]:
+    """The workspace folders as paths (the root folder if the client named no folders)."""
     try:
-        return list(ls.workspace.folders.values())
-    except RuntimeError:
+        uris = [f.uri for f in ls.workspace.folders.values()] or [ls.workspace.root_uri]
+    except RuntimeError:  # not initialised
         return []
+    paths = [to_fs_path(uri) for uri in uris if uri and uri.startswith("file:")]
+    return [Path(path) for path in paths if path]

@@ -29,7 +29,7 @@ from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, TopLevelItem
 from affine_lsp.poly.session import NotAffine
 from affine_lsp.syntax import SourceDocument, syntax_problems
 from affine_lsp.transforms.diff import minimal_edits
-from affine_lsp.transforms.edits import apply_edits
+from affine_lsp.transforms.edits import OverlappingEdits, apply_edits, sorted_edits
 from affine_lsp.transforms.fusion.engine import (
     PRODUCER_CONSUMER,
     SIBLING,
@@ -73,17 +73,19 @@ class FusionAction:
     edits: list[TextEdit] | None = None
     disabled_reason: str | None = None
     preferred: bool = False
-    _compute: Callable[[], tuple[list[TextEdit] | None, str | None]] | None = field(
+    _compute: Callable[[float | None], tuple[list[TextEdit] | None, str | None]] | None = field(
         default=None, repr=False
     )
 
-    def resolve(self) -> list[TextEdit]:
-        """Compute the edits if they are not known yet (empty and disabled if that fails)."""
+    def resolve(self, time_limit: float | None = None) -> list[TextEdit]:
+        """Compute the edits if they are not known yet, within `time_limit` seconds
+        (default `RESOLVE_SECONDS`); empty and disabled if that fails."""
         if self.edits is None and self._compute is not None:
-            self.edits, reason = self._compute()
+            edits, reason = self._compute(time_limit or RESOLVE_SECONDS)
             self._compute = None
-            if reason is not None:
-                self.disabled_reason = reason
+            if reason is not None:  # never edits with a reason against them
+                edits, self.disabled_reason = [], reason
+            self.edits = edits
         return self.edits or []
 
 
@@ -139,6 +141,10 @@ def verify_edits(
     again and checked by the verifier. Edits outside the function (never made by
     fusion) have the whole document checked instead."""
     span = function.span
+    try:
+        sorted_edits(edits)
+    except OverlappingEdits as error:
+        return f"the fused code's edits are inconsistent ({error})"
     if not all(
         span.start_byte <= e.span.start_byte <= e.span.end_byte <= span.end_byte for e in edits
     ):
@@ -160,14 +166,16 @@ def verify_edits(
     return None
 
 
-def _deferred(title: str, evaluate: Callable[[], FusionAction | None]) -> FusionAction:
+def _deferred(title: str, evaluate: Callable[[Clock], FusionAction | None]) -> FusionAction:
     """An action analysed only when chosen (planning ran out of time): `evaluate`
     returns the action as it would have been offered."""
 
-    def compute() -> tuple[list[TextEdit] | None, str | None]:
-        action = evaluate()
+    def compute(seconds: float | None) -> tuple[list[TextEdit] | None, str | None]:
+        action = evaluate(Clock.start(seconds))
         if action is None:
             return [], "nothing to fuse"
+        if action.edits is None and action.disabled_reason is None:
+            return [], TOO_COMPLEX  # still undecided
         if action.disabled_reason is not None or not action.edits:
             return [], action.disabled_reason or "nothing to fuse"
         return list(action.edits), None
@@ -185,7 +193,6 @@ class _Pair:
     first: AffineForOp
     second: AffineForOp
     options: FusionOptions
-    resolve_seconds: float | None
 
     def fusion(self, mode: str, clock: Clock) -> PairFusion:
         options = clock.options(self.options)
@@ -193,16 +200,13 @@ class _Pair:
             self.data, self.model, self.function, self.first, self.second, mode, options
         )
 
-    def later(self) -> Clock:
-        return Clock.start(self.resolve_seconds)
-
 
 def _pair_actions(pair: _Pair, clock: Clock) -> list[FusionAction]:
     prefix = "Fuse with the next loop nest"
     fusion = pair.fusion(PRODUCER_CONSUMER, clock)
     if fusion.failure is not None:
         if fusion.timed_out:
-            return [_deferred(prefix, lambda: _preferred(_pair_actions(pair, pair.later())))]
+            return [_deferred(prefix, lambda later: _preferred(_pair_actions(pair, later)))]
         return [FusionAction(prefix, disabled_reason=fusion.failure)]
     actions = []
     best = fusion.best()
@@ -210,9 +214,9 @@ def _pair_actions(pair: _Pair, clock: Clock) -> list[FusionAction]:
         candidate = fusion.candidate(depth)
         if candidate.timed_out:
 
-            def evaluate(depth: int = depth) -> FusionAction:
-                later = pair.fusion(PRODUCER_CONSUMER, pair.later()).candidate(depth)
-                return _candidate_action(prefix, later, None, pair)
+            def evaluate(later: Clock, depth: int = depth) -> FusionAction:
+                candidate = pair.fusion(PRODUCER_CONSUMER, later).candidate(depth)
+                return _candidate_action(prefix, candidate, None, pair)
 
             actions.append(_deferred(f"{prefix} (depth {depth})", evaluate))
         else:
@@ -222,10 +226,11 @@ def _pair_actions(pair: _Pair, clock: Clock) -> list[FusionAction]:
 
 
 def _preferred(actions: list[FusionAction]) -> FusionAction | None:
-    enabled = [a for a in actions if a.disabled_reason is None]
-    return next((a for a in enabled if a.preferred), enabled[0] if enabled else None) or (
-        actions[0] if actions else None
-    )
+    """The action a deferred one stands for: the preferred enabled one, else the first."""
+    enabled = [a for a in actions if a.disabled_reason is None and a.edits]
+    if enabled:
+        return next((a for a in enabled if a.preferred), enabled[0])
+    return actions[0] if actions else None
 
 
 def _candidate_action(
@@ -257,7 +262,7 @@ def _sibling_actions(pair: _Pair, clock: Clock) -> list[FusionAction]:
     fusion = pair.fusion(SIBLING, clock)
     if fusion.failure is not None:
         if fusion.timed_out:
-            return [_deferred(prefix, lambda: _preferred(_sibling_actions(pair, pair.later())))]
+            return [_deferred(prefix, lambda later: _preferred(_sibling_actions(pair, later)))]
         return [FusionAction(prefix, disabled_reason=fusion.failure)]
     best = fusion.best()
     if best is None:
@@ -265,26 +270,27 @@ def _sibling_actions(pair: _Pair, clock: Clock) -> list[FusionAction]:
         if deepest is None:
             return []
         if deepest.timed_out:
-            return [_deferred(prefix, lambda: _preferred(_sibling_actions(pair, pair.later())))]
+            return [_deferred(prefix, lambda later: _preferred(_sibling_actions(pair, later)))]
         return [_candidate_action(prefix, deepest, None, pair)]
     return [_candidate_action(prefix, best, best, pair)]
 
 
 def _fuse_all_action(
-    data: bytes, model: ModuleModel, function: FuncOp, options: FusionOptions, seconds
+    data: bytes, model: ModuleModel, function: FuncOp, options: FusionOptions
 ) -> FusionAction | None:
     if not any(len(loops_in(block)) >= 2 for block in nest_blocks(function)):
         return None
     name = function.symbol.lstrip("@")
 
-    def compute() -> tuple[list[TextEdit] | None, str | None]:
+    def compute(seconds: float | None) -> tuple[list[TextEdit] | None, str | None]:
         result = fuse_all(data, options, {name}, time_limit=seconds)
         if not result.complete:
             return [], TOO_COMPLEX
         if not result.fusions:
             return [], "no two nests in this function can be fused"
         edits = minimal_edits(data, result.text)
-        return edits, verify_edits(data, edits, model, function)
+        problem = verify_edits(data, edits, model, function)
+        return ([], problem) if problem else (edits, None)
 
     return FusionAction(f"Fuse all loop nests in {function.symbol}", _compute=compute)
 
@@ -300,12 +306,10 @@ def fusion_actions(
     end_byte: int,
     options: FusionOptions | None = None,
     time_limit: float | None = PLANNING_SECONDS,
-    resolve_time_limit: float | None = RESOLVE_SECONDS,
 ) -> list[FusionAction]:
     """The fusion code actions for a cursor or selection (byte offsets), planned
     within `time_limit` seconds (None: only the options' budget); what is not
-    decided by then is offered to be analysed when chosen, within
-    `resolve_time_limit`."""
+    decided by then is offered to be analysed when chosen (`resolve()`)."""
     options = options or FusionOptions()
     clock = Clock.start(time_limit, PLANNING_OPERATIONS if time_limit is not None else None)
     data = document.source
@@ -320,7 +324,6 @@ def fusion_actions(
         nest.span.start_byte,
         options,
         time_limit,
-        resolve_time_limit,
     )
     if key in _CACHE:
         _CACHE.move_to_end(key)
@@ -331,10 +334,10 @@ def fusion_actions(
         actions = []
         second = next_nest(nest)
         if second is not None:
-            pair = _Pair(data, model, function, nest, second, options, resolve_time_limit)
+            pair = _Pair(data, model, function, nest, second, options)
             actions += _pair_actions(pair, clock)
             actions += _sibling_actions(pair, clock)
-        everything = _fuse_all_action(data, model, function, options, resolve_time_limit)
+        everything = _fuse_all_action(data, model, function, options)
         if everything is not None:
             actions.append(everything)
     _CACHE[key] = actions
