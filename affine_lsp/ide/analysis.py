@@ -207,6 +207,7 @@ class DocumentAnalysis:
                 record.diagnostics = shift_diagnostics(record.diagnostics, edit)
         for chunk in self.chunks:
             chunk.diagnostics = shift_diagnostics(chunk.diagnostics, edit)
+            chunk.signature = _shift_signature(chunk.signature, edit)
 
     def set_options(self, options: CheckOptions) -> None:
         """New check options: everything is re-checked."""
@@ -472,8 +473,11 @@ class DocumentAnalysis:
         """
         chunk.module_stale = False
         records = [r for r in self.records if r.chunk == chunk.index]
+        # Where the alias definitions are, not only what they say: the diagnostics are
+        # at them, and edits move both alike (`_shift_signature`); a chunk's diagnostics
+        # are never taken for another's, nor kept for a definition typed again.
         signature = (
-            tuple((r.alias_key, r.end - r.start) for r in records if r.alias_item is not None),
+            tuple((r.alias_key, r.start, r.end) for r in records if r.alias_item is not None),
             frozenset().union(*(r.used_aliases for r in records)),
         )
         if signature == chunk.signature:
@@ -618,6 +622,18 @@ def _has_inner_split(node: Node) -> bool:
             return True
         stack.extend(c for c in current.children if c.child_count or c.type == SPLIT_MARKER)
     return False
+
+
+def _shift_signature(signature: tuple | None, edit: ByteEdit) -> tuple | None:
+    """A chunk signature (see `_check_chunk`) with its positions moved by `edit`."""
+    if signature is None:
+        return None
+    definitions, used = signature
+    moved = tuple(
+        (key, shift_offset(start, edit), shift_offset(end, edit, is_end=True))
+        for key, start, end in definitions
+    )
+    return moved, used
 
 
 def _merge(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -64,14 +64,14 @@ class IslSession:
 
     def check_time(self) -> None:
         if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise BudgetExceeded("analysis exceeded its time budget")
+            raise BudgetExceeded("too complex to analyse within its time budget")
 
     def failure(self, error: Exception, what: str) -> PolyError:
         """Classify an isl error: budget exhausted, or a construct isl rejected."""
         try:
             isl.Set.read_from_str(self.ctx, "{ [] }")
         except isl.Error:
-            return BudgetExceeded("analysis exceeded its isl operation budget")
+            return BudgetExceeded("too complex to analyse within its isl operation budget")
         return NotAffine(f"isl could not handle {what}")
 
     def set(self, text: str) -> isl.Set:
