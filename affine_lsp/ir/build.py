@@ -809,18 +809,12 @@ class _Scope:
         self.region = region
         self.checks_dominance = checks_dominance
 
-    def visible(self) -> Iterable[_Scope]:
-        scope: _Scope | None = self
-        while scope is not None:
-            yield scope
-            if scope.isolated:
-                return
-            scope = scope.parent
-
 
 def _declare(scope: _Scope, value: Value, item: TopLevelItem) -> None:
-    for visible in scope.visible():
-        earlier = visible.values.get(value.name)
+    name = value.name
+    visible: _Scope | None = scope
+    while visible is not None:
+        earlier = visible.values.get(name)
         if (
             earlier
             and earlier[0] is not value
@@ -829,15 +823,20 @@ def _declare(scope: _Scope, value: Value, item: TopLevelItem) -> None:
             if earlier[0].index == 0 and value.index == 0:
                 item.redefinitions.append((value, earlier[0]))
             return
-    scope.values.setdefault(value.name, [])
-    group = scope.values[value.name]
-    if value not in group:
+        if visible.isolated:
+            break
+        visible = visible.parent
+    group = scope.values.get(name)
+    if group is None:
+        scope.values[name] = [value]
+    elif value not in group:
         group.append(value)
 
 
 def _lookup(scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
-    base, index = split_use_name(name)
-    for visible in scope.visible():
+    base, index = split_use_name(name) if "#" in name else (name, None)
+    visible: _Scope | None = scope
+    while visible is not None:
         group = visible.values.get(base)
         if group:
             wanted = index or 0
@@ -845,24 +844,43 @@ def _lookup(scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
                 if value.index == wanted:
                     return value, visible
             return None, visible
+        if visible.isolated:
+            break
+        visible = visible.parent
     return None, None
 
 
-def _position_in(block: Block, op: Operation) -> int:
-    """Index in `block` of `op` or of its ancestor that lives in `block` (-1 if none)."""
-    current: Operation | None = op
-    while current is not None:
-        if current.parent_block is block:
-            try:
-                return block.operations.index(current)
-            except ValueError:
-                return -1
-        current = current.parent_op
-    return -1
+class _Positions:
+    """Positions of operations in their blocks, indexed once per block."""
+
+    __slots__ = ("_tables",)
+
+    def __init__(self) -> None:
+        self._tables: dict[int, tuple[Block, dict[int, int]]] = {}
+
+    def of(self, block: Block, op: Operation) -> int:
+        """Index of `op` in `block` (-1 if it is not there)."""
+        entry = self._tables.get(id(block))
+        if entry is None:
+            table: dict[int, int] = {}
+            for position, candidate in enumerate(block.operations):
+                table.setdefault(id(candidate), position)
+            entry = self._tables[id(block)] = (block, table)
+        return entry[1].get(id(op), -1)
+
+    def within(self, block: Block, op: Operation) -> int:
+        """Index in `block` of `op` or of its ancestor that lives in `block` (-1 if none)."""
+        current: Operation | None = op
+        while current is not None:
+            if current.parent_block is block:
+                return self.of(block, current)
+            current = current.parent_op
+        return -1
 
 
 def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
     """Resolve every use under `root`, in document order."""
+    positions = _Positions()
     # (op, scope) work list; regions push their own scope.
     work: list[tuple[Operation, _Scope]] = [(root, module_scope)]
     while work:
@@ -879,18 +897,18 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
                 continue
             use.value = value
             value.uses.append(use)
-            if found_in is not None and found_in.checks_dominance and value.defining_op is not None:
-                block = value.defining_op.parent_block
-                if block is not None and _defined_after(value.defining_op, block, op):
+            defining_op = value.defining_op
+            if found_in is not None and found_in.checks_dominance and defining_op is not None:
+                block = defining_op.parent_block
+                if block is not None and _defined_after(defining_op, block, op, positions):
                     item.dominance_violations.append(use)
+        if not op.regions:
+            continue
         children: list[tuple[Operation, _Scope]] = []
+        isolated = op.name in ISOLATED_FROM_ABOVE
+        checks_dominance = op.name in SSACFG_REGIONS
         for region in op.regions:
-            region_scope = _Scope(
-                scope,
-                op.name in ISOLATED_FROM_ABOVE,
-                region,
-                op.name in SSACFG_REGIONS,
-            )
+            region_scope = _Scope(scope, isolated, region, checks_dominance)
             for block in region.blocks:
                 for argument in block.arguments:
                     _declare(region_scope, argument, item)
@@ -914,14 +932,15 @@ def _implicit_argument(op: Operation, use: Use) -> Value:
     return value
 
 
-def _defined_after(defining_op: Operation, block: Block, user: Operation) -> bool:
+def _defined_after(
+    defining_op: Operation, block: Block, user: Operation, positions: _Positions
+) -> bool:
     """Whether `defining_op` comes at or after the user (or its ancestor) in `block`."""
-    user_position = _position_in(block, user)
+    user_position = positions.within(block, user)
     if user_position < 0:
         return False
-    try:
-        def_position = block.operations.index(defining_op)
-    except ValueError:
+    def_position = positions.of(block, defining_op)
+    if def_position < 0:
         return False
     return def_position >= user_position
 
