@@ -92,7 +92,8 @@ class _ItemBuilder:
     # -- small helpers ---------------------------------------------------------
 
     def use(self, node: Node, role: str = "operand", in_symbol_call: bool = False) -> Use:
-        return Use(text(node), Span.of(node), role, in_symbol_call=in_symbol_call)
+        span = Span(node.start_byte, node.end_byte)
+        return Use(text(node), span, role, None, None, in_symbol_call)
 
     def map_ref(self, node: Node | None) -> MapRef | None:
         if node is None or node.is_missing:
@@ -174,21 +175,22 @@ class _ItemBuilder:
         body = op_node.child_by_field_name("body")
         if body is None:
             return None
-        factory = _FACTORIES.get(body.type, _build_other)
-        op = factory(self, body)
-        op.span = Span.of(op_node)
+        op = _FACTORIES.get(body.type, _build_other)(self, body)
+        op.span = Span(op_node.start_byte, op_node.end_byte)
         op.node = op_node
         if op.attributes_node is None:
             op.attributes_node = body.child_by_field_name("attributes")
-        self._attach_results(op, op_node.child_by_field_name("results"))
+        results = op_node.child_by_field_name("results")
+        if results is not None:
+            self._attach_results(op, results)
         for use in op.operands:
             use.user = op
         return op
 
-    def _attach_results(self, op: Operation, results_node: Node | None) -> None:
-        if results_node is None:
-            return
-        types = list(op.result_types)
+    def _attach_results(self, op: Operation, results_node: Node) -> None:
+        """Values for the results, taking the declared result types in order."""
+        types = op.result_types
+        taken = 0
         for result in results_node.named_children:
             if result.type != "op_result":
                 continue
@@ -198,24 +200,27 @@ class _ItemBuilder:
             count_node = result.child_by_field_name("count")
             count = parse_integer(count_node) if count_node is not None else 1
             count = max(1, min(count or 1, 4096))
+            name = text(name_node)
+            span = Span(name_node.start_byte, name_node.end_byte)
             for index in range(count):
-                value = Value(
-                    text(name_node),
-                    Span.of(name_node),
-                    types.pop(0) if types else None,
-                    "result",
-                    defining_op=op,
-                    index=index,
-                    group_size=count,
+                declared = types[taken] if taken < len(types) else None
+                taken += 1
+                op.results.append(
+                    Value(name, span, declared, "result", op, index=index, group_size=count)
                 )
-                op.results.append(value)
 
     def fill_regions(self) -> Iterable[tuple[Node, Block]]:
         """Create the blocks of pending regions; yields (op node, block) to build."""
         while self._pending:
             node, region, entry_arguments = self._pending.pop()
-            operations = [c for c in node.named_children if c.type == "operation"]
-            blocks = [c for c in node.named_children if c.type == "block"]
+            operations: list[Node] = []
+            blocks: list[Node] = []
+            for child in node.named_children:
+                kind = child.type
+                if kind == "operation":
+                    operations.append(child)
+                elif kind == "block":
+                    blocks.append(child)
             if operations or not blocks:
                 entry = Block(None, Span.of(node), list(entry_arguments), parent_region=region)
                 for argument in entry.arguments:
@@ -285,15 +290,18 @@ def _field(node: Node, name: str) -> Node | None:
 def _base(
     builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation, **extra
 ) -> Operation:
-    name_node = _field(body, "name")
-    spelling = text(name_node) if name_node is not None else body.type
-    if body.type == "generic_operation" and name_node is not None:
-        spelling = spelling.strip('"')
+    kind = body.type
+    body_span = Span(body.start_byte, body.end_byte)
+    name_node = body.child_by_field_name("name")
+    if name_node is None:
+        spelling, name_span = kind, body_span
+    else:
+        spelling = text(name_node)
+        if kind == "generic_operation":
+            spelling = spelling.strip('"')
+        name_span = Span(name_node.start_byte, name_node.end_byte)
     name, legacy = canonical_name(spelling)
-    span = Span.of(name_node) if name_node is not None else Span.of(body)
-    return cls(
-        name=name, kind=body.type, span=Span.of(body), name_span=span, legacy=legacy, **extra
-    )
+    return cls(name=name, kind=kind, span=body_span, name_span=name_span, legacy=legacy, **extra)
 
 
 # -- per-kind factories ------------------------------------------------------------------
