@@ -200,6 +200,24 @@ def test_long_blocks_resolve_in_linear_time():
     assert elapsed < 2.0, f"{elapsed:.2f} s to model {count} ops in one block"
 
 
+def test_model_objects_have_slots():
+    """Models are made by the hundred thousand: no per-object dict."""
+    import dataclasses
+
+    from affine_lsp.ir import model
+
+    classes = [
+        c
+        for c in vars(model).values()
+        if dataclasses.is_dataclass(c) and c.__module__ == model.__name__
+    ]
+    assert len(classes) > 20
+    for cls in classes:
+        assert "__slots__" in cls.__dict__, cls.__name__
+    (op,) = [o for o in _model().walk() if isinstance(o, AffineForOp)]
+    assert not hasattr(op, "__dict__") and not hasattr(op.induction_variable, "__dict__")
+
+
 def test_build_leaves_the_garbage_collector_as_it_found_it():
     import gc
 
