@@ -202,16 +202,19 @@ def subscripts_from_exprs(
     symbols: list[Use] = []
     uses: list[Use] = []
 
+    def dim(node: Node) -> AffineExpr:
+        use = make_use(node, "dim", False)
+        uses.append(use)
+        position = dim_positions.get(use.name)
+        if position is None:
+            position = dim_positions[use.name] = len(dims)
+            dims.append(use)
+        return AffineDim(position, span=use.span)
+
     def leaf(node: Node) -> AffineExpr:
         kind = node.type
         if kind == "value_use":
-            use = make_use(node, "dim", False)
-            uses.append(use)
-            position = dim_positions.get(use.name)
-            if position is None:
-                position = dim_positions[use.name] = len(dims)
-                dims.append(use)
-            return AffineDim(position, span=use.span)
+            return dim(node)
         if kind == "symbol_use":
             node_span = Span.of(node)
             value_node = node.child_by_field_name("value")
@@ -229,14 +232,17 @@ def subscripts_from_exprs(
     results = []
     result_spans = []
     for expr_node in expr_nodes:
-        results.append(build_expr(expr_node, leaf))
-        result_spans.append(Span.of(expr_node))
+        result_spans.append(Span(expr_node.start_byte, expr_node.end_byte))
+        if expr_node.type == "value_use" and not expr_node.is_missing:
+            results.append(dim(expr_node))  # a lone value, as in most subscripts
+        else:
+            results.append(build_expr(expr_node, leaf))
     affine_map = AffineMap(
         len(dims),
         len(symbols),
         tuple(results),
-        tuple(u.name for u in dims),
-        tuple(u.name for u in symbols),
+        tuple([u.name for u in dims]),
+        tuple([u.name for u in symbols]),
         span,
     )
     return Subscripts(span, affine_map, dims, symbols, result_spans), uses
