@@ -385,6 +385,9 @@ class TopLevelItem:
     unresolved: list[Use] = field(default_factory=list)
     redefinitions: list[tuple[Value, Value]] = field(default_factory=list)  # (new, earlier)
     dominance_violations: list[Use] = field(default_factory=list)
+    # The `#`/`!` names the item's syntax refers to, once looked up (None: not yet);
+    # see `affine_lsp.checks.rules.aliases.referenced_aliases`.
+    referenced_aliases: frozenset[str] | None = None
 
 
 @dataclass(eq=False, slots=True)
