@@ -92,8 +92,9 @@ class _ItemBuilder:
     # -- small helpers ---------------------------------------------------------
 
     def use(self, node: Node, role: str = "operand", in_symbol_call: bool = False) -> Use:
-        span = Span(node.start_byte, node.end_byte)
-        return Use(text(node), span, role, None, None, in_symbol_call)
+        raw = node.text  # (text(), inlined: a model has uses by the ten thousand)
+        name = raw.decode("utf-8", "replace") if raw is not None else ""
+        return Use(name, Span(node.start_byte, node.end_byte), role, None, None, in_symbol_call)
 
     def map_ref(self, node: Node | None) -> MapRef | None:
         if node is None or node.is_missing:
@@ -287,21 +288,22 @@ def _field(node: Node, name: str) -> Node | None:
     return node.child_by_field_name(name)
 
 
-def _base(
-    builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation, **extra
-) -> Operation:
+def _base(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -> Operation:
     kind = body.type
     body_span = Span(body.start_byte, body.end_byte)
     name_node = body.child_by_field_name("name")
     if name_node is None:
         spelling, name_span = kind, body_span
     else:
-        spelling = text(name_node)
-        if kind == "generic_operation":
-            spelling = spelling.strip('"')
+        if name_node.is_named or name_node.is_missing:
+            spelling = text(name_node)
+            if kind == "generic_operation":
+                spelling = spelling.strip('"')
+        else:
+            spelling = name_node.type  # a keyword (`affine.load`): its type is its text
         name_span = Span(name_node.start_byte, name_node.end_byte)
     name, legacy = canonical_name(spelling)
-    return cls(name=name, kind=kind, span=body_span, name_span=name_span, legacy=legacy, **extra)
+    return cls(name, kind, body_span, name_span, legacy=legacy)
 
 
 # -- per-kind factories ------------------------------------------------------------------
