@@ -27,6 +27,7 @@ from affine_lsp import __version__
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.settings import SECTION, Settings, parse_settings
 from affine_lsp.server.convert import diagnostic_data
+from affine_lsp.server.outline import OutlineCache
 from affine_lsp.server.protocol import AffineProtocol
 from affine_lsp.syntax import ContentChange
 
@@ -59,6 +60,7 @@ class OpenDocument:
     version: int | None
     analysis: DocumentAnalysis
     task: asyncio.Task | None = field(default=None, repr=False)
+    outline: OutlineCache = field(default_factory=OutlineCache, repr=False)
 
 
 class AffineLanguageServer(LanguageServer):
