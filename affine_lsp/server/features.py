@@ -15,7 +15,6 @@ from pygls.uris import from_fs_path, to_fs_path
 from affine_lsp.ide import (
     code_actions,
     completion,
-    folding,
     hover,
     inlay_hints,
     navigation,
@@ -214,11 +213,11 @@ def register_features(server: AffineLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded(RawResult([]))
     def on_folding_range(ls: AffineLanguageServer, params: types.FoldingRangeParams):
-        analysis = _analysis(ls, params.text_document.uri)
-        if analysis is None:
+        open_document = ls.documents.get(params.text_document.uri)
+        if open_document is None:
             return RawResult([])
         folds = []
-        for fold in folding.folding_ranges(analysis.document):
+        for fold in open_document.folding.ranges(open_document.analysis):
             data = {"startLine": fold.start_line, "endLine": fold.end_line}
             if fold.kind is not None:
                 data["kind"] = fold.kind
