@@ -137,6 +137,10 @@ class Validity:
         known = self._memo.get(root)
         if known is not None:
             return known
+        local = self._local(kind, value, scope)
+        if isinstance(local, Verdict):  # decided by the definition alone: most values
+            self._memo[root] = local
+            return local
         stack: list[tuple[str, Value]] = [(kind, value)]
         expanded: set[tuple[str, int, int]] = set()
         while stack:
@@ -179,21 +183,19 @@ class Validity:
 
     def _local(self, kind: str, value: Value, scope: Operation | None) -> Verdict | _Pending:
         """A verdict from the value's own definition, or what it depends on."""
-        name = value.display_name
         if not _is_index_or_unknown(value):
-            return Verdict(False, f"{name} has type {value.type}, not index", value)
+            return Verdict(False, f"{value.display_name} has type {value.type}, not index", value)
+        if kind == DIM and value.role == "induction_variable" and value.owner_block is not None:
+            owner = value.owner_block.parent_op
+            if owner is not None and owner.name in _IV_OWNERS:
+                return VALID  # a dimension, whatever it is as a symbol
         symbol = self._local_symbol(value, scope)
         if kind == SYMBOL or (isinstance(symbol, Verdict) and symbol.valid):
             return symbol
-        # Dimensions: anything a symbol may be, plus IVs and affine.apply of dims.
+        # Dimensions: anything a symbol may be, plus IVs (above) and affine.apply of dims.
+        name = value.display_name
         if value.is_block_argument:
             owner = value.owner_block.parent_op if value.owner_block else None
-            if (
-                value.role == "induction_variable"
-                and owner is not None
-                and (owner.name in _IV_OWNERS)
-            ):
-                return VALID
             return Verdict(False, _argument_reason(value, owner), value)
         op = value.defining_op
         if op is None:
@@ -212,10 +214,10 @@ class Validity:
         return symbol if not symbol.valid else VALID
 
     def _local_symbol(self, value: Value, scope: Operation | None) -> Verdict | _Pending:
-        name = value.display_name
-        owner = _region_owner(value)
         if _top_level_or_outside(value, scope):
             return VALID  # rules 1 to 3
+        name = value.display_name
+        owner = _region_owner(value)
         op = value.defining_op
         if op is not None:
             if op.name in CONSTANT_OPS:

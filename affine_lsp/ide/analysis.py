@@ -41,7 +41,7 @@ from affine_lsp.checks import (
     check_module,
     syntax_diagnostics,
 )
-from affine_lsp.checks.rules.aliases import alias_uses
+from affine_lsp.checks.rules.aliases import referenced_aliases
 from affine_lsp.ide.locate import ItemIndex
 from affine_lsp.ide.records import (
     ALIAS_KINDS,
@@ -64,6 +64,7 @@ logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
 _INNER_SPLIT = re.compile(rb"//[ \t]*-----")
 _COMMENT = "comment"
+INTERNAL_ERROR = "internal-error"
 
 
 @dataclass(eq=False)
@@ -419,7 +420,7 @@ class DocumentAnalysis:
         record.built_at = self.edit_count
         value = self.document.data[alias.value_span.start_byte : alias.value_span.end_byte]
         record.alias_key = (alias.name, alias.kind, bytes(value))
-        record.used_aliases = frozenset(text(n) for n in alias_uses(record.alias_item))
+        record.used_aliases = referenced_aliases(record.alias_item)
 
     def _check_alias(self, record: ItemRecord, key: tuple) -> None:
         self._build_alias(record)  # the rules read its syntax node: it must be current
@@ -458,7 +459,7 @@ class DocumentAnalysis:
         source = self.document.data[record.start : record.end]
         record.mentions = frozenset(m.decode("utf-8", "replace") for m in _MENTION.findall(source))
         record.symbol = getattr(item.operation, "symbol", None) or None
-        used = frozenset(text(n) for n in alias_uses(item))
+        used = referenced_aliases(item)  # (the checks have looked them up)
         if used != record.used_aliases:
             chunk.module_stale = True
         record.used_aliases = used
@@ -493,7 +494,11 @@ class DocumentAnalysis:
                 )
                 items.append(
                     TopLevelItem(
-                        record.span, operation=shell, used_aliases=set(record.used_aliases)
+                        record.span,
+                        operation=shell,
+                        used_aliases=set(record.used_aliases),
+                        # what its check found (looked up again if the check failed)
+                        referenced_aliases=None if _failed(record) else record.used_aliases,
                     )
                 )
         try:
@@ -577,10 +582,15 @@ def _internal_error(record: ItemRecord) -> Diagnostic:
     return Diagnostic(
         Span(record.start, end),
         Severity.INFORMATION,
-        "internal-error",
+        INTERNAL_ERROR,
         "affine-lsp could not check this item (an internal error, see the server log); "
         "the rest of the file is checked",
     )
+
+
+def _failed(record: ItemRecord) -> bool:
+    """Whether checking the item raised (its facts may be out of date)."""
+    return any(d.code == INTERNAL_ERROR for d in record.diagnostics)
 
 
 def _same_facts(a: ItemRecord, b: ItemRecord) -> bool:

@@ -87,13 +87,6 @@ def top_level_nodes(document: SourceDocument) -> Iterator[Node]:
             yield cursor.node
 
 
-def outline_parts(document: SourceDocument) -> Iterator[list[OutlineSymbol]]:
-    """The outline item by item: the symbols of each top-level node in turn."""
-    for node in top_level_nodes(document):
-        if node.is_named and node.type != "comment":
-            yield document_symbols(document, node)
-
-
 def document_symbols(document: SourceDocument, root: Node | None = None) -> list[OutlineSymbol]:
     """The outline of the document (or of one subtree), nested by containment."""
     captures = tree_sitter.QueryCursor(_query()).captures(root or document.tree.root_node)

@@ -29,6 +29,8 @@ _BINARY = {"affine_binary_expr", "subscript_binary_expr"}
 _NEG = {"affine_neg_expr", "subscript_neg_expr"}
 _PAREN = {"affine_paren_expr", "subscript_paren_expr"}
 _CALL = {"affine_legacy_call_expr", "subscript_legacy_call_expr"}
+_STRUCTURED = _BINARY | _NEG | _PAREN | _CALL | {"integer", "ERROR"}
+_NEGATE = "negate"  # (compared by identity) marks a negation waiting for its operand
 
 
 def parse_integer(node: Node) -> int | None:
@@ -45,48 +47,52 @@ def parse_integer(node: Node) -> int | None:
 
 def build_expr(node: Node, leaf: Callable[[Node], AffineExpr]) -> AffineExpr:
     """Expression tree of an expression node; `leaf` builds identifiers (iterative)."""
+    if node.type not in _STRUCTURED and not node.is_missing:
+        return leaf(node)  # a lone identifier or value: most subscripts
     built: list[AffineExpr] = []
-    stack: list[tuple[Node, bool]] = [(node, False)]
+    # (node, None) to visit a node; (node, operator) to combine its built operands.
+    stack: list[tuple[Node, str | None]] = [(node, None)]
     while stack:
-        current, visited = stack.pop()
-        span = Span.of(current)
+        current, combine = stack.pop()
+        if combine is not None:
+            span = Span(current.start_byte, current.end_byte)
+            if combine is _NEGATE:
+                built.append(AffineNeg(built.pop(), span=span))
+            else:
+                rhs = built.pop()
+                lhs = built.pop()
+                built.append(AffineBinary(combine, lhs, rhs, span=span))  # type: ignore[arg-type]
+            continue
         kind = current.type
         if current.is_missing or kind == "ERROR":
-            built.append(AffineUnknown("", span=span))
+            built.append(AffineUnknown("", span=Span.of(current)))
             continue
         if kind in _PAREN:
             inner = current.child_by_field_name("inner")
             if inner is None:
-                built.append(AffineUnknown("", span=span))
+                built.append(AffineUnknown("", span=Span.of(current)))
             else:
-                stack.append((inner, False))
+                stack.append((inner, None))
             continue
         if kind in _BINARY or kind in _CALL:
             left = current.child_by_field_name("left")
             right = current.child_by_field_name("right")
             operator = current.child_by_field_name("operator")
             if left is None or right is None or operator is None:
-                built.append(AffineUnknown("", span=span))
+                built.append(AffineUnknown("", span=Span.of(current)))
                 continue
-            if not visited:
-                stack += [(current, True), (right, False), (left, False)]
-                continue
-            rhs = built.pop()
-            lhs = built.pop()
-            built.append(AffineBinary(operator.type, lhs, rhs, span=span))  # type: ignore[arg-type]
+            stack += [(current, operator.type), (right, None), (left, None)]
             continue
         if kind in _NEG:
             operand = current.child_by_field_name("operand")
             if operand is None:
-                built.append(AffineUnknown("", span=span))
+                built.append(AffineUnknown("", span=Span.of(current)))
                 continue
-            if not visited:
-                stack += [(current, True), (operand, False)]
-                continue
-            built.append(AffineNeg(built.pop(), span=span))
+            stack += [(current, _NEGATE), (operand, None)]
             continue
         if kind == "integer":
             value = parse_integer(current)
+            span = Span.of(current)
             built.append(
                 AffineConst(value, span=span) if value is not None else AffineUnknown("", span=span)
             )
@@ -188,6 +194,7 @@ def subscripts_from_exprs(
 
     Every distinct value becomes a dimension (or a symbol inside `symbol(...)`),
     in order of first appearance. Returns the subscripts and every use, in order.
+    `make_use(node, role, in_symbol_call)` makes the Use of a value node, spanning it.
     """
     dim_positions: dict[str, int] = {}
     symbol_positions: dict[str, int] = {}
@@ -195,38 +202,47 @@ def subscripts_from_exprs(
     symbols: list[Use] = []
     uses: list[Use] = []
 
+    def dim(node: Node) -> AffineExpr:
+        use = make_use(node, "dim", False)
+        uses.append(use)
+        position = dim_positions.get(use.name)
+        if position is None:
+            position = dim_positions[use.name] = len(dims)
+            dims.append(use)
+        return AffineDim(position, span=use.span)
+
     def leaf(node: Node) -> AffineExpr:
-        node_span = Span.of(node)
-        if node.type == "value_use":
-            use = make_use(node, "dim", False)
-            uses.append(use)
-            if use.name not in dim_positions:
-                dim_positions[use.name] = len(dims)
-                dims.append(use)
-            return AffineDim(dim_positions[use.name], span=node_span)
-        if node.type == "symbol_use":
+        kind = node.type
+        if kind == "value_use":
+            return dim(node)
+        if kind == "symbol_use":
+            node_span = Span.of(node)
             value_node = node.child_by_field_name("value")
             if value_node is None:
                 return AffineUnknown("", span=node_span)
             use = make_use(value_node, "symbol", True)
             uses.append(use)
-            if use.name not in symbol_positions:
-                symbol_positions[use.name] = len(symbols)
+            position = symbol_positions.get(use.name)
+            if position is None:
+                position = symbol_positions[use.name] = len(symbols)
                 symbols.append(use)
-            return AffineSymbol(symbol_positions[use.name], span=node_span)
-        return AffineUnknown(text(node), span=node_span)
+            return AffineSymbol(position, span=node_span)
+        return AffineUnknown(text(node), span=Span.of(node))
 
     results = []
     result_spans = []
     for expr_node in expr_nodes:
-        results.append(build_expr(expr_node, leaf))
-        result_spans.append(Span.of(expr_node))
+        result_spans.append(Span(expr_node.start_byte, expr_node.end_byte))
+        if expr_node.type == "value_use" and not expr_node.is_missing:
+            results.append(dim(expr_node))  # a lone value, as in most subscripts
+        else:
+            results.append(build_expr(expr_node, leaf))
     affine_map = AffineMap(
         len(dims),
         len(symbols),
         tuple(results),
-        tuple(u.name for u in dims),
-        tuple(u.name for u in symbols),
+        tuple([u.name for u in dims]),
+        tuple([u.name for u in symbols]),
         span,
     )
     return Subscripts(span, affine_map, dims, symbols, result_spans), uses

@@ -92,7 +92,9 @@ class _ItemBuilder:
     # -- small helpers ---------------------------------------------------------
 
     def use(self, node: Node, role: str = "operand", in_symbol_call: bool = False) -> Use:
-        return Use(text(node), Span.of(node), role, in_symbol_call=in_symbol_call)
+        raw = node.text  # (text(), inlined: a model has uses by the ten thousand)
+        name = raw.decode("utf-8", "replace") if raw is not None else ""
+        return Use(name, Span(node.start_byte, node.end_byte), role, None, None, in_symbol_call)
 
     def map_ref(self, node: Node | None) -> MapRef | None:
         if node is None or node.is_missing:
@@ -174,21 +176,22 @@ class _ItemBuilder:
         body = op_node.child_by_field_name("body")
         if body is None:
             return None
-        factory = _FACTORIES.get(body.type, _build_other)
-        op = factory(self, body)
-        op.span = Span.of(op_node)
+        op = _FACTORIES.get(body.type, _build_other)(self, body)
+        op.span = Span(op_node.start_byte, op_node.end_byte)
         op.node = op_node
         if op.attributes_node is None:
             op.attributes_node = body.child_by_field_name("attributes")
-        self._attach_results(op, op_node.child_by_field_name("results"))
+        results = op_node.child_by_field_name("results")
+        if results is not None:
+            self._attach_results(op, results)
         for use in op.operands:
             use.user = op
         return op
 
-    def _attach_results(self, op: Operation, results_node: Node | None) -> None:
-        if results_node is None:
-            return
-        types = list(op.result_types)
+    def _attach_results(self, op: Operation, results_node: Node) -> None:
+        """Values for the results, taking the declared result types in order."""
+        types = op.result_types
+        taken = 0
         for result in results_node.named_children:
             if result.type != "op_result":
                 continue
@@ -198,24 +201,27 @@ class _ItemBuilder:
             count_node = result.child_by_field_name("count")
             count = parse_integer(count_node) if count_node is not None else 1
             count = max(1, min(count or 1, 4096))
+            name = text(name_node)
+            span = Span(name_node.start_byte, name_node.end_byte)
             for index in range(count):
-                value = Value(
-                    text(name_node),
-                    Span.of(name_node),
-                    types.pop(0) if types else None,
-                    "result",
-                    defining_op=op,
-                    index=index,
-                    group_size=count,
+                declared = types[taken] if taken < len(types) else None
+                taken += 1
+                op.results.append(
+                    Value(name, span, declared, "result", op, index=index, group_size=count)
                 )
-                op.results.append(value)
 
     def fill_regions(self) -> Iterable[tuple[Node, Block]]:
         """Create the blocks of pending regions; yields (op node, block) to build."""
         while self._pending:
             node, region, entry_arguments = self._pending.pop()
-            operations = [c for c in node.named_children if c.type == "operation"]
-            blocks = [c for c in node.named_children if c.type == "block"]
+            operations: list[Node] = []
+            blocks: list[Node] = []
+            for child in node.named_children:
+                kind = child.type
+                if kind == "operation":
+                    operations.append(child)
+                elif kind == "block":
+                    blocks.append(child)
             if operations or not blocks:
                 entry = Block(None, Span.of(node), list(entry_arguments), parent_region=region)
                 for argument in entry.arguments:
@@ -282,18 +288,22 @@ def _field(node: Node, name: str) -> Node | None:
     return node.child_by_field_name(name)
 
 
-def _base(
-    builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation, **extra
-) -> Operation:
-    name_node = _field(body, "name")
-    spelling = text(name_node) if name_node is not None else body.type
-    if body.type == "generic_operation" and name_node is not None:
-        spelling = spelling.strip('"')
+def _base(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -> Operation:
+    kind = body.type
+    body_span = Span(body.start_byte, body.end_byte)
+    name_node = body.child_by_field_name("name")
+    if name_node is None:
+        spelling, name_span = kind, body_span
+    else:
+        if name_node.is_named or name_node.is_missing:
+            spelling = text(name_node)
+            if kind == "generic_operation":
+                spelling = spelling.strip('"')
+        else:
+            spelling = name_node.type  # a keyword (`affine.load`): its type is its text
+        name_span = Span(name_node.start_byte, name_node.end_byte)
     name, legacy = canonical_name(spelling)
-    span = Span.of(name_node) if name_node is not None else Span.of(body)
-    return cls(
-        name=name, kind=body.type, span=Span.of(body), name_span=span, legacy=legacy, **extra
-    )
+    return cls(name, kind, body_span, name_span, legacy=legacy)
 
 
 # -- per-kind factories ------------------------------------------------------------------
@@ -809,18 +819,12 @@ class _Scope:
         self.region = region
         self.checks_dominance = checks_dominance
 
-    def visible(self) -> Iterable[_Scope]:
-        scope: _Scope | None = self
-        while scope is not None:
-            yield scope
-            if scope.isolated:
-                return
-            scope = scope.parent
-
 
 def _declare(scope: _Scope, value: Value, item: TopLevelItem) -> None:
-    for visible in scope.visible():
-        earlier = visible.values.get(value.name)
+    name = value.name
+    visible: _Scope | None = scope
+    while visible is not None:
+        earlier = visible.values.get(name)
         if (
             earlier
             and earlier[0] is not value
@@ -829,15 +833,20 @@ def _declare(scope: _Scope, value: Value, item: TopLevelItem) -> None:
             if earlier[0].index == 0 and value.index == 0:
                 item.redefinitions.append((value, earlier[0]))
             return
-    scope.values.setdefault(value.name, [])
-    group = scope.values[value.name]
-    if value not in group:
+        if visible.isolated:
+            break
+        visible = visible.parent
+    group = scope.values.get(name)
+    if group is None:
+        scope.values[name] = [value]
+    elif value not in group:
         group.append(value)
 
 
 def _lookup(scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
-    base, index = split_use_name(name)
-    for visible in scope.visible():
+    base, index = split_use_name(name) if "#" in name else (name, None)
+    visible: _Scope | None = scope
+    while visible is not None:
         group = visible.values.get(base)
         if group:
             wanted = index or 0
@@ -845,24 +854,43 @@ def _lookup(scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
                 if value.index == wanted:
                     return value, visible
             return None, visible
+        if visible.isolated:
+            break
+        visible = visible.parent
     return None, None
 
 
-def _position_in(block: Block, op: Operation) -> int:
-    """Index in `block` of `op` or of its ancestor that lives in `block` (-1 if none)."""
-    current: Operation | None = op
-    while current is not None:
-        if current.parent_block is block:
-            try:
-                return block.operations.index(current)
-            except ValueError:
-                return -1
-        current = current.parent_op
-    return -1
+class _Positions:
+    """Positions of operations in their blocks, indexed once per block."""
+
+    __slots__ = ("_tables",)
+
+    def __init__(self) -> None:
+        self._tables: dict[int, tuple[Block, dict[int, int]]] = {}
+
+    def of(self, block: Block, op: Operation) -> int:
+        """Index of `op` in `block` (-1 if it is not there)."""
+        entry = self._tables.get(id(block))
+        if entry is None:
+            table: dict[int, int] = {}
+            for position, candidate in enumerate(block.operations):
+                table.setdefault(id(candidate), position)
+            entry = self._tables[id(block)] = (block, table)
+        return entry[1].get(id(op), -1)
+
+    def within(self, block: Block, op: Operation) -> int:
+        """Index in `block` of `op` or of its ancestor that lives in `block` (-1 if none)."""
+        current: Operation | None = op
+        while current is not None:
+            if current.parent_block is block:
+                return self.of(block, current)
+            current = current.parent_op
+        return -1
 
 
 def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
     """Resolve every use under `root`, in document order."""
+    positions = _Positions()
     # (op, scope) work list; regions push their own scope.
     work: list[tuple[Operation, _Scope]] = [(root, module_scope)]
     while work:
@@ -879,18 +907,18 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
                 continue
             use.value = value
             value.uses.append(use)
-            if found_in is not None and found_in.checks_dominance and value.defining_op is not None:
-                block = value.defining_op.parent_block
-                if block is not None and _defined_after(value.defining_op, block, op):
+            defining_op = value.defining_op
+            if found_in is not None and found_in.checks_dominance and defining_op is not None:
+                block = defining_op.parent_block
+                if block is not None and _defined_after(defining_op, block, op, positions):
                     item.dominance_violations.append(use)
+        if not op.regions:
+            continue
         children: list[tuple[Operation, _Scope]] = []
+        isolated = op.name in ISOLATED_FROM_ABOVE
+        checks_dominance = op.name in SSACFG_REGIONS
         for region in op.regions:
-            region_scope = _Scope(
-                scope,
-                op.name in ISOLATED_FROM_ABOVE,
-                region,
-                op.name in SSACFG_REGIONS,
-            )
+            region_scope = _Scope(scope, isolated, region, checks_dominance)
             for block in region.blocks:
                 for argument in block.arguments:
                     _declare(region_scope, argument, item)
@@ -914,14 +942,15 @@ def _implicit_argument(op: Operation, use: Use) -> Value:
     return value
 
 
-def _defined_after(defining_op: Operation, block: Block, user: Operation) -> bool:
+def _defined_after(
+    defining_op: Operation, block: Block, user: Operation, positions: _Positions
+) -> bool:
     """Whether `defining_op` comes at or after the user (or its ancestor) in `block`."""
-    user_position = _position_in(block, user)
+    user_position = positions.within(block, user)
     if user_position < 0:
         return False
-    try:
-        def_position = block.operations.index(defining_op)
-    except ValueError:
+    def_position = positions.of(block, defining_op)
+    if def_position < 0:
         return False
     return def_position >= user_position
 

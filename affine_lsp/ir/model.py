@@ -18,7 +18,7 @@ from affine_lsp.syntax.nodes import Node, Span
 # -- values and uses --------------------------------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Value:
     """An SSA value: an operation result or a block argument."""
 
@@ -53,7 +53,7 @@ class Value:
         return f"Value({self.display_name}, {self.role})"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Use:
     """One use of an SSA value by an operation."""
 
@@ -71,7 +71,7 @@ class Use:
 # -- structure ------------------------------------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Block:
     label: str | None  # "^bb0" or None for an unlabelled entry block
     span: Span
@@ -84,7 +84,7 @@ class Block:
         return self.parent_region.parent_op if self.parent_region else None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Region:
     span: Span
     blocks: list[Block] = field(default_factory=list)
@@ -99,7 +99,7 @@ class Region:
             yield from block.operations
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Operation:
     """Any operation. Affine and other modelled ops use the subclasses below."""
 
@@ -149,7 +149,7 @@ class Operation:
 # -- affine maps as referenced by ops -----------------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class MapRef:
     """A map or set as an op refers to it: an alias (`#map`) or an inline one."""
 
@@ -162,7 +162,7 @@ class MapRef:
         return f"MapRef({self.alias or self.inline})"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class AffineBound:
     """A lower or upper bound of affine.for: a map applied to dims and symbols,
     or the shorthand `%N` / `42`."""
@@ -190,7 +190,7 @@ class AffineBound:
         return None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Subscripts:
     """Affine subscripts (`%A[%i + symbol(%n), 3]`) as the map MLIR builds from them:
     every distinct SSA value becomes a dimension, or a symbol when wrapped in
@@ -210,7 +210,7 @@ class Subscripts:
 # -- modelled operations -----------------------------------------------------------
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class FuncOp(Operation):
     symbol: str = ""
     symbol_span: Span | None = None
@@ -223,7 +223,7 @@ class FuncOp(Operation):
         return self.regions[0] if self.regions else None
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class AffineForOp(Operation):
     induction_variable: Value | None = None
     lower: AffineBound | None = None
@@ -237,7 +237,7 @@ class AffineForOp(Operation):
         return self.regions[0] if self.regions else None
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class AffineIfOp(Operation):
     condition: MapRef | None = None
     dims: list[Use] = field(default_factory=list)
@@ -252,7 +252,7 @@ class AffineIfOp(Operation):
         return self.regions[1] if len(self.regions) > 1 else None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ParallelBound:
     """One entry of an affine.parallel bound list: an expression, or `max(...)`/`min(...)`."""
 
@@ -261,7 +261,7 @@ class ParallelBound:
     kind: str | None = None  # "max" | "min" | None
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class AffineParallelOp(Operation):
     induction_variables: list[Value] = field(default_factory=list)
     lower: list[ParallelBound] = field(default_factory=list)
@@ -278,7 +278,7 @@ class AffineParallelOp(Operation):
         return self.regions[0] if self.regions else None
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class AffineApplyOp(Operation):
     """affine.apply, affine.min and affine.max."""
 
@@ -287,7 +287,7 @@ class AffineApplyOp(Operation):
     symbols: list[Use] = field(default_factory=list)
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class AffineAccessOp(Operation):
     """affine.load/store/vector_load/vector_store/prefetch."""
 
@@ -301,7 +301,7 @@ class AffineAccessOp(Operation):
     map_ref: MapRef | None = None  # the `map` attribute of the generic form
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class AffineDmaOp(Operation):
     """affine.dma_start and affine.dma_wait: several affine accesses."""
 
@@ -313,12 +313,12 @@ class AffineDmaOp(Operation):
     num_elements: Use | None = None
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class AffineYieldOp(Operation):
     pass
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class IndexBasisOp(Operation):
     """affine.delinearize_index / affine.linearize_index."""
 
@@ -328,7 +328,7 @@ class IndexBasisOp(Operation):
     disjoint: bool = False
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class MemRefAllocOp(Operation):
     dynamic_sizes: list[Use] = field(default_factory=list)
     symbol_operands: list[Use] = field(default_factory=list)
@@ -336,7 +336,7 @@ class MemRefAllocOp(Operation):
     type_span: Span | None = None
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class MemRefAccessOp(Operation):
     """memref.load / memref.store (indices are plain SSA values)."""
 
@@ -349,7 +349,7 @@ class MemRefAccessOp(Operation):
     is_write: bool = False
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)
 class MemRefDimOp(Operation):
     source: Use | None = None
     index: Use | int | None = None
@@ -359,7 +359,7 @@ class MemRefDimOp(Operation):
 # -- documents ------------------------------------------------------------------
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class AliasDef:
     """`#name = ...` or `!name = ...` at the top level."""
 
@@ -374,7 +374,7 @@ class AliasDef:
     type: Type | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class TopLevelItem:
     """One top-level item of a document: an operation or an alias definition."""
 
@@ -385,9 +385,12 @@ class TopLevelItem:
     unresolved: list[Use] = field(default_factory=list)
     redefinitions: list[tuple[Value, Value]] = field(default_factory=list)  # (new, earlier)
     dominance_violations: list[Use] = field(default_factory=list)
+    # The `#`/`!` names the item's syntax refers to, once looked up (None: not yet);
+    # see `affine_lsp.checks.rules.aliases.referenced_aliases`.
+    referenced_aliases: frozenset[str] | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class ModuleModel:
     """All top-level items of one document (or one `// -----` chunk)."""
 

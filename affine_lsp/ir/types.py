@@ -188,9 +188,11 @@ def _normalize(spelling: str) -> str:
     return " ".join(spelling.split())
 
 
-# Shaped and function types by spelling: a document repeats the same few many times,
+# Shaped, function and scalar types by spelling: a document repeats the same few many times,
 # and types are immutable values, so one parse per spelling is enough.
-_CACHED_KINDS = frozenset({"memref_type", "tensor_type", "vector_type", "function_type"})
+_CACHED_KINDS = frozenset(
+    {"memref_type", "tensor_type", "vector_type", "function_type", "float_type", "integer_type"}
+)
 _CACHE: dict[bytes, Type | None] = {}
 _CACHE_LIMIT = 4096
 

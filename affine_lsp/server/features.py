@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import time
 from pathlib import Path
 
@@ -16,11 +15,9 @@ from pygls.uris import from_fs_path, to_fs_path
 from affine_lsp.ide import (
     code_actions,
     completion,
-    folding,
     hover,
     inlay_hints,
     navigation,
-    symbols,
     workspace,
 )
 from affine_lsp.ide import semantic_tokens as tokens
@@ -31,7 +28,6 @@ from affine_lsp.server.convert import (
     lsp_diagnostic,
     lsp_range,
     offset,
-    range_data,
     span_of,
 )
 from affine_lsp.server.guard import guarded
@@ -51,15 +47,6 @@ ITERATION_DOMAIN = "affine-lsp/iterationDomain"
 CHECK_WORKSPACE = "affine-lsp.checkWorkspace"
 REQUEST_FAILED = -32803
 
-_SYMBOL_KINDS = {
-    "alias": types.SymbolKind.Constant,
-    "module": types.SymbolKind.Module,
-    "function": types.SymbolKind.Function,
-    "global": types.SymbolKind.Variable,
-    "loop": types.SymbolKind.Array,
-    "parallel": types.SymbolKind.Array,
-    "if": types.SymbolKind.Boolean,
-}
 _COMPLETION_KINDS = {
     "operation": types.CompletionItemKind.Function,
     "value": types.CompletionItemKind.Variable,
@@ -218,22 +205,21 @@ def register_features(server: AffineLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guarded(RawResult([]))
     async def on_document_symbol(ls: AffineLanguageServer, params: types.DocumentSymbolParams):
-        analysis = _analysis(ls, params.text_document.uri)
-        if analysis is None:
+        open_document = ls.documents.get(params.text_document.uri)
+        if open_document is None:
             return RawResult([])
-        writer = OutlineWriter(analysis.document)
-        async for part in ls.sliced(symbols.outline_parts(analysis.document), analysis):
-            writer.add(part)
-        return RawResult(json_bytes=writer.encoded())
+        parts = open_document.outline.parts(open_document.analysis)
+        texts = [part async for part in ls.sliced(parts, open_document.analysis)]
+        return RawResult(json_bytes=("[" + "".join(texts) + "]").encode())
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded(RawResult([]))
     def on_folding_range(ls: AffineLanguageServer, params: types.FoldingRangeParams):
-        analysis = _analysis(ls, params.text_document.uri)
-        if analysis is None:
+        open_document = ls.documents.get(params.text_document.uri)
+        if open_document is None:
             return RawResult([])
         folds = []
-        for fold in folding.folding_ranges(analysis.document):
+        for fold in open_document.folding.ranges(open_document.analysis):
             data = {"startLine": fold.start_line, "endLine": fold.end_line}
             if fold.kind is not None:
                 data["kind"] = fold.kind
@@ -418,50 +404,6 @@ def register_features(server: AffineLanguageServer) -> None:
     @guarded({"files": 0, "errors": 0, "warnings": 0})
     async def check_workspace(ls: AffineLanguageServer, *folder_uris):
         return await _check_workspace(ls, [str(u) for u in folder_uris])
-
-
-class OutlineWriter:
-    """LSP DocumentSymbols as JSON text, written symbol by symbol (outlines of large
-    files are big: no intermediate objects), iteratively (outlines can be deep)."""
-
-    def __init__(self, document: SourceDocument) -> None:
-        self._document = document
-        self._parts: list[str] = ["["]
-        self._empty = True
-
-    def add(self, outline: list[symbols.OutlineSymbol]) -> None:
-        """Append top-level symbols (and everything under them)."""
-        parts = self._parts
-        # Work items: a symbol (with whether a comma goes first), or closing text.
-        stack: list[tuple[symbols.OutlineSymbol | None, bool | str]] = []
-        for index in reversed(range(len(outline))):
-            stack.append((outline[index], index > 0 or not self._empty))
-        self._empty = self._empty and not outline
-        while stack:
-            symbol, extra = stack.pop()
-            if symbol is None:
-                parts.append(str(extra))
-                continue
-            head = {
-                "name": symbol.name or "?",
-                "kind": int(_SYMBOL_KINDS.get(symbol.kind, types.SymbolKind.Object)),
-                "range": range_data(self._document, symbol.span),
-                "selectionRange": range_data(self._document, symbol.selection),
-            }
-            if symbol.detail:
-                head["detail"] = symbol.detail
-            text = json.dumps(head, separators=(",", ":"))
-            parts.append(("," if extra else "") + text[:-1])
-            if symbol.children:
-                parts.append(',"children":[')
-                stack.append((None, "]}"))
-                stack += [(c, i > 0) for i, c in reversed(list(enumerate(symbol.children)))]
-            else:
-                parts.append("}")
-
-    def encoded(self) -> bytes:
-        parts, self._parts = self._parts, []
-        return ("".join(parts) + "]").encode()
 
 
 class TokenEncoder:

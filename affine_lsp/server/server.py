@@ -25,8 +25,10 @@ from pygls.lsp.server import LanguageServer
 
 from affine_lsp import __version__
 from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ide.folding import FoldingCache
 from affine_lsp.ide.settings import SECTION, Settings, parse_settings
 from affine_lsp.server.convert import diagnostic_data
+from affine_lsp.server.outline import OutlineCache
 from affine_lsp.server.protocol import AffineProtocol
 from affine_lsp.syntax import ContentChange
 
@@ -59,6 +61,8 @@ class OpenDocument:
     version: int | None
     analysis: DocumentAnalysis
     task: asyncio.Task | None = field(default=None, repr=False)
+    outline: OutlineCache = field(default_factory=OutlineCache, repr=False)
+    folding: FoldingCache = field(default_factory=FoldingCache, repr=False)
 
 
 class AffineLanguageServer(LanguageServer):

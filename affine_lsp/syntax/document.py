@@ -112,6 +112,11 @@ class SourceDocument:
         line, character = position
         return self.lines.offset(self.data, line, character, self.encoding)
 
+    @property
+    def has_lone_cr(self) -> bool:
+        """Whether a lone `\\r` breaks a line (LSP lines and tree-sitter rows then differ)."""
+        return self._has_lone_cr
+
     def point(self, offset: int) -> tuple[int, int]:
         """tree-sitter point (row, byte column) of an offset; rows count `\\n` only."""
         offset = max(0, min(offset, len(self.data)))

@@ -77,6 +77,25 @@ def units_to_bytes(line: bytes, units: int, encoding: str) -> int:
     return len(line)
 
 
+class LocalLines:
+    """Positions inside one stretch of a document, relative to where it starts: (lines
+    after its first line, character), the character counted from the stretch's start
+    on its first line. Adding the stretch's own position gives the document position;
+    relative positions stay true while the stretch's text, and the byte after it (which
+    may pair with a final `\r`), do."""
+
+    def __init__(self, data: bytes | bytearray, start: int, end: int, encoding: str) -> None:
+        self._data = data
+        self._encoding = encoding
+        # (one byte further: a `\r\n` pair across `end` is one line break)
+        self._starts = [start, *_line_starts(data, start, min(end + 1, len(data)))]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        lines = bisect_right(self._starts, offset) - 1
+        start = self._starts[max(lines, 0)]
+        return lines, column_units(bytes(self._data[start:offset]), self._encoding)
+
+
 class LineIndex:
     """Byte offsets of line starts, chunked for cheap incremental updates."""
 

@@ -11,7 +11,7 @@ import tree_sitter
 Node = tree_sitter.Node
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Span:
     """A byte range [start_byte, end_byte) of a document.
 
@@ -21,6 +21,12 @@ class Span:
 
     start_byte: int
     end_byte: int
+
+    def __init__(self, start_byte: int, end_byte: int) -> None:
+        # Spans are made by the hundred thousand: the slots are set directly
+        # (a frozen dataclass's own __init__ goes through object.__setattr__).
+        _set_start(self, start_byte)
+        _set_end(self, end_byte)
 
     @classmethod
     def of(cls, node: Node) -> Span:
@@ -35,6 +41,10 @@ class Span:
 
     def overlaps(self, start: int, end: int) -> bool:
         return self.start_byte < end and start < self.end_byte
+
+
+_set_start = Span.start_byte.__set__  # type: ignore[attr-defined]
+_set_end = Span.end_byte.__set__  # type: ignore[attr-defined]
 
 
 def text(node: Node | None) -> str:

@@ -170,3 +170,47 @@ def test_a_failing_check_spoils_only_its_item(monkeypatch):
     analysis = analysed(fixture_text("nest.mlir"))
     codes = [d.code for d in analysis.diagnostics()]
     assert codes == ["alias-unused", "internal-error"]
+
+
+def test_each_item_is_searched_for_alias_references_once(monkeypatch):
+    import affine_lsp.checks.rules.aliases as aliases
+
+    searched = []
+    real = aliases.alias_uses
+
+    def counting(item):
+        searched.append(item.span)
+        return real(item)
+
+    monkeypatch.setattr(aliases, "alias_uses", counting)
+    text = (
+        "#m = affine_map<(d0) -> (d0)>\n#unused = affine_map<(d0) -> (d0)>\n!t = index\n"
+        "func.func @a(%n: index, %t: !t) {\n  %x = affine.apply #m(%n)\n  return\n}\n"
+        "func.func @b(%n: index) {\n  %y = affine.apply #missing(%n)\n  return\n}\n"
+    )
+    analysis = analysed(text)
+    at_b = analysis.records[-1].span
+    # once per item; the item with an undefined alias once more, for the nodes to report
+    assert sorted(searched, key=lambda s: s.start_byte) == [r.span for r in analysis.records] + [
+        at_b
+    ]
+    assert [d.code for d in analysis.diagnostics()] == ["alias-unused", "alias-undefined"]
+    assert analysis.diagnostics() == check_document(SourceDocument(text))
+
+
+def test_a_failing_check_leaves_the_aliases_of_its_item_used(monkeypatch):
+    import affine_lsp.ide.analysis as analysis_module
+
+    real = analysis_module.check_item
+
+    def flaky(item, context, options):
+        if getattr(item.operation, "symbol", "") == "@a":
+            raise RuntimeError("a bug in a rule")
+        return real(item, context, options)
+
+    monkeypatch.setattr(analysis_module, "check_item", flaky)
+    text = (
+        "#m = affine_map<(d0) -> (d0)>\n"
+        "func.func @a(%n: index) {\n  %x = affine.apply #m(%n)\n  return\n}\n"
+    )
+    assert [d.code for d in analysed(text).diagnostics()] == ["internal-error"]

@@ -125,3 +125,44 @@ def test_inlay_hints_only_in_the_requested_range():
     start = offset_of(analysis, "affine.parallel")
     hints = inlay_hints(analysis, start, start + 10)
     assert hints == []
+
+
+def test_cached_folding_ranges_match_fresh_ones_after_edits(monkeypatch):
+    import random
+
+    from affine_lsp.ide import folding
+    from affine_lsp.ide.analysis import DocumentAnalysis
+    from affine_lsp.ide.folding import FoldingCache
+    from affine_lsp.syntax import ContentChange
+
+    fragments = ["\n", " ", "}", "// c\n", "  // x\n", "// -----\n", "#m = 1\n", "", "\r\n"]
+    rng = random.Random(11)
+    analysis = DocumentAnalysis.from_text(NEST + "// -----\n// one\n// two\n" + NEST)
+    cache = FoldingCache()
+    assert cache.ranges(analysis) == folding_ranges(analysis.document)
+    for _ in range(60):
+        size = len(analysis.document.data)
+        start = rng.randint(0, size)
+        end = min(size, start + rng.choice([0, 1, 3, 40]))
+        position = analysis.document.position
+        change = ContentChange(rng.choice(fragments), (position(start), position(end)))
+        analysis.apply_changes([change])
+        assert cache.ranges(analysis) == folding_ranges(analysis.document)
+    # items the edit did not touch are not searched again
+    searched = []
+    real = folding._find
+    monkeypatch.setattr(folding, "_find", lambda *a: searched.append(a[1].type) or real(*a))
+    cache.ranges(analysis)
+    assert "operation" not in searched
+    analysis.apply_changes([ContentChange("\n", ((0, 0), (0, 0)))])
+    assert cache.ranges(analysis) == folding_ranges(analysis.document)
+    assert "operation" not in searched
+
+
+def test_folding_with_lone_carriage_returns_is_computed_whole():
+    from affine_lsp.ide.analysis import DocumentAnalysis
+    from affine_lsp.ide.folding import FoldingCache
+
+    analysis = DocumentAnalysis.from_text(NEST.replace("\n", "\r", 1))
+    assert analysis.document.has_lone_cr
+    assert FoldingCache().ranges(analysis) == folding_ranges(analysis.document) != []

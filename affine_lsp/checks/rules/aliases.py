@@ -50,6 +50,14 @@ def alias_uses(item: TopLevelItem) -> list[Node]:
     return sorted(found, key=lambda n: n.start_byte)
 
 
+def referenced_aliases(item: TopLevelItem) -> frozenset[str]:
+    """The names of `alias_uses(item)`, looked up once per item (the query walks the
+    whole item; the item rule, the module rule and the language server all ask)."""
+    if item.referenced_aliases is None:
+        item.referenced_aliases = frozenset(text(n) for n in alias_uses(item))
+    return item.referenced_aliases
+
+
 def _map_refs(item: TopLevelItem) -> dict[int, tuple[MapRef, list[Use], list[Use], str]]:
     """Map/set references of ops by start byte, with their operands (for fixes)."""
     refs: dict[int, tuple[MapRef, list[Use], list[Use], str]] = {}
@@ -96,6 +104,8 @@ def _is_alias_name(node: Node) -> bool:
 @item_rule
 def undefined_aliases(item: TopLevelItem, ctx: CheckContext) -> None:
     known = ctx.module.aliases
+    if all(name in known for name in referenced_aliases(item)):
+        return
     uses = [n for n in alias_uses(item) if text(n) not in known and _is_alias_name(n)]
     if not uses:
         return
@@ -128,7 +138,7 @@ def duplicate_and_unused(model: ModuleModel, ctx: CheckContext) -> None:
     first: dict[str, Span] = {}
     used: set[str] = set()
     for item in model.items:
-        used.update(text(n) for n in alias_uses(item))
+        used.update(referenced_aliases(item))
     for alias in model.aliases():
         kind = "type" if alias.name.startswith("!") else "attribute"
         earlier = first.get(alias.name)
