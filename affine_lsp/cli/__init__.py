@@ -7,17 +7,14 @@ import sys
 from collections.abc import Sequence
 
 from affine_lsp import __version__
+from affine_lsp.cli import check as check_command
+from affine_lsp.cli import fuse as fuse_command
 from affine_lsp.cli import parse as parse_command
+from affine_lsp.cli import serve as serve_command
 
 # Each subcommand module provides `register(subparsers)`; the parser it adds
 # carries a `run(args) -> int` function as its default `handler`.
-_COMMANDS = [parse_command]
-
-for _name in ("check", "fuse", "serve"):
-    try:
-        _COMMANDS.append(__import__(f"affine_lsp.cli.{_name}", fromlist=["register"]))
-    except ImportError:  # a subcommand that is not part of this build
-        pass
+_COMMANDS = [parse_command, check_command, fuse_command, serve_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -26,7 +26,7 @@ from affine_lsp.checks import Severity, check_document
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.checks.runner import CheckOptions, ModuleContext, check_item
 from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, TopLevelItem
-from affine_lsp.poly.session import NotAffine
+from affine_lsp.poly.session import Budget, NotAffine
 from affine_lsp.syntax import SourceDocument, syntax_problems
 from affine_lsp.transforms.diff import minimal_edits
 from affine_lsp.transforms.edits import OverlappingEdits, apply_edits, sorted_edits
@@ -100,10 +100,23 @@ class Clock:
 
     deadline: float | None
     max_operations: int | None = None
+    seconds: float | None = None
 
     @classmethod
     def start(cls, seconds: float | None, max_operations: int | None = None) -> Clock:
-        return cls(None if seconds is None else time.perf_counter() + seconds, max_operations)
+        deadline = None if seconds is None else time.perf_counter() + seconds
+        return cls(deadline, max_operations, seconds)
+
+    def tighter_than(self, budget: Budget) -> bool:
+        """Whether this clock may run out before `budget` does: only then can a
+        question it left undecided be decided later, with more time."""
+        operations = self.max_operations is not None and (
+            not budget.max_operations or self.max_operations < budget.max_operations
+        )
+        seconds = self.seconds is not None and (
+            budget.time_limit is None or self.seconds < budget.time_limit
+        )
+        return operations or seconds
 
     def options(self, options: FusionOptions) -> FusionOptions:
         return options.until(self.deadline, self.max_operations)
@@ -204,15 +217,17 @@ class _Pair:
 def _pair_actions(pair: _Pair, clock: Clock) -> list[FusionAction]:
     prefix = "Fuse with the next loop nest"
     fusion = pair.fusion(PRODUCER_CONSUMER, clock)
+    later = clock.tighter_than(pair.options.budget)  # undecided now, decidable later
     if fusion.failure is not None:
-        if fusion.timed_out:
+        if fusion.timed_out and later:
             return [_deferred(prefix, lambda later: _preferred(_pair_actions(pair, later)))]
-        return [FusionAction(prefix, disabled_reason=fusion.failure)]
+        reason = TOO_COMPLEX if fusion.timed_out else fusion.failure
+        return [FusionAction(prefix, disabled_reason=reason)]
     actions = []
     best = fusion.best()
     for depth in fusion.depths():
         candidate = fusion.candidate(depth)
-        if candidate.timed_out:
+        if candidate.timed_out and later:
 
             def evaluate(later: Clock, depth: int = depth) -> FusionAction:
                 candidate = pair.fusion(PRODUCER_CONSUMER, later).candidate(depth)
@@ -260,16 +275,18 @@ def _sibling_actions(pair: _Pair, clock: Clock) -> list[FusionAction]:
     if not are_siblings(pair.first, pair.second):
         return []
     fusion = pair.fusion(SIBLING, clock)
+    later = clock.tighter_than(pair.options.budget)  # undecided now, decidable later
     if fusion.failure is not None:
-        if fusion.timed_out:
+        if fusion.timed_out and later:
             return [_deferred(prefix, lambda later: _preferred(_sibling_actions(pair, later)))]
-        return [FusionAction(prefix, disabled_reason=fusion.failure)]
+        reason = TOO_COMPLEX if fusion.timed_out else fusion.failure
+        return [FusionAction(prefix, disabled_reason=reason)]
     best = fusion.best()
     if best is None:
         deepest = fusion.candidate(fusion.depths()[-1]) if fusion.depths() else None
         if deepest is None:
             return []
-        if deepest.timed_out:
+        if deepest.timed_out and later:
             return [_deferred(prefix, lambda later: _preferred(_sibling_actions(pair, later)))]
         return [_candidate_action(prefix, deepest, None, pair)]
     return [_candidate_action(prefix, best, best, pair)]

@@ -38,17 +38,13 @@ async function selectedPythonInterpreter(resource: vscode.Uri | undefined): Prom
   }
 }
 
-/** Windows command shims (`.cmd`, `.bat`) only run through a shell. */
-function needsShell(command: string): boolean {
-  return process.platform === "win32" && /\.(cmd|bat)$/i.test(command);
-}
-
 function serverOptions(launch: ServerLaunch): ServerOptions {
   return {
     command: launch.command,
     args: launch.args,
     transport: TransportKind.stdio,
-    options: { shell: needsShell(launch.command) },
+    // An argument list, never a shell: resolution does not pick batch scripts.
+    options: { shell: false },
   };
 }
 

@@ -109,10 +109,19 @@ function executableNames(name: string, host: Host): string[] {
   }
   const extensions = (host.env.PATHEXT ?? host.env.Pathext ?? DEFAULT_WINDOWS_PATHEXT)
     .split(";")
-    .filter((ext) => ext !== "");
+    .filter((ext) => ext !== "" && !isBatchScript(ext));
   const hasKnownExtension = extensions.some((ext) => name.toLowerCase().endsWith(ext.toLowerCase()));
   const withExtensions = extensions.map((ext) => name + ext);
   return hasKnownExtension ? [name, ...withExtensions] : withExtensions;
+}
+
+/**
+ * Windows batch scripts (`.bat`, `.cmd`) run only through `cmd.exe`, a shell:
+ * the extension never starts one (programs are started from an argument list,
+ * without a shell), so they are skipped on PATH and refused in settings.
+ */
+export function isBatchScript(file: string): boolean {
+  return /\.(bat|cmd)$/i.test(file);
 }
 
 /** Finds a command on PATH, returning its full path. */
@@ -146,6 +155,12 @@ export async function locateExecutable(
   const api = pathApi(host.platform);
   const expanded = expandHome(value.trim(), host.homeDir, host.platform);
   const hasSeparator = expanded.includes("/") || (host.platform === "win32" && expanded.includes("\\"));
+  if (host.platform === "win32" && isBatchScript(expanded)) {
+    return {
+      found: false,
+      reason: "is a batch script, which only runs through a shell; name an executable instead (affine-lsp.exe, or a Python interpreter)",
+    };
+  }
   if (api.isAbsolute(expanded) || hasSeparator) {
     let file = expanded;
     if (!api.isAbsolute(expanded)) {

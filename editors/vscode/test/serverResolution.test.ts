@@ -85,9 +85,32 @@ describe("findOnPath", () => {
     });
     assert.equal(await findOnPath("affine-lsp", host), "C:\\Python\\Scripts\\affine-lsp.EXE");
   });
+
+  it("skips batch scripts on Windows: they would need a shell", async () => {
+    const host = fakeHost({
+      platform: "win32",
+      path: "C:\\Tools;C:\\Python\\Scripts",
+      pathext: ".COM;.EXE;.BAT;.CMD",
+      executables: ["C:\\Tools\\affine-lsp.cmd", "C:\\Python\\Scripts\\affine-lsp.exe"],
+    });
+    assert.equal(await findOnPath("affine-lsp", host), "C:\\Python\\Scripts\\affine-lsp.EXE");
+    const onlyBatch = fakeHost({
+      platform: "win32",
+      path: "C:\\Tools",
+      executables: ["C:\\Tools\\affine-lsp.bat"],
+    });
+    assert.equal(await findOnPath("affine-lsp", onlyBatch), undefined);
+  });
 });
 
 describe("locateExecutable", () => {
+  it("refuses a batch script named in a setting on Windows", async () => {
+    const host = fakeHost({ platform: "win32", executables: ["C:\\Tools\\affine-lsp.cmd"] });
+    const located = await locateExecutable("C:\\Tools\\affine-lsp.cmd", host, undefined);
+    assert.equal(located.found, false);
+    assert.match((located as { reason: string }).reason, /batch script.*shell/);
+  });
+
   it("checks absolute paths directly", async () => {
     const host = fakeHost({ executables: ["/opt/affine/bin/affine-lsp"] });
     assert.deepEqual(await locateExecutable("/opt/affine/bin/affine-lsp", host, undefined), {

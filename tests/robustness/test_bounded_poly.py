@@ -1,0 +1,138 @@
+"""Bounded polyhedral work: when isl's operation budget or the time budget runs
+out, hovers say the domain is too complex, fusion is not offered (disabled, with
+the reason), and the server keeps answering."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ide.hover import hover, iteration_domain
+from affine_lsp.ide.inlay_hints import inlay_hints
+from affine_lsp.poly import Budget
+from affine_lsp.testing.lsp_client import LspClient
+from affine_lsp.transforms.fusion import FusionOptions
+from affine_lsp.transforms.fusion.actions import TOO_COMPLEX
+from tests.fusion.test_actions import _actions
+from tests.fusion.test_engine import seed_program
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tangled_nest(depth: int) -> str:
+    """A nest whose bounds mix every outer iv through `mod` and `floordiv`: each
+    level multiplies the existentials isl must eliminate."""
+    lines = ["func.func @tangled(%A: memref<100xf32>, %N: index) {", "  affine.for %i0 = 0 to %N {"]
+    for k in range(1, depth):
+        ivs = ", ".join(f"%i{j}" for j in range(k))
+        dims = ", ".join(f"d{j}" for j in range(k))
+        expr = " + ".join(
+            f"(d{j} * {7 + 3 * j}) mod {11 + 2 * j} + d{j} floordiv {3 + j}" for j in range(k)
+        )
+        lines.append(
+            f"  affine.for %i{k} = affine_map<({dims}) -> ({expr})>({ivs}) to "
+            f"affine_map<({dims})[s0] -> ({expr} + s0 mod 13 + 5)>({ivs})[%N] {{"
+        )
+    lines.append(f"    %v = affine.load %A[%i{depth - 1} mod 100] : memref<100xf32>")
+    lines += ["  }"] * depth + ["  return", "}"]
+    return "\n".join(lines) + "\n"
+
+
+TANGLED = tangled_nest(9)
+INNERMOST = TANGLED.index("affine.for %i8")
+
+
+def _analysis(text: str) -> DocumentAnalysis:
+    analysis = DocumentAnalysis.from_text(text)
+    analysis.analyse_all()
+    return analysis
+
+
+def test_hover_says_the_domain_is_too_complex_and_returns_promptly():
+    analysis = _analysis(TANGLED)
+    started = time.perf_counter()
+    result = hover(analysis, INNERMOST)
+    assert time.perf_counter() - started < 2.0
+    assert result is not None
+    assert "Iteration domain unavailable: too complex to analyse" in result.markdown
+    domain, message = iteration_domain(analysis, INNERMOST)
+    assert domain is None and "too complex to analyse" in message
+    # The outer loops of the same nest are simple enough and still described.
+    assert "**Iteration domain**" in hover(analysis, TANGLED.index("affine.for %i0")).markdown
+
+
+def test_inlay_hints_leave_out_what_is_too_complex():
+    analysis = _analysis(TANGLED)
+    hints = inlay_hints(analysis, 0, len(TANGLED.encode()))
+    assert all("too complex" not in hint.label for hint in hints)
+
+
+def test_fusion_over_budget_is_disabled_with_the_reason():
+    # The options' own budget is the binding limit: no more time later would help.
+    options = FusionOptions(budget=Budget(max_operations=200, time_limit=0.1))
+    _, actions = _actions(seed_program(), "affine.for %arg5", options)
+    pair = [a for a in actions if a.title.startswith("Fuse with the next loop nest")]
+    assert pair and all(a.disabled_reason == TOO_COMPLEX and not a.edits for a in pair)
+    fuse_all = [a for a in actions if a.title.startswith("Fuse all")]
+    assert fuse_all and fuse_all[0].resolve(5.0) == [] and fuse_all[0].disabled_reason
+
+
+def test_fusion_undecided_in_planning_is_decided_on_resolve_or_refused():
+    # The planning clock ran out first: the action is analysed when chosen, and a
+    # budget that runs out there too gives no edit, only the reason.
+    options = FusionOptions(budget=Budget(max_operations=200, time_limit=None))
+    _, actions = _actions(seed_program(), "affine.for %arg5", options)
+    (pair,) = [a for a in actions if a.title.startswith("Fuse with the next loop nest")]
+    assert pair.edits is None and pair.disabled_reason is None
+    assert pair.resolve(5.0) == [] and pair.disabled_reason == TOO_COMPLEX
+
+
+def _lines_and_columns(text: str, offset: int) -> dict:
+    before = text[:offset]
+    return {"line": before.count("\n"), "character": len(before) - before.rfind("\n") - 1}
+
+
+def test_the_server_stays_responsive_on_a_too_complex_nest():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    text = tangled_nest(12) + seed_program()
+    uri = "file:///bounded/tangled.mlir"
+    doc = {"uri": uri}
+    with LspClient([sys.executable, "-m", "affine_lsp", "serve"], env=env) as client:
+        client.call("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        client.notify("initialized", {})
+        item = {"uri": uri, "languageId": "mlir", "version": 1, "text": text}
+        client.notify("textDocument/didOpen", {"textDocument": item})
+        client.diagnostics(uri, 1)
+        started = time.perf_counter()
+        inner = _lines_and_columns(text, text.index("affine.for %i11"))
+        heavy = [
+            client.request("textDocument/hover", {"textDocument": doc, "position": inner}),
+            client.request(
+                "textDocument/codeAction",
+                {
+                    "textDocument": doc,
+                    "range": {"start": inner, "end": inner},
+                    "context": {"diagnostics": []},
+                },
+            ),
+            client.request(
+                "textDocument/inlayHint",
+                {
+                    "textDocument": doc,
+                    "range": {
+                        "start": {"line": 0, "character": 0},
+                        "end": {"line": 10**4, "character": 0},
+                    },
+                },
+            ),
+        ]
+        light = client.request("textDocument/documentSymbol", {"textDocument": doc})
+        answers = [client.response(i, timeout=60) for i in [*heavy, light]]
+        assert all("result" in a for a in answers), answers
+        assert "too complex to analyse" in answers[0]["result"]["contents"]["value"]
+        assert time.perf_counter() - started < 20
+        assert client.stop() == 0
