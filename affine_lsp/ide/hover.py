@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 
 from affine_lsp.ide.analysis import DocumentAnalysis, ItemView
 from affine_lsp.ide.describe import (
@@ -69,11 +70,10 @@ keystroke's worth of time, before isl's budget even applies."""
 
 
 def _too_deep(op: Operation) -> Unknown | None:
-    depth = sum(
-        1 for a in op.ancestors() if isinstance(a, AffineForOp | AffineParallelOp | AffineIfOp)
-    )
+    nest = (a for a in op.ancestors() if isinstance(a, AffineForOp | AffineParallelOp | AffineIfOp))
+    depth = sum(1 for _ in islice(nest, MAX_NEST_DEPTH))  # counting further costs the depth
     if depth >= MAX_NEST_DEPTH:
-        return Unknown(f"the nest is {depth + 1} levels deep (more than {MAX_NEST_DEPTH})")
+        return Unknown(f"the nest is more than {MAX_NEST_DEPTH} levels deep")
     return None
 
 

@@ -87,6 +87,9 @@ _QUERY = (
 (lower_bound shorthand: (value_use) @shorthand)
 (upper_bound shorthand: (value_use) @shorthand)
 [(affine_map) (integer_set) (legacy_affine_map) (legacy_integer_set)] @map
+(affine_for induction_variable: (value_def) @induction)
+(scf_for induction_variable: (value_def) @induction)
+(parallel_ivs (value_def) @induction)
 """
     + "["
     + " ".join(f'"{k}"' for k in _KEYWORDS)
@@ -95,7 +98,7 @@ _QUERY = (
     + " ".join(f'"{k}"' for k in _BUILTIN_TYPES)
     + "] @builtin_type\n"
 )
-_AREAS = frozenset({"dims_area", "symbols_area", "shorthand", "map"})
+_AREAS = frozenset({"dims_area", "symbols_area", "shorthand", "map", "induction"})
 _DEFAULT_DIALECTS = ("affine.", "arith.", "func.", "memref.", "scf.", "cf.", "builtin.")
 _DIM_LISTS = {"dim_operands": "dimension", "symbol_operands": "symbol"}
 _DEFINING_FIELDS = {
@@ -130,15 +133,6 @@ def _is_field(node: Node, name: str) -> bool:
         and child.start_byte == node.start_byte
         and child.end_byte == node.end_byte
     )
-
-
-def _is_induction_variable(node: Node) -> bool:
-    parent = node.parent
-    if parent is None:
-        return False
-    if parent.type == "parallel_ivs":
-        return True
-    return parent.type in ("affine_for", "scf_for") and _is_field(node, "induction_variable")
 
 
 class _Areas:
@@ -232,7 +226,7 @@ def semantic_tokens(
     context = _Context(
         _MapNames(captures.get("map", [])),
         _Roles(captures),
-        {text(n) for n in captures.get("value_def", []) if _is_induction_variable(n)},
+        {text(n) for n in captures.get("induction", [])},
     )
     for kind, nodes in captures.items():
         if kind in _AREAS:

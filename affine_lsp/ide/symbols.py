@@ -24,6 +24,9 @@ _QUERY = """
 (affine_for) @loop
 (affine_parallel) @parallel
 (affine_if) @if
+(operation body: [
+  (builtin_module) (func_func) (memref_global) (affine_for) (affine_parallel) (affine_if)
+]) @operation
 """
 _REGION_FIELDS = ("body", "then")
 _MAX_NAME = 80
@@ -59,7 +62,9 @@ def _header(document: SourceDocument, body: Node) -> str:
     return header if len(header) <= _MAX_NAME else header[: _MAX_NAME - 3] + "..."
 
 
-def _symbol(document: SourceDocument, node: Node, kind: str) -> OutlineSymbol:
+def _symbol(
+    document: SourceDocument, node: Node, kind: str, wrappers: dict[int, Node]
+) -> OutlineSymbol:
     if kind == "alias":
         name_node = node.child_by_field_name("name") or node
         value = node.child_by_field_name("value")
@@ -67,7 +72,9 @@ def _symbol(document: SourceDocument, node: Node, kind: str) -> OutlineSymbol:
         if len(detail) > _MAX_NAME:
             detail = detail[: _MAX_NAME - 3] + "..."
         return OutlineSymbol(text(name_node), detail, kind, Span.of(node), Span.of(name_node))
-    outer = node.parent if node.parent is not None and node.parent.type == "operation" else node
+    # The `operation` around the op (with its results): found by the query, since
+    # asking a node for its parent costs its depth.
+    outer = wrappers.get(node.id, node)
     name_node = node.child_by_field_name("name") or node
     if kind in ("function", "module", "global"):
         symbol = node.child_by_field_name("symbol")
@@ -90,12 +97,17 @@ def top_level_nodes(document: SourceDocument) -> Iterator[Node]:
 def document_symbols(document: SourceDocument, root: Node | None = None) -> list[OutlineSymbol]:
     """The outline of the document (or of one subtree), nested by containment."""
     captures = tree_sitter.QueryCursor(_query()).captures(root or document.tree.root_node)
+    wrappers = {}
+    for operation in captures.pop("operation", []):
+        body = operation.child_by_field_name("body")
+        if body is not None:
+            wrappers[body.id] = operation
     found = [(node, kind) for kind, nodes in captures.items() for node in nodes]
     found.sort(key=lambda pair: (pair[0].start_byte, -pair[0].end_byte))
     top: list[OutlineSymbol] = []
     stack: list[OutlineSymbol] = []
     for node, kind in found:
-        symbol = _symbol(document, node, kind)
+        symbol = _symbol(document, node, kind, wrappers)
         while stack and stack[-1].span.end_byte < symbol.span.end_byte:
             stack.pop()
         parent = stack[min(len(stack), MAX_DEPTH) - 1] if stack else None

@@ -808,7 +808,7 @@ _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
 
 
 class _Scope:
-    __slots__ = ("values", "parent", "isolated", "region", "checks_dominance")
+    __slots__ = ("values", "parent", "isolated", "region", "checks_dominance", "depth", "floor")
 
     def __init__(
         self, parent: _Scope | None, isolated: bool, region: Region | None, checks_dominance: bool
@@ -818,12 +818,55 @@ class _Scope:
         self.isolated = isolated
         self.region = region
         self.checks_dominance = checks_dominance
+        self.depth = 0 if parent is None else parent.depth + 1
+        # The shallowest scope whose values this one sees: isolated regions see
+        # their own values and nothing above.
+        self.floor = self.depth if isolated or parent is None else parent.floor
 
 
-def _declare(scope: _Scope, value: Value, item: TopLevelItem) -> None:
+class _Path:
+    """The scopes from an item's root down to the one being resolved, indexed by
+    name, so that finding what a name means costs the same at any nesting depth
+    (walking up scope by scope made deep nests quadratic)."""
+
+    __slots__ = ("root", "by_name")
+
+    def __init__(self, root: _Scope) -> None:
+        self.root = root  # the module's scope: looked up directly, never entered
+        self.by_name: dict[str, list[_Scope]] = {}
+
+    def enter(self, scope: _Scope) -> None:
+        for name in scope.values:
+            self.by_name.setdefault(name, []).append(scope)
+
+    def leave(self, scope: _Scope) -> None:
+        for name in scope.values:
+            holders = self.by_name[name]
+            holders.pop()
+            if not holders:
+                del self.by_name[name]
+
+    def holders(self, name: str, scope: _Scope) -> Iterator[_Scope]:
+        """The scopes on the path that declare `name` and that `scope` sees,
+        innermost first."""
+        for holder in reversed(self.by_name.get(name, ())):
+            if holder.depth < scope.floor:
+                return
+            yield holder
+        if scope.floor == 0 and name in self.root.values:
+            yield self.root
+
+
+def _declare(scope: _Scope, value: Value, item: TopLevelItem, path: _Path | None = None) -> None:
+    """Add `value` to `scope` (not yet on `path`), recording it as a redefinition
+    when a value of its name is already visible there."""
     name = value.name
-    visible: _Scope | None = scope
-    while visible is not None:
+    holders: Iterator[_Scope] = iter(())
+    if path is not None:
+        holders = path.holders(name, scope)
+    elif scope.parent is not None:
+        raise ValueError("scopes below the root are declared along a path")
+    for visible in (scope, *holders):
         earlier = visible.values.get(name)
         if (
             earlier
@@ -833,9 +876,6 @@ def _declare(scope: _Scope, value: Value, item: TopLevelItem) -> None:
             if earlier[0].index == 0 and value.index == 0:
                 item.redefinitions.append((value, earlier[0]))
             return
-        if visible.isolated:
-            break
-        visible = visible.parent
     group = scope.values.get(name)
     if group is None:
         scope.values[name] = [value]
@@ -843,20 +883,15 @@ def _declare(scope: _Scope, value: Value, item: TopLevelItem) -> None:
         group.append(value)
 
 
-def _lookup(scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
+def _lookup(path: _Path, scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
     base, index = split_use_name(name) if "#" in name else (name, None)
-    visible: _Scope | None = scope
-    while visible is not None:
-        group = visible.values.get(base)
-        if group:
-            wanted = index or 0
-            for value in group:
-                if value.index == wanted:
-                    return value, visible
-            return None, visible
-        if visible.isolated:
-            break
-        visible = visible.parent
+    for visible in path.holders(base, scope):
+        group = visible.values[base]
+        wanted = index or 0
+        for value in group:
+            if value.index == wanted:
+                return value, visible
+        return None, visible
     return None, None
 
 
@@ -888,15 +923,39 @@ class _Positions:
         return -1
 
 
+_OPERATION, _ENTER, _LEAVE = 0, 1, 2
+
+
 def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
     """Resolve every use under `root`, in document order."""
     positions = _Positions()
-    # (op, scope) work list; regions push their own scope.
-    work: list[tuple[Operation, _Scope]] = [(root, module_scope)]
+    path = _Path(module_scope)
+    # A depth-first walk with an explicit stack of steps: resolve an operation's
+    # operands in its scope, enter a region's scope (declaring what it defines), or
+    # leave it once everything in it is resolved.
+    work: list[tuple[int, Operation | None, _Scope]] = [(_OPERATION, root, module_scope)]
     while work:
-        op, scope = work.pop()
+        step, op, scope = work.pop()
+        if step == _LEAVE:
+            path.leave(scope)
+            continue
+        if step == _ENTER:
+            region = scope.region
+            assert region is not None
+            for block in region.blocks:
+                for argument in block.arguments:
+                    _declare(scope, argument, item, path)
+                for nested in block.operations:
+                    for result in nested.results:
+                        _declare(scope, result, item, path)
+            path.enter(scope)
+            work.append((_LEAVE, None, scope))
+            children = [(_OPERATION, o, scope) for b in region.blocks for o in b.operations]
+            work.extend(reversed(children))
+            continue
+        assert op is not None
         for use in op.operands:
-            value, found_in = _lookup(scope, use.name)
+            value, found_in = _lookup(path, scope, use.name)
             if value is None:
                 if op.kind == "custom_operation" and op.regions and op.regions[0].blocks:
                     # An op we do not model may define region arguments in its own
@@ -912,23 +971,11 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
                 block = defining_op.parent_block
                 if block is not None and _defined_after(defining_op, block, op, positions):
                     item.dominance_violations.append(use)
-        if not op.regions:
-            continue
-        children: list[tuple[Operation, _Scope]] = []
-        isolated = op.name in ISOLATED_FROM_ABOVE
-        checks_dominance = op.name in SSACFG_REGIONS
-        for region in op.regions:
-            region_scope = _Scope(scope, isolated, region, checks_dominance)
-            for block in region.blocks:
-                for argument in block.arguments:
-                    _declare(region_scope, argument, item)
-                for nested in block.operations:
-                    for result in nested.results:
-                        _declare(region_scope, result, item)
-            for block in region.blocks:
-                for nested in block.operations:
-                    children.append((nested, region_scope))
-        work.extend(reversed(children))
+        if op.regions:
+            isolated = op.name in ISOLATED_FROM_ABOVE
+            checks_dominance = op.name in SSACFG_REGIONS
+            for region in reversed(op.regions):
+                work.append((_ENTER, None, _Scope(scope, isolated, region, checks_dominance)))
 
 
 def _implicit_argument(op: Operation, use: Use) -> Value:
