@@ -89,8 +89,10 @@ class AffineLanguageServer(LanguageServer):
         return self.protocol
 
     def report_server_error(self, error: Exception, source) -> None:
-        """Log server-side errors; they are not the user's to see in a pop-up."""
-        logger.error("%s: %s", getattr(source, "__name__", source), error)
+        """Log server-side errors; they are not the user's to see in a pop-up.
+        Error answers the server chose to send are only worth a debug line."""
+        level = logging.DEBUG if isinstance(error, JsonRpcException) else logging.ERROR
+        logger.log(level, "%s: %s", getattr(source, "__name__", source), error)
 
     # -- client capabilities -------------------------------------------------------------
 

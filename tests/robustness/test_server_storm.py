@@ -58,3 +58,7 @@ def test_storm(seed, tmp_path):
     assert report.documents_checked == 3, report.summary()
     assert report.diagnostics_equal and report.tokens_equal, report.mismatches
     assert report.outcomes["result"] > report.requests / 2, report.summary()
+    # Error answers are answers; an exception inside the server is logged with its
+    # traceback (and answered with an empty result), which must never happen.
+    log = (tmp_path / "server.log").read_text()
+    assert "Traceback" not in log and " ERROR " not in log, log[-3000:]
