@@ -12,7 +12,7 @@ from affine_lsp.testing.fuzz import analyze
 from affine_lsp.testing.mutate import PATHOLOGICAL_KINDS, mutate, pathological
 from tests.corpus_data import chunks, require_shared
 
-CASES = 1500
+CASES = 3000
 
 
 def _seeds() -> list[bytes]:
