@@ -7,8 +7,9 @@ a gen_affine.py file of N lines in place of the first — and sends random
 incremental edits, requests at random and out-of-range positions, cancellations
 and bursts (`affine_lsp.testing.storm`). Prints, per seed and in total, the
 requests sent and answered, and whether the final diagnostics and semantic tokens
-equal a fresh analysis. A failing storm's server log and notifications are saved
-under benchmarks/results/storm/.
+equal a fresh analysis; a storm also fails if the server logged an exception.
+A failing storm's server log and notifications are saved under
+benchmarks/results/storm/.
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ def main() -> int:
         print(f"seed {seed}: {report.summary()}", flush=True)
         sent += report.requests
         answered += report.answered
+        quiet = log.exists() and "Traceback" not in log.read_text(errors="replace")
         ok = (
-            report.alive
+            quiet
+            and report.alive
             and report.exit_code == 0
             and report.answered == report.requests
             and report.diagnostics_equal
