@@ -23,7 +23,8 @@ from _common import ROOT, generated_file
 sys.path.insert(0, str(ROOT))
 
 from affine_lsp.testing.storm import run_storm  # noqa: E402
-from tests.robustness.test_server_storm import _server_env, storm_texts  # noqa: E402
+from tests.robustness.test_server_storm import storm_texts  # noqa: E402
+from tests.server.conftest import ENV  # noqa: E402
 
 
 def main() -> int:
@@ -41,7 +42,7 @@ def main() -> int:
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         args.save.mkdir(parents=True, exist_ok=True)
         log = args.save / f"seed-{seed}.log"
-        report = run_storm(seed, args.steps, texts, time_limit=1800, env=_server_env(), log=log)
+        report = run_storm(seed, args.steps, texts, time_limit=1800, env=ENV, log=log)
         print(f"seed {seed}: {report.summary()}", flush=True)
         sent += report.requests
         answered += report.answered

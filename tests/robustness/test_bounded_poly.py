@@ -4,22 +4,19 @@ the reason), and the server keeps answering."""
 
 from __future__ import annotations
 
-import os
-import sys
 import time
-from pathlib import Path
 
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.hover import hover, iteration_domain
 from affine_lsp.ide.inlay_hints import inlay_hints
 from affine_lsp.poly import Budget
 from affine_lsp.testing.lsp_client import LspClient
+from affine_lsp.testing.storm import SERVER
 from affine_lsp.transforms.fusion import FusionOptions
 from affine_lsp.transforms.fusion.actions import TOO_COMPLEX
 from tests.fusion.test_actions import _actions
 from tests.fusion.test_engine import seed_program
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.server.conftest import ENV
 
 
 def tangled_nest(depth: int) -> str:
@@ -96,12 +93,10 @@ def _lines_and_columns(text: str, offset: int) -> dict:
 
 
 def test_the_server_stays_responsive_on_a_too_complex_nest():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     text = tangled_nest(12) + seed_program()
     uri = "file:///bounded/tangled.mlir"
     doc = {"uri": uri}
-    with LspClient([sys.executable, "-m", "affine_lsp", "serve"], env=env) as client:
+    with LspClient(SERVER, env=ENV) as client:
         client.call("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
         client.notify("initialized", {})
         item = {"uri": uri, "languageId": "mlir", "version": 1, "text": text}

@@ -7,14 +7,13 @@ with the diagnostics (and semantic tokens) a fresh analysis of the final text gi
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from affine_lsp.testing.progen import GenConfig, generate
 from affine_lsp.testing.storm import run_storm
+from tests.server.conftest import ENV
 
 STEPS = 3000  # per seed; about 10 s each
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,12 +33,6 @@ def storm_texts() -> list[str]:
     ]
 
 
-def _server_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
-
-
 @pytest.mark.parametrize("seed", [1, 2])
 def test_storm(seed, tmp_path):
     report = run_storm(
@@ -47,8 +40,7 @@ def test_storm(seed, tmp_path):
         steps=STEPS,
         texts=storm_texts(),
         time_limit=240,
-        command=[sys.executable, "-m", "affine_lsp", "serve"],
-        env=_server_env(),
+        env=ENV,
         log=tmp_path / "server.log",
     )
     print("\n" + report.summary())
