@@ -141,14 +141,24 @@ class SourceDocument:
             start, end = sorted((self.offset(change.range[0]), self.offset(change.range[1])))
             edits.append(self._splice(start, end, encode(change.text)))
         if edits and not (full_text and len(edits) == 1):
-            self.tree = self._parser.parse(bytes(self.data), self.tree)
+            self._reparse()
         return edits
 
     def replace(self, start: int, end: int, text: str) -> ByteEdit:
         """Replace bytes [start, end) with text and re-parse."""
         edit = self._splice(start, end, encode(text))
-        self.tree = self._parser.parse(bytes(self.data), self.tree)
+        self._reparse()
         return edit
+
+    def _reparse(self) -> None:
+        """Parse the edited text reusing the old tree. Where the result has errors,
+        parse afresh: tree-sitter's error recovery depends on which old nodes it
+        reused, and the tree must be the one the text alone gives."""
+        data = bytes(self.data)
+        tree = self._parser.parse(data, self.tree)
+        if tree.root_node.has_error:
+            tree = self._parser.parse(data)
+        self.tree = tree
 
     def _splice(self, start: int, end: int, new: bytes) -> ByteEdit:
         start_point = self.point(start)
