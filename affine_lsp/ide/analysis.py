@@ -186,25 +186,9 @@ class DocumentAnalysis:
             ]
             self._pending.append((edit.start, edit.new_end))
             self._shift_records(edit)
-        if edits and not (len(edits) == 1 and self._items_kept_around(edits[0])):
+        if edits:
             for changed in old_tree.changed_ranges(self.document.tree):
                 self._pending.append((changed.start_byte, changed.end_byte))
-
-    def _items_kept_around(self, edit: ByteEdit) -> bool:
-        """Whether the top-level items the edit touches kept their extent and kind.
-        Then nothing else changed: parsing resumes at the top level after them in
-        the same state, so the items after them parse as before (and those before
-        are untouched). Otherwise tree-sitter's `changed_ranges` finds what moved
-        (it costs the tree's depth, which is why it is not the first resort)."""
-        lo, hi = edit.start, edit.new_end
-        nodes = children_overlapping(self.document.tree.root_node, lo, hi)
-        if not nodes:
-            return False
-        first = bisect_left(self.records, lo, key=lambda r: r.end)
-        last = bisect_right(self.records, hi, key=lambda r: r.start)
-        return [(r.start, r.end, r.kind) for r in self.records[first:last]] == [
-            (n.start_byte, n.end_byte, n.type) for n in nodes
-        ]
 
     def _shift_records(self, edit: ByteEdit) -> None:
         records = self.records
