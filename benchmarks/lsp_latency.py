@@ -11,6 +11,12 @@ mlir-lsp-server's (below 1 means faster / smaller).
 Goals (issue: the language server): edit -> diagnostics p50 <= 15 ms at 20k and
 200k lines and <= 3x mlir-lsp-server at 1k; open -> diagnostics <= 1 s at 20k;
 hover p95 <= 20 ms; peak RSS <= 300 MB at 200k.
+
+`--syntax-error` runs on copies of the files with one broken line a third of the
+way in (an `affine.load` whose `]` is missing), so that every edit is made to a
+document with syntax errors (where a re-parse also parses the items with errors
+once more without re-use, see `SourceDocument`); `--edit-pause MS` waits that
+long after each edit's diagnostics, as a typist does.
 """
 
 from __future__ import annotations
@@ -61,6 +67,8 @@ def run_lspbench(server: str, path: Path, args: argparse.Namespace) -> dict:
         str(args.repeat),
         "--timeout",
         str(args.timeout),
+        "--edit-pause",
+        str(args.edit_pause),
         "--json",
         str(out),
         "--quiet",
@@ -88,6 +96,20 @@ def run_lspbench(server: str, path: Path, args: argparse.Namespace) -> dict:
     }
 
 
+def with_syntax_error(path: Path) -> Path:
+    """A copy of `path` whose first `affine.load` after a third of it lacks its `]`."""
+    lines = path.read_text().splitlines(keepends=True)
+    index = next(
+        i
+        for i in range(len(lines) // 3, len(lines))
+        if "affine.load" in lines[i] and "]" in lines[i]
+    )
+    lines[index] = lines[index].replace("]", "", 1)
+    broken = path.with_name(path.stem + "_broken.mlir")
+    broken.write_text("".join(lines))
+    return broken
+
+
 def _cell(value: float | None) -> str:
     return "-" if value is None else f"{value:9.1f}"
 
@@ -112,9 +134,9 @@ def _goal(size: int, metric: str) -> float | None:
     return GOALS.get((size, metric), GOALS.get((None, metric)))
 
 
-def report(size: int, ours: dict, theirs: dict) -> list[str]:
+def report(size: int, ours: dict, theirs: dict, syntax_error: bool = False) -> list[str]:
     lines = [
-        f"\n## {size} lines",
+        f"\n## {size} lines{' (with a syntax error)' if syntax_error else ''}",
         f"{'metric':<30}{'affine-lsp':>11}{'mlir-lsp':>11}{'ratio':>9}  goal",
     ]
     for label, key in ROWS:
@@ -147,6 +169,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--no-mlir", action="store_true", help="skip mlir-lsp-server")
+    parser.add_argument(
+        "--syntax-error", action="store_true", help="edit documents that have a syntax error"
+    )
+    parser.add_argument(
+        "--edit-pause", type=float, default=0.0, help="ms to wait after each edit's diagnostics"
+    )
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args()
     if not LSPBENCH.exists():
@@ -156,6 +184,8 @@ def main() -> int:
     results = {}
     for size in args.sizes:
         path = generated_file(size)
+        if args.syntax_error:
+            path = with_syntax_error(path)
         print(f"# {size} lines: affine-lsp ...", file=sys.stderr, flush=True)
         ours = run_lspbench(OURS, path, args)
         theirs: dict = {}
@@ -163,7 +193,7 @@ def main() -> int:
             print(f"# {size} lines: mlir-lsp-server ...", file=sys.stderr, flush=True)
             theirs = run_lspbench(str(MLIR_LSP_SERVER), path, args)
         results[size] = {"affine-lsp": ours, "mlir-lsp-server": theirs}
-        print("\n".join(report(size, ours, theirs)), flush=True)
+        print("\n".join(report(size, ours, theirs, args.syntax_error)), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0

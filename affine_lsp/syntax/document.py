@@ -4,6 +4,17 @@ Edits arrive as LSP content changes (a range in line/character positions plus
 replacement text). Each edit is applied to the bytes, the line index and the
 tree (`Tree.edit`), and the tree is re-parsed once per batch with the old tree,
 so tree-sitter re-uses everything the edit did not touch.
+
+The tree must be the one a fresh parse of the text gives. Where the text has
+syntax errors, tree-sitter's error recovery can depend on which old nodes it
+re-used (a re-used node is skipped whole where a fresh parse would skip some of
+its tokens and recover inside it). So where the re-parsed tree has errors, the
+top-level items with errors and one item on either side are parsed once more
+with nothing re-used in them (`_reparse_errors`): the parse reaches that window
+in the state a fresh parse has there (what precedes is error-free), parses it
+as a fresh parse does, and if the items at its edges come out unchanged and
+error-free the recovery ended inside it, so what follows parses as before. If
+they do not, the window grows, up to a fresh parse of the whole text.
 """
 
 from __future__ import annotations
@@ -151,14 +162,49 @@ class SourceDocument:
         return edit
 
     def _reparse(self) -> None:
-        """Parse the edited text reusing the old tree. Where the result has errors,
-        parse afresh: tree-sitter's error recovery depends on which old nodes it
-        reused, and the tree must be the one the text alone gives."""
+        """Parse the edited text reusing the old tree (see the module docstring for
+        what happens where the result has errors)."""
         data = bytes(self.data)
         tree = self._parser.parse(data, self.tree)
         if tree.root_node.has_error:
-            tree = self._parser.parse(data)
+            tree = self._reparse_errors(data, tree)
         self.tree = tree
+
+    def _reparse_errors(self, data: bytes, tree: tree_sitter.Tree) -> tree_sitter.Tree:
+        """`tree` (which has errors) with its error items parsed as a fresh parse does."""
+        margin = 1
+        while True:
+            children = tree.root_node.children
+            wrong = [i for i, child in enumerate(children) if child.has_error]
+            if not wrong:
+                break
+            first, last = max(0, wrong[0] - margin), min(len(children) - 1, wrong[-1] + margin)
+            if first == 0 and last == len(children) - 1:
+                break  # the window is the whole text
+            edges = [children[i] for i in {first, last} if 0 < i < len(children) - 1]
+            expected = {(edge.type, edge.start_byte, edge.end_byte) for edge in edges}
+            lo = children[first].start_byte if first > 0 else 0
+            hi = children[last].end_byte if last < len(children) - 1 else len(data)
+            window = tree.copy()
+            window.edit(
+                start_byte=lo,
+                old_end_byte=hi,
+                new_end_byte=hi,
+                start_point=self.point(lo),
+                old_end_point=self.point(hi),
+                new_end_point=self.point(hi),
+            )
+            again = self._parser.parse(data, window)
+            root = again.root_node
+            found = set()
+            for edge in edges:
+                child = root.first_child_for_byte(edge.start_byte)
+                if child is not None and not child.has_error:
+                    found.add((child.type, child.start_byte, child.end_byte))
+            if found == expected:
+                return again
+            margin *= 4
+        return self._parser.parse(data)
 
     def _splice(self, start: int, end: int, new: bytes) -> ByteEdit:
         start_point = self.point(start)

@@ -12,6 +12,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.server.guard import guarded
 from tests.server.conftest import FIXTURES, start
 from tests.server.helpers import diagnostics_for, fixture_uri, open_text
@@ -100,6 +101,38 @@ async def test_a_burst_of_changes_ends_with_the_last_version(fresh_client):
     assert list(await diagnostics_for(fresh_client, uri, 41)) == []
     versions = [p.version for p in fresh_client.diagnostic_notifications if p.uri == uri]
     assert versions == sorted(versions) and versions[-1] == 41
+
+
+NEST = """func.func @f(%A: memref<8xf32>) {
+  affine.for %i = 0 to 8 {
+    %v = affine.load %A[%i] : memref<8xf32>
+    affine.store %v, %A[%i] : memref<8xf32>
+  }
+  return
+}
+"""
+
+
+async def test_diagnostics_of_edits_with_errors_are_those_of_a_fresh_analysis(fresh_client):
+    """Edits after which tree-sitter's incremental error recovery alone would differ
+    from a fresh parse's: each version's diagnostics are those of its text."""
+    await start(fresh_client)
+    uri = "file:///tmp/recovery.mlir"
+    await open_text(fresh_client, uri, NEST)
+    text = NEST
+    for version, (lo, hi, new) in enumerate([(86, 88, "}"), (41, 42, "}")], start=2):
+        before = text[:lo]
+        line, character = before.count("\n"), lo - (before.rfind("\n") + 1)
+        fresh_client.text_document_did_change(
+            _change(uri, version, _edit(line, character, character + hi - lo, new))
+        )
+        text = text[:lo] + new + text[hi:]
+        published = await diagnostics_for(fresh_client, uri, version)
+        fresh = DocumentAnalysis.from_text(text)
+        fresh.analyse_all()
+        assert sorted(d.message for d in published) == sorted(
+            d.message for d in fresh.diagnostics()
+        )
 
 
 async def test_settings_from_initialization_options(fresh_client):
