@@ -14,9 +14,10 @@ from affine_lsp.syntax import ContentChange
 
 
 def _analysis(ctx) -> DocumentAnalysis:
+    """The analysis of the document as opened (of a copy: `_edits` goes on to edit it)."""
     analysis = getattr(ctx, "_editor_analysis", None)
     if analysis is None:
-        analysis = DocumentAnalysis(ctx.document)
+        analysis = DocumentAnalysis(ctx.document.snapshot())
         analysis.analyse_all()
         ctx._editor_analysis = analysis
     return analysis
@@ -44,9 +45,10 @@ def _whole_document(ctx) -> None:
 
 
 def _edits(ctx) -> None:
-    """Random edits through the incremental analysis (on a copy of the text)."""
-    analysis = DocumentAnalysis.from_text(bytes(ctx.document.data))
-    analysis.analyse_all()
+    """Random edits through the incremental analysis of the opened document (which
+    is then no longer the requests' analysis)."""
+    analysis = _analysis(ctx)
+    del ctx._editor_analysis
     for _ in range(3):
         size = len(analysis.document.data)
         start = ctx.rng.randint(0, size)

@@ -68,7 +68,7 @@ def _check_consistent(analysis: DocumentAnalysis) -> None:
     assert [(r.start, r.end, r.kind) for r in analysis.records] == top
 
 
-@pytest.mark.parametrize("name", ["nest.mlir", "chunks.mlir", "broken.mlir"])
+@pytest.mark.parametrize("name", ["nest.mlir", "chunks.mlir", "broken.mlir", "single.mlir"])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), batch=st.integers(1, 3), interrupt=st.booleans())
 def test_random_edits_match_a_fresh_analysis(name, seed, batch, interrupt):
