@@ -172,12 +172,10 @@ class SourceDocument:
 
     def _reparse_errors(self, data: bytes, tree: tree_sitter.Tree) -> tree_sitter.Tree:
         """`tree` (which has errors) with its error items parsed as a fresh parse does."""
+        children = tree.root_node.children
+        wrong = [i for i, child in enumerate(children) if child.has_error]
         margin = 1
-        while True:
-            children = tree.root_node.children
-            wrong = [i for i, child in enumerate(children) if child.has_error]
-            if not wrong:
-                break
+        while wrong:
             first, last = max(0, wrong[0] - margin), min(len(children) - 1, wrong[-1] + margin)
             if first == 0 and last == len(children) - 1:
                 break  # the window is the whole text
