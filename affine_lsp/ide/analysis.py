@@ -66,7 +66,7 @@ logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
 _INNER_SPLIT = re.compile(rb"//[ \t]*-----")
 _COMMENT = "comment"
-_FEW_ITEMS = 16
+_FEW_TOP_LEVEL_NODES = 16
 INTERNAL_ERROR = "internal-error"
 
 
@@ -191,7 +191,7 @@ class DocumentAnalysis:
             self._shift_records(edit)
         if not edits:
             return
-        if self.document.tree.root_node.child_count <= _FEW_ITEMS:
+        if self.document.tree.root_node.child_count <= _FEW_TOP_LEVEL_NODES:
             self._pending += self._untouched_items_changed(old_tree)
         else:
             for changed in old_tree.changed_ranges(self.document.tree):
@@ -224,6 +224,8 @@ class DocumentAnalysis:
             if (
                 before is None
                 or after is None
+                or before.end_byte != record.end
+                or after.end_byte != record.end
                 or before.has_changes
                 or before.has_error
                 or after.has_error
@@ -366,11 +368,10 @@ class DocumentAnalysis:
 
     def node_of(self, record: ItemRecord) -> Node:
         """The syntax node of a (current) record."""
-        root = self.document.tree.root_node
-        for node in children_overlapping(root, record.start, record.start):
-            if node.start_byte == record.start and node.type == record.kind:
-                return node
-        raise LookupError(f"no {record.kind} node at byte {record.start}")
+        node = _node_at(self.document.tree.root_node, record)
+        if node is None:
+            raise LookupError(f"no {record.kind} node at byte {record.start}")
+        return node
 
     def _refresh_structure(self) -> None:
         """Chunks, aliases and module contexts; re-check what depends on changed facts."""
@@ -689,9 +690,9 @@ def _shift_signature(signature: tuple | None, edit: ByteEdit) -> tuple | None:
 
 
 def _node_at(root: Node, record: ItemRecord) -> Node | None:
-    """The top-level node with the record's kind and extent, if there is one."""
+    """The top-level node of the record's kind starting where it starts, if any."""
     for node in children_overlapping(root, record.start, record.start):
-        if (node.start_byte, node.end_byte, node.type) == (record.start, record.end, record.kind):
+        if node.start_byte == record.start and node.type == record.kind:
             return node
     return None
 
