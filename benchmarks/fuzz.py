@@ -19,7 +19,8 @@ from pathlib import Path
 
 from _common import SHARED, generated_file
 
-from affine_lsp.testing.fuzz import ANALYSIS_BUDGET, analyze
+from affine_lsp.poly.budgets import FUZZ_ANALYSIS_SECONDS as ANALYSIS_BUDGET
+from affine_lsp.testing.fuzz import analyze
 from affine_lsp.testing.mutate import PATHOLOGICAL_KINDS, mutate, pathological
 
 

@@ -55,8 +55,9 @@ class ProgramResult:
     modes: dict[str, ModeResult] = field(default_factory=dict)
 
 
-def evaluate_mode(program: progen.Program, original: oracle.RunResult, options: str,
-                  timeout: float) -> ModeResult:
+def evaluate_mode(
+    program: progen.Program, original: oracle.RunResult, options: str, timeout: float
+) -> ModeResult:
     """Fuse ``program`` with MLIR in one mode and judge the result against ``original``."""
     fused = oracle.run_mlir_fusion(program.text, options, timeout=timeout)
     if fused.timed_out:
@@ -66,8 +67,7 @@ def evaluate_mode(program: progen.Program, original: oracle.RunResult, options: 
     if fused.text is None:
         return ModeResult("invalid-ir", detail=_first_line(fused.stderr))
     after = oracle.count_top_level_loops(fused.text, program.kernel)
-    verdict = oracle.equivalent(program.text, fused.text, timeout=timeout,
-                                original_result=original)
+    verdict = oracle.equivalent(program.text, fused.text, timeout=timeout, original_result=original)
     status = {
         oracle.Outcome.SAME: "correct",
         oracle.Outcome.DIFFERENT: "miscompile",
@@ -128,8 +128,10 @@ def feature_table(results: Sequence[ProgramResult], mode: str) -> list[str]:
             rows[feat][m.status] += 1
             if m.status == "correct" and (m.nests_after or 0) < r.nests_before:
                 rows[feat]["fused"] += 1
-    head = f"  {'feature':24s} {'progs':>5s} {'crash':>5s} {'wrong':>5s} {'runfl':>5s} " \
-           f"{'ok':>5s} {'ok+fused':>8s}"
+    head = (
+        f"  {'feature':24s} {'progs':>5s} {'crash':>5s} {'wrong':>5s} {'runfl':>5s} "
+        f"{'ok':>5s} {'ok+fused':>8s}"
+    )
     lines = [head]
     for feat in progen.FEATURES:
         c = rows.get(feat, Counter())
@@ -144,8 +146,7 @@ def report(results: Sequence[ProgramResult], modes: Iterable[str], elapsed: floa
     """The human-readable report printed at the end of a run."""
     failed = [r for r in results if r.original != "ok"]
     lines = [
-        f"programs: {len(results)}  (original failed to run: {len(failed)})  "
-        f"time: {elapsed:.1f}s",
+        f"programs: {len(results)}  (original failed to run: {len(failed)})  time: {elapsed:.1f}s",
     ]
     for mode in modes:
         s = summarize(results, mode)
@@ -196,8 +197,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0, help="first seed (seeds are consecutive)")
-    parser.add_argument("--modes", default="greedy,producer,sibling",
-                        help="comma-separated subset of: " + ", ".join(MODES))
+    parser.add_argument(
+        "--modes",
+        default="greedy,producer,sibling",
+        help="comma-separated subset of: " + ", ".join(MODES),
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per subprocess")
     parser.add_argument("--json", type=Path, help="write per-program results here")

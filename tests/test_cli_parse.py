@@ -63,9 +63,9 @@ def test_error_messages_name_the_token_and_what_was_expected():
     assert _messages("func.func @f() {\n  affine.for %i = 0 to 10 step {\n  }\n}\n") == [
         "2:32: unexpected '{'; expected '-' or an integer"
     ]
-    assert _messages(
-        "func.func @f() {\n  affine.store %v %A[%c] : memref<4xf32>\n}\n"
-    ) == ["2:19: unexpected '%A'; expected ','"]
+    assert _messages("func.func @f() {\n  affine.store %v %A[%c] : memref<4xf32>\n}\n") == [
+        "2:19: unexpected '%A'; expected ','"
+    ]
     assert _messages("#map = affine_map<(d0) -> d0>\n") == ["1:27: unexpected 'd0'; expected '('"]
 
 

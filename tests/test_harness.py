@@ -148,7 +148,11 @@ def test_bad_config_is_refused() -> None:
 def test_command_line_prints_a_program() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "affine_lsp.testing.progen", "--seed", "3"],
-        capture_output=True, text=True, cwd=ROOT, timeout=60, check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
     )
     assert done.stdout == progen.generate(3).text
 
@@ -158,8 +162,10 @@ def test_command_line_prints_a_program() -> None:
 
 def test_output_normalisation_masks_only_addresses() -> None:
     out = "Unranked Memref base@ = 0x55d0c0ffee rank = 1 offset = 0\n[1,  2]\n"
-    assert oracle.normalize_output(out) == "Unranked Memref base@ = <addr> rank = 1 offset = 0\n" \
+    assert (
+        oracle.normalize_output(out) == "Unranked Memref base@ = <addr> rank = 1 offset = 0\n"
         "[1,  2]\n"
+    )
 
 
 def test_count_top_level_loops_on_printed_form() -> None:
@@ -211,21 +217,25 @@ def test_crash_summary_prefers_assertions_and_mlir_frames() -> None:
 # --------------------------------------------------------------------------- with the tools
 
 
+@pytest.mark.slow
 @pytest.mark.oracle
 def test_slice_programs_verify(slice_runs: list[SliceRun]) -> None:
     bad = [(r.program.seed, r.verified.stderr[:300]) for r in slice_runs if not r.verified.ok]
     assert not bad
 
 
+@pytest.mark.slow
 @pytest.mark.oracle
 def test_slice_programs_run(slice_runs: list[SliceRun]) -> None:
     bad = [(r.program.seed, r.original.describe()) for r in slice_runs if not r.original.ok]
     assert not bad
     for run in slice_runs:
         assert run.original.stdout.count("Unranked Memref") == run.program.text.count(
-            "call @printMemref")
+            "call @printMemref"
+        )
 
 
+@pytest.mark.slow
 @pytest.mark.oracle
 def test_slice_programs_never_read_uninitialised_memory(slice_runs: list[SliceRun]) -> None:
     for run in slice_runs:
@@ -235,17 +245,20 @@ def test_slice_programs_never_read_uninitialised_memory(slice_runs: list[SliceRu
         assert a == oracle.normalize_output(run.original.stdout), run.program.seed
 
 
+@pytest.mark.slow
 @pytest.mark.oracle
 def test_program_is_equivalent_to_itself(slice_runs: list[SliceRun]) -> None:
     assert all(r.self_verdict.outcome is oracle.Outcome.SAME for r in slice_runs)
 
 
+@pytest.mark.slow
 @pytest.mark.oracle
 def test_renamed_copy_is_equivalent(slice_runs: list[SliceRun]) -> None:
     bad = [(r.program.seed, r.renamed.detail) for r in slice_runs if not r.renamed.same]
     assert not bad
 
 
+@pytest.mark.slow
 @pytest.mark.oracle
 def test_broken_copy_is_different(slice_runs: list[SliceRun]) -> None:
     for run in slice_runs:
@@ -298,8 +311,10 @@ def test_failure_verdicts() -> None:
     assert verdict.outcome is oracle.Outcome.TRANSFORMED_FAILED
     assert verdict.transformed is not None and verdict.transformed.stage == "lower"
     assert oracle.equivalent(invalid, KERNEL_SOURCE).outcome is oracle.Outcome.ORIGINAL_FAILED
-    assert oracle.equivalent(KERNEL_SOURCE, KERNEL_SOURCE, timeout=0.001).outcome \
+    assert (
+        oracle.equivalent(KERNEL_SOURCE, KERNEL_SOURCE, timeout=0.001).outcome
         is oracle.Outcome.TIMEOUT
+    )
     missing_entry = oracle.lower_and_run(KERNEL_SOURCE, entry="no_such_function")
     assert not missing_entry.ok and missing_entry.stage == "run"
 

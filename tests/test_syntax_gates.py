@@ -142,6 +142,7 @@ def test_mlir_opt_printed_output_parses_without_errors(tmp_path):
     assert printed > 900 and failing == 0
 
 
+@pytest.mark.slow
 @pytest.mark.oracle
 def test_mlir_opt_printed_generated_and_seed_files_parse(tmp_path):
     require_shared()

@@ -52,17 +52,14 @@ from affine_lsp.ir.model import (
 )
 from affine_lsp.ir.types import IndexType
 from affine_lsp.poly import (
-    Budget,
     LoopDescription,
     Unknown,
+    budgets,
     describe_access,
     describe_condition,
     describe_loop,
 )
 from affine_lsp.syntax import Span
-
-HOVER_BUDGET = Budget(max_operations=200_000, time_limit=0.015)
-"""isl work per hover: a typical nest needs about a millisecond."""
 
 MAX_NEST_DEPTH = 48
 """Deeper nests get no polyhedral description: modelling them costs more than a
@@ -78,7 +75,7 @@ def _too_deep(op: Operation) -> Unknown | None:
 
 
 def describe_loop_at(op: Operation, view: ItemView) -> LoopDescription | Unknown:
-    return _too_deep(op) or describe_loop(op, view.model, HOVER_BUDGET)
+    return _too_deep(op) or describe_loop(op, view.model, budgets.HOVER)
 
 
 @dataclass(frozen=True)
@@ -151,7 +148,7 @@ def _polyhedral(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> st
     if isinstance(op, AffineForOp | AffineParallelOp):
         return _loop_section(analysis, view, op)
     if isinstance(op, AffineAccessOp):
-        answer = _too_deep(op) or describe_access(op, model, HOVER_BUDGET)
+        answer = _too_deep(op) or describe_access(op, model, budgets.HOVER)
         if isinstance(answer, Unknown):
             return f"Access relation unavailable: {answer.reason}"
         return (
@@ -159,7 +156,7 @@ def _polyhedral(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> st
             f"**Region touched over the whole domain**\n{_code(answer.footprint, 'text')}"
         )
     if isinstance(op, AffineIfOp):
-        answer = _too_deep(op) or describe_condition(op, model, HOVER_BUDGET)
+        answer = _too_deep(op) or describe_condition(op, model, budgets.HOVER)
         if isinstance(answer, Unknown):
             return f"Condition unavailable: {answer.reason}"
         return (

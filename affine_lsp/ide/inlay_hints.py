@@ -3,7 +3,6 @@ identifier each operand of an aliased map is bound to (`#map(d0: %i)[s0: %n]`)."
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from affine_lsp.ide.analysis import DocumentAnalysis, ItemView
@@ -11,9 +10,7 @@ from affine_lsp.ide.describe import input_names, map_bindings
 from affine_lsp.ide.hover import describe_loop_at
 from affine_lsp.ir.model import AffineForOp, MapRef, Use
 from affine_lsp.poly import Unknown
-
-TRIP_COUNT_SECONDS = 0.05
-"""Time for the trip counts of one request; loops past it get no count hint."""
+from affine_lsp.poly.budgets import INLAY_TRIP_COUNT_SECONDS, deadline_after, past
 
 
 @dataclass(frozen=True)
@@ -31,18 +28,18 @@ def inlay_hints(analysis: DocumentAnalysis, start: int, end: int) -> list[InlayH
     analysis.sync()
     records = [r for r in analysis.records if r.end >= start and r.start <= end]
     hints: list[InlayHint] = []
-    deadline = time.perf_counter() + TRIP_COUNT_SECONDS
+    deadline = deadline_after(INLAY_TRIP_COUNT_SECONDS)
     for view in analysis.views(records):
         hints += _view_hints(view, start, end, deadline)
     return sorted(hints, key=lambda h: h.offset)
 
 
-def _view_hints(view: ItemView, start: int, end: int, deadline: float) -> list[InlayHint]:
+def _view_hints(view: ItemView, start: int, end: int, deadline: float | None) -> list[InlayHint]:
     hints: list[InlayHint] = []
     for op in view.index.ops:
         if isinstance(op, AffineForOp) and op.body is not None:
             brace = op.body.span.start_byte + 1
-            if start <= brace <= end and time.perf_counter() < deadline:
+            if start <= brace <= end and not past(deadline):
                 answer = describe_loop_at(op, view)
                 if not isinstance(answer, Unknown):
                     count = answer.trip_count

@@ -318,9 +318,7 @@ def _build_generic(builder: _ItemBuilder, body: Node) -> Operation:
     return op
 
 
-def _build_other(
-    builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation
-) -> Operation:
+def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -> Operation:
     """Ops modelled only by their operands, regions and declared types."""
     op = _base(builder, body, cls)
     op.operands = [builder.use(n) for n in _descendant_uses(body)]

@@ -79,9 +79,7 @@ REDUCTION_NAMES = (
 )  # fmt: skip
 
 
-def _split(
-    uses: list[Use], inputs: AffineMap | IntegerSet | None
-) -> tuple[list[Use], list[Use]]:
+def _split(uses: list[Use], inputs: AffineMap | IntegerSet | None) -> tuple[list[Use], list[Use]]:
     """(dims, symbols) of a map's operands; both empty when the map is unknown."""
     if inputs is None:
         return [], []

@@ -8,11 +8,14 @@ Hover data for the language server:
 Dependences:
   dependences(first, second, model, budget=None) -> list[Dependence] | Unknown
 
-Every question runs with a bounded amount of isl work (`Budget`) and answers
+Every question runs with a bounded amount of isl work (`Budget`; every budget
+is defined in `budgets`) and answers
 `Unknown(reason)` instead of failing or hanging. `program.Window` and
 `equivalence.compare` are the machinery fusion proves its rewrites with.
 """
 
+from affine_lsp.poly import budgets
+from affine_lsp.poly.budgets import Budget
 from affine_lsp.poly.dependence import Dependence, dependences
 from affine_lsp.poly.describe import (
     AccessDescription,
@@ -22,12 +25,12 @@ from affine_lsp.poly.describe import (
     describe_condition,
     describe_loop,
 )
-from affine_lsp.poly.session import HOVER_BUDGET, Budget, Unknown
+from affine_lsp.poly.session import Unknown
 
 __all__ = [
-    "HOVER_BUDGET",
     "AccessDescription",
     "Budget",
+    "budgets",
     "ConditionDescription",
     "Dependence",
     "LoopDescription",

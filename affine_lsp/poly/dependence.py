@@ -14,12 +14,11 @@ from dataclasses import dataclass
 import islpy as isl
 
 from affine_lsp.ir.model import AffineForOp, AffineParallelOp, Block, ModuleModel, Operation
+from affine_lsp.poly.budgets import DEPENDENCE, Budget
 from affine_lsp.poly.forms import fraction
 from affine_lsp.poly.names import exact_to_source, pretty_identifier
 from affine_lsp.poly.program import Statement, Window, is_under
-from affine_lsp.poly.session import Budget, IslSession, PolyError, Unknown
-
-DEPENDENCE_BUDGET = Budget(max_operations=2_000_000, time_limit=1.0)
+from affine_lsp.poly.session import IslSession, PolyError, Unknown
 
 
 @dataclass(frozen=True)
@@ -162,7 +161,7 @@ def dependences(
         return Unknown("the two ops are not in the same function")
     block, position_a, position_b = common
     try:
-        session = IslSession(budget or DEPENDENCE_BUDGET)
+        session = IslSession(budget or DEPENDENCE)
         window = Window(
             session,
             block,

@@ -18,11 +18,12 @@ from affine_lsp.ir.model import (
     Operation,
 )
 from affine_lsp.ir.types import MemRefType, VectorType
+from affine_lsp.poly.budgets import HOVER, Budget
 from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
 from affine_lsp.poly.exprs import Resolver, Term, minmax
 from affine_lsp.poly.forms import form_of_aff, render_math
 from affine_lsp.poly.names import NameTable, pretty_identifier
-from affine_lsp.poly.session import HOVER_BUDGET, Budget, IslSession, NotAffine, PolyError, Unknown
+from affine_lsp.poly.session import IslSession, NotAffine, PolyError, Unknown
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class ConditionDescription:
 
 class _Context:
     def __init__(self, model: ModuleModel, budget: Budget | None) -> None:
-        self.session = IslSession(budget or HOVER_BUDGET)
+        self.session = IslSession(budget or HOVER)
         self.resolver = Resolver(NameTable("pretty"), model.alias_table())
         self.builder = DomainBuilder(self.session, self.resolver)
 

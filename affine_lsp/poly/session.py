@@ -2,29 +2,18 @@
 
 Every polyhedral question runs inside an `IslSession`: one isl context whose
 operation counter is capped (`isl_ctx_set_max_operations`) plus a wall-clock
-deadline checked between steps. When either runs out, or the input is not
-affine, the analysis stops with a `PolyError`, which the public entry points
-turn into `Unknown(reason)`; callers treat that conservatively.
+deadline checked between steps (both from a `budgets.Budget`). When either runs
+out, or the input is not affine, the analysis stops with a `PolyError`, which the
+public entry points turn into `Unknown(reason)`; callers treat that conservatively.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import islpy as isl
 
-
-@dataclass(frozen=True)
-class Budget:
-    """How much work one question may take: isl operations and wall-clock seconds."""
-
-    max_operations: int = 400_000
-    time_limit: float | None = 0.05
-
-
-HOVER_BUDGET = Budget()
-"""The default for hovers: a typical nest needs a few thousand operations."""
+from affine_lsp.poly.budgets import DEFAULT, Budget, deadline_after, past
 
 
 @dataclass(frozen=True)
@@ -54,16 +43,15 @@ class IslSession:
     """One isl context with an operation budget and a deadline."""
 
     def __init__(self, budget: Budget | None = None) -> None:
-        self.budget = budget or Budget()
+        self.budget = budget or DEFAULT
         self.ctx = isl.Context()
         if self.budget.max_operations:
             self.ctx.set_max_operations(self.budget.max_operations)
         self.ctx.reset_operations()
-        limit = self.budget.time_limit
-        self.deadline = None if limit is None else time.perf_counter() + limit
+        self.deadline = deadline_after(self.budget.time_limit)
 
     def check_time(self) -> None:
-        if self.deadline is not None and time.perf_counter() > self.deadline:
+        if past(self.deadline):
             raise BudgetExceeded("too complex to analyse within its time budget")
 
     def failure(self, error: Exception, what: str) -> PolyError:

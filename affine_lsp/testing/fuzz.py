@@ -18,12 +18,9 @@ from affine_lsp.ir.model import (
     AffineParallelOp,
     ModuleModel,
 )
-from affine_lsp.poly import Budget, describe_access, describe_condition, describe_loop
+from affine_lsp.poly import budgets, describe_access, describe_condition, describe_loop
 from affine_lsp.syntax import SourceDocument, syntax_problems
 from affine_lsp.transforms.fusion.actions import FusionAction, fusion_actions
-
-RESOLVE_SECONDS = 1.0
-"""Time limit of a resolved fusion action in fuzzing."""
 
 
 @dataclass
@@ -50,7 +47,7 @@ def _positions(ctx: FuzzContext) -> None:
 
 def _hover_data(ctx: FuzzContext) -> None:
     """The polyhedral descriptions behind hovers, on up to a few ops of each kind."""
-    budget = Budget(max_operations=200_000, time_limit=0.2)
+    budget = budgets.FUZZ_HOVER
     seen: dict[type, int] = {}
     for op in ctx.model.walk():
         describe = _DESCRIBERS.get(type(op))
@@ -72,7 +69,7 @@ def _fusion_resolve(ctx: FuzzContext) -> None:
     (with a shorter time limit than the editor's)."""
     for action in ctx.fusion_actions:
         if action.disabled_reason is None:
-            action.resolve(RESOLVE_SECONDS)
+            action.resolve(budgets.FUZZ_RESOLVE_SECONDS)
             break
 
 
@@ -95,10 +92,7 @@ STAGES: dict[str, Stage] = {
 
 COMMANDS = {"fusion_resolve"}
 """Stages that carry out what a user chose (with time limits of their own); the
-rest is the analysis that must fit in `ANALYSIS_BUDGET` per document."""
-
-ANALYSIS_BUDGET = 1.0
-"""Seconds for the whole analysis of a document of at most 100 KB."""
+rest is the analysis that must fit in `budgets.FUZZ_ANALYSIS_SECONDS` per document."""
 
 
 @dataclass

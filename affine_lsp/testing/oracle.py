@@ -197,8 +197,17 @@ def _decode(data: str | bytes | None) -> str:
 # --------------------------------------------------------------------------- diagnostics
 
 _FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (?P<func>.+?) \(", re.MULTILINE)
-_INFRA = ("llvm::sys::", "AsmPrinter", "OpAsmPrinter", "Operation::print", "Diagnostic",
-          "emitError", "emitOpError", "emitRemark", "InFlightDiagnostic")
+_INFRA = (
+    "llvm::sys::",
+    "AsmPrinter",
+    "OpAsmPrinter",
+    "Operation::print",
+    "Diagnostic",
+    "emitError",
+    "emitOpError",
+    "emitRemark",
+    "InFlightDiagnostic",
+)
 
 
 def crash_summary(stderr: str) -> str:
@@ -211,7 +220,6 @@ def crash_summary(stderr: str) -> str:
         if "mlir::" in func and not any(marker in func for marker in _INFRA):
             return "crash in " + func[:250]
     return "crash (no symbolised frame)"
-
 
 
 @dataclass(frozen=True)
@@ -291,9 +299,7 @@ def lower(text: str, timeout: float = DEFAULT_TIMEOUT) -> Completed:
     return _run([tools.mlir_opt, "-", *LOWERING_PASSES], text, timeout)
 
 
-def lower_and_run(
-    text: str, entry: str = "main", timeout: float = DEFAULT_TIMEOUT
-) -> RunResult:
+def lower_and_run(text: str, entry: str = "main", timeout: float = DEFAULT_TIMEOUT) -> RunResult:
     """Lower ``text`` and JIT-run its ``entry`` function (which must return nothing)."""
     lowered = lower(text, timeout)
     if not lowered.returncode == 0 or lowered.timed_out:
@@ -405,8 +411,9 @@ def compare_runs(original: RunResult, transformed: RunResult | None) -> Verdict:
     if transformed is None:
         raise ValueError("a transformed run is needed when the original succeeded")
     if transformed.timed_out:
-        return Verdict(Outcome.TIMEOUT, "transformed " + transformed.describe(), original,
-                       transformed)
+        return Verdict(
+            Outcome.TIMEOUT, "transformed " + transformed.describe(), original, transformed
+        )
     if not transformed.ok:
         return Verdict(Outcome.TRANSFORMED_FAILED, transformed.describe(), original, transformed)
     before, after = normalize_output(original.stdout), normalize_output(transformed.stdout)

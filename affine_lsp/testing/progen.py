@@ -697,14 +697,20 @@ class _Generator:
     def decorate(self, iv: str, ranges: dict[str, list[int]]) -> Aff:
         """Turn ``iv`` into a shifted, strided, divided or rotated index."""
         size = self.size
-        kind = self.pick([
-            (0.5 * self.cfg.weight("shifted"), "shift"),
-            (0.25 * self.cfg.weight("strided"), "stride"),
-            (0.12 * self.cfg.weight("affine_apply"), "div"),
-            (0.1 * self.cfg.weight("shifted"), "rotate"),
-        ])
-        if self.cfg.weight("shifted") + self.cfg.weight("strided") + self.cfg.weight(
-                "affine_apply") <= 0:
+        kind = self.pick(
+            [
+                (0.5 * self.cfg.weight("shifted"), "shift"),
+                (0.25 * self.cfg.weight("strided"), "stride"),
+                (0.12 * self.cfg.weight("affine_apply"), "div"),
+                (0.1 * self.cfg.weight("shifted"), "rotate"),
+            ]
+        )
+        if (
+            self.cfg.weight("shifted")
+            + self.cfg.weight("strided")
+            + self.cfg.weight("affine_apply")
+            <= 0
+        ):
             return Aff.var(iv)
         if kind == "shift":
             shift = self.rng.choice([-2, -1, -1, 1, 1, 2])
@@ -763,7 +769,10 @@ class _Generator:
     # ----------------------------------------------------------------- loops
 
     def loops(
-        self, ivs: Sequence[str], ranges: Mapping[str, Sequence[int]], body: list[Stmt],
+        self,
+        ivs: Sequence[str],
+        ranges: Mapping[str, Sequence[int]],
+        body: list[Stmt],
         steps: Mapping[str, int] | None = None,
     ) -> For:
         """Wrap ``body`` in loops over ``ivs`` (outermost first) with the given concrete ranges."""
@@ -830,8 +839,9 @@ class _Generator:
         guarded_ranges = {iv: list(span) for iv, span in ranges.items()}
         for n, src in enumerate(sources):
             plain = plain_first and n == 0
-            acc, pre = self.access(src, ivs, guarded_ranges if guard else ranges,
-                                   decorate=not plain)
+            acc, pre = self.access(
+                src, ivs, guarded_ranges if guard else ranges, decorate=not plain
+            )
             body += pre
             values.append(self.load(acc, loads))
         result_stmts: list[Stmt] = list(loads)
@@ -846,8 +856,10 @@ class _Generator:
             fallback: list[Stmt] | None = None
             if self.rng.random() < 0.6:
                 fb_value = self.fresh("c")
-                fallback = [Const(fb_value, self.rng.choice([0, 1, -1, 7])),
-                            Store(fb_value, dest_acc)]
+                fallback = [
+                    Const(fb_value, self.rng.choice([0, 1, -1, 7])),
+                    Store(fb_value, dest_acc),
+                ]
             body.append(If(tuple(conds), [*result_stmts, store], fallback))
         else:
             body += [*result_stmts, store]
@@ -858,7 +870,9 @@ class _Generator:
         return [self.loops(ivs, ranges, body, steps)]
 
     def range_conds(
-        self, ivs: Sequence[str], inner: Mapping[str, Sequence[int]],
+        self,
+        ivs: Sequence[str],
+        inner: Mapping[str, Sequence[int]],
         outer: Mapping[str, Sequence[int]],
     ) -> list[tuple[Aff, bool]]:
         """Constraints restricting each iv from its ``outer`` range to its ``inner`` range."""
@@ -955,8 +969,13 @@ class _Generator:
         if window:
             lo = Aff.var(ivs[-1], 1, -1)
             hi = Aff.var(ivs[-1], 1, 2)
-            kloop = For(k, Bound((Aff.num(0), lo)), Bound((Aff.num(self.size), hi)), inner,
-                        iter=IterArg(acc_name, init, summed, result))
+            kloop = For(
+                k,
+                Bound((Aff.num(0), lo)),
+                Bound((Aff.num(self.size), hi)),
+                inner,
+                iter=IterArg(acc_name, init, summed, result),
+            )
         else:
             klo, khi = ranges[k]
             kl, ku = self.bounds_for(klo, khi)
@@ -1208,8 +1227,11 @@ class _Generator:
                 later = nests[b]
                 for name in first.writes:
                     if name in later.reads:
-                        found.add("producer_consumer_arg" if kind[name].is_arg
-                                  else "producer_consumer_temp")
+                        found.add(
+                            "producer_consumer_arg"
+                            if kind[name].is_arg
+                            else "producer_consumer_temp"
+                        )
                         if self._feeds_onward(b, set(later.writes) - {name}):
                             found.add("chain")
                     if name in later.writes:
@@ -1217,8 +1239,11 @@ class _Generator:
                 for name in first.reads:
                     if name in later.writes:
                         found.add("war")
-                    if (name in later.reads and name not in first.writes
-                            and name not in later.writes):
+                    if (
+                        name in later.reads
+                        and name not in first.writes
+                        and name not in later.writes
+                    ):
                         found.add("sibling")
         for buf in self.args + self.temps:
             written = set().union(*(n.writes.get(buf.name, set()) for n in nests))
@@ -1230,7 +1255,7 @@ class _Generator:
         return found
 
     def _feeds_onward(self, index: int, names: set[str]) -> bool:
-        return any(name in later.reads for later in self.nests[index + 1:] for name in names)
+        return any(name in later.reads for later in self.nests[index + 1 :] for name in names)
 
     # ----------------------------------------------------------------- rendering
 
@@ -1268,14 +1293,22 @@ class _Generator:
 
     def render_fill(self, value: int) -> list[str]:
         """``scf.for`` loops storing ``value`` into every temporary (for generator self-tests)."""
-        out = ["%fill_c0 = arith.constant 0 : index", "%fill_c1 = arith.constant 1 : index",
-               f"%fill_n = arith.constant {self.size} : index"]
+        out = [
+            "%fill_c0 = arith.constant 0 : index",
+            "%fill_c1 = arith.constant 1 : index",
+            f"%fill_n = arith.constant {self.size} : index",
+        ]
         literal = f"{value}.0" if self.elem == "f32" else str(value)
         out.append(f"%fill_v = arith.constant {literal} : {self.elem}")
         for t, temp in enumerate(self.temps):
             ivs = [f"%fill{t}_{d}" for d in range(temp.rank)]
-            out += _scf_nest(ivs, "%fill_c0", "%fill_n", "%fill_c1",
-                             [f"memref.store %fill_v, {temp.name}[{', '.join(ivs)}] : {temp.type}"])
+            out += _scf_nest(
+                ivs,
+                "%fill_c0",
+                "%fill_n",
+                "%fill_c1",
+                [f"memref.store %fill_v, {temp.name}[{', '.join(ivs)}] : {temp.type}"],
+            )
         return out
 
 
@@ -1287,8 +1320,9 @@ def _scf_nest(ivs: Sequence[str], lo: str, hi: str, step: str, body: list[str]) 
     return lines
 
 
-def _render_main(args: Sequence[Buffer], symbols: Mapping[str, int], elem: str,
-                 seed: int) -> list[str]:
+def _render_main(
+    args: Sequence[Buffer], symbols: Mapping[str, int], elem: str, seed: int
+) -> list[str]:
     """The ``@main`` driver: fill arguments with integer data, call the kernel, print them."""
     size = args[0].size
     body = [
@@ -1354,11 +1388,17 @@ def _render_print(name: str, buf: Buffer, n: int) -> list[str]:
         ivs = [f"%y{n}_{d}" for d in range(buf.rank)]
         index = ", ".join(ivs)
         out.append(f"%bits{n} = memref.alloc() : {bits_type}")
-        out += _scf_nest(ivs, "%c0", "%csize", "%c1", [
-            f"%e{n} = memref.load {name}[{index}] : {buf.type}",
-            f"%b{n} = arith.bitcast %e{n} : f32 to i32",
-            f"memref.store %b{n}, %bits{n}[{index}] : {bits_type}",
-        ])
+        out += _scf_nest(
+            ivs,
+            "%c0",
+            "%csize",
+            "%c1",
+            [
+                f"%e{n} = memref.load {name}[{index}] : {buf.type}",
+                f"%b{n} = arith.bitcast %e{n} : f32 to i32",
+                f"memref.store %b{n}, %bits{n}[{index}] : {bits_type}",
+            ],
+        )
         out += [
             f"%ub{n} = memref.cast %bits{n} : {bits_type} to memref<*xi32>",
             f"call @printMemrefI32(%ub{n}) : (memref<*xi32>) -> ()",
@@ -1395,9 +1435,7 @@ def generate(seed: int, config: GenConfig | None = None) -> Program:
     raise ValueError(f"no program with features {missing} after 200 attempts (seed {seed})")
 
 
-def generate_many(
-    count: int, seed: int = 0, config: GenConfig | None = None
-) -> list[Program]:
+def generate_many(count: int, seed: int = 0, config: GenConfig | None = None) -> list[Program]:
     """``count`` programs from consecutive seeds starting at ``seed``."""
     return [generate(seed + n, config) for n in range(count)]
 
@@ -1410,8 +1448,11 @@ def _main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print)
     parser.add_argument("--features", action="store_true", help="print the feature list too")
     ns = parser.parse_args(argv)
     require = frozenset(x for x in ns.require.split(",") if x)
-    config = GenConfig.only(*ns.only.split(","), require=require) if ns.only else GenConfig(
-        require=require)
+    config = (
+        GenConfig.only(*ns.only.split(","), require=require)
+        if ns.only
+        else GenConfig(require=require)
+    )
     program = generate(ns.seed, config)
     if ns.features:
         out("// features: " + ", ".join(sorted(program.features)))

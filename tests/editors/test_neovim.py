@@ -25,8 +25,17 @@ def _compile_parser(directory: Path) -> Path:
     output = directory / "mlir.so"
     src = ROOT / "grammar" / "src"
     subprocess.run(
-        [compiler, "-shared", "-fPIC", "-O0", f"-I{src}", str(src / "parser.c"),
-         str(src / "scanner.c"), "-o", str(output)],
+        [
+            compiler,
+            "-shared",
+            "-fPIC",
+            "-O0",
+            f"-I{src}",
+            str(src / "parser.c"),
+            str(src / "scanner.c"),
+            "-o",
+            str(output),
+        ],
         check=True,
         timeout=300,
     )
@@ -55,8 +64,17 @@ def test_neovim_gets_diagnostics_hover_and_highlighting(tmp_path):
         XDG_STATE_HOME=str(tmp_path / "state"),
     )
     subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n",
-         "-c", f"luafile {ROOT / 'tests' / 'editors' / 'nvim_session.lua'}"],
+        [
+            nvim,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "-c",
+            f"luafile {ROOT / 'tests' / 'editors' / 'nvim_session.lua'}",
+        ],
         env=env,
         cwd=tmp_path,
         timeout=120,

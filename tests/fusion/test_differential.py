@@ -36,6 +36,7 @@ def _check(seed: int) -> tuple[int, str, int, str]:
     return seed, verdict.outcome.value, len(result.fusions), verdict.detail[:500]
 
 
+@pytest.mark.slow
 @pytest.mark.oracle
 def test_fused_programs_compute_what_the_originals_compute():
     reason = oracle.missing_reason()

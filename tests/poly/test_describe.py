@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import time
-
 from affine_lsp.poly import (
     AccessDescription,
     Budget,
     ConditionDescription,
     LoopDescription,
     Unknown,
+    budgets,
     describe_access,
     describe_condition,
     describe_loop,
 )
+from tests.cost import count_calls
 from tests.poly.helpers import model_of, ops_named
 
 TRIANGLE = """
@@ -214,10 +214,10 @@ func.func @f() {
 def test_budget_exhaustion_answers_unknown_quickly():
     model = model_of(TRIANGLE)
     inner = ops_named(model, "affine.for")[1]
-    started = time.perf_counter()
-    described = describe_loop(inner, model, Budget(max_operations=5, time_limit=None))
+    budget = Budget(max_operations=5, time_limit=None)
+    described, calls = count_calls(lambda: describe_loop(inner, model, budget))
     assert isinstance(described, Unknown) and "budget" in described.reason
-    assert time.perf_counter() - started < 1.0
+    assert calls < 20_000, f"{calls} calls before giving up"
 
 
 def test_deep_nests_do_not_recurse_and_stay_within_budget():
@@ -235,16 +235,13 @@ def test_deep_nests_do_not_recurse_and_stay_within_budget():
     assert isinstance(described, AccessDescription | Unknown)
 
 
-def test_hover_latency_on_a_typical_nest():
+def test_a_typical_nest_is_described_within_a_small_fraction_of_the_hover_budget():
+    """Hover latency itself is measured by benchmarks/lsp_latency.py; here, the
+    deterministic part: a typical nest needs a few thousand isl operations, far
+    below the hover's cap, so hovers on it never run out."""
     model = model_of(TRIANGLE)
     inner = ops_named(model, "affine.for")[1]
     (load,) = ops_named(model, "affine.load")
-    describe_loop(inner, model)
-    timings = []
-    for _ in range(20):
-        started = time.perf_counter()
-        describe_loop(inner, model)
-        describe_access(load, model)
-        timings.append(time.perf_counter() - started)
-    timings.sort()
-    assert timings[len(timings) // 2] < 0.020
+    small = Budget(max_operations=budgets.HOVER.max_operations // 20, time_limit=None)
+    assert not isinstance(describe_loop(inner, model, small), Unknown)
+    assert not isinstance(describe_access(load, model, small), Unknown)

@@ -4,16 +4,16 @@ the reason), and the server keeps answering."""
 
 from __future__ import annotations
 
-import time
-
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.hover import hover, iteration_domain
 from affine_lsp.ide.inlay_hints import inlay_hints
 from affine_lsp.poly import Budget
+from affine_lsp.poly.budgets import time_limits
 from affine_lsp.testing.lsp_client import LspClient
 from affine_lsp.testing.storm import SERVER
 from affine_lsp.transforms.fusion import FusionOptions
 from affine_lsp.transforms.fusion.actions import TOO_COMPLEX
+from tests.cost import count_calls
 from tests.fusion.test_actions import _actions
 from tests.fusion.test_engine import seed_program
 from tests.server.conftest import ENV
@@ -50,9 +50,8 @@ def _analysis(text: str) -> DocumentAnalysis:
 
 def test_hover_says_the_domain_is_too_complex_and_returns_promptly():
     analysis = _analysis(TANGLED)
-    started = time.perf_counter()
-    result = hover(analysis, INNERMOST)
-    assert time.perf_counter() - started < 2.0
+    result, calls = count_calls(lambda: hover(analysis, INNERMOST))
+    assert calls < 500_000, f"{calls} calls before answering"
     assert result is not None
     assert "Iteration domain unavailable: too complex to analyse" in result.markdown
     domain, message = iteration_domain(analysis, INNERMOST)
@@ -80,11 +79,14 @@ def test_fusion_over_budget_is_disabled_with_the_reason():
 def test_fusion_undecided_in_planning_is_decided_on_resolve_or_refused():
     # The planning clock ran out first: the action is analysed when chosen, and a
     # budget that runs out there too gives no edit, only the reason.
+    # Deterministic with time limits on: the options' 200 operations run out at
+    # once, and planning's time limit is tighter than the options' (none).
     options = FusionOptions(budget=Budget(max_operations=200, time_limit=None))
-    _, actions = _actions(seed_program(), "affine.for %arg5", options)
-    (pair,) = [a for a in actions if a.title.startswith("Fuse with the next loop nest")]
-    assert pair.edits is None and pair.disabled_reason is None
-    assert pair.resolve(5.0) == [] and pair.disabled_reason == TOO_COMPLEX
+    with time_limits(True):
+        _, actions = _actions(seed_program(), "affine.for %arg5", options)
+        (pair,) = [a for a in actions if a.title.startswith("Fuse with the next loop nest")]
+        assert pair.edits is None and pair.disabled_reason is None
+        assert pair.resolve(5.0) == [] and pair.disabled_reason == TOO_COMPLEX
 
 
 def _lines_and_columns(text: str, offset: int) -> dict:
@@ -102,7 +104,6 @@ def test_the_server_stays_responsive_on_a_too_complex_nest():
         item = {"uri": uri, "languageId": "mlir", "version": 1, "text": text}
         client.notify("textDocument/didOpen", {"textDocument": item})
         client.diagnostics(uri, 1)
-        started = time.perf_counter()
         inner = _lines_and_columns(text, text.index("affine.for %i11"))
         heavy = [
             client.request("textDocument/hover", {"textDocument": doc, "position": inner}),
@@ -129,5 +130,4 @@ def test_the_server_stays_responsive_on_a_too_complex_nest():
         answers = [client.response(i, timeout=60) for i in [*heavy, light]]
         assert all("result" in a for a in answers), answers
         assert "too complex to analyse" in answers[0]["result"]["contents"]["value"]
-        assert time.perf_counter() - started < 20
         assert client.stop() == 0

@@ -20,6 +20,7 @@ def _seeds() -> list[bytes]:
     return [c.text.encode() for c in chunks()[::3]]
 
 
+@pytest.mark.slow
 def test_mutated_documents_never_crash_the_analysis():
     rng = random.Random(7)
     seeds = _seeds()
@@ -31,6 +32,7 @@ def test_mutated_documents_never_crash_the_analysis():
     print(f"\nfuzzed documents: {CASES}, crashes: 0, slowest: {slowest[0] * 1000:.0f} ms")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", PATHOLOGICAL_KINDS)
 def test_pathological_inputs(kind):
     result = analyze(pathological(kind), random.Random(1))

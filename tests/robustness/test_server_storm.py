@@ -33,6 +33,7 @@ def storm_texts() -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_storm(seed, tmp_path):
     report = run_storm(

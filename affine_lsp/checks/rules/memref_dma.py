@@ -96,9 +96,7 @@ def dma_start(op: Operation, ctx: CheckContext) -> None:
         return
     text, span = message
     hint = "" if is_generic(op) else _index_count_hint(op)
-    ctx.report(
-        DMA_OPERANDS, span or field_span(op, "operands") or op.name_span, text + hint
-    )
+    ctx.report(DMA_OPERANDS, span or field_span(op, "operands") or op.name_span, text + hint)
 
 
 def _index_count_hint(op: Operation) -> str:

@@ -44,8 +44,7 @@ def memref_global(op: Operation, ctx: CheckContext) -> None:
         ctx.report(
             GLOBAL_TYPE,
             Span.of(view.type_node),
-            f"type should be static shaped memref, but got '{memref}': a global has a fixed "
-            "size",
+            f"type should be static shaped memref, but got '{memref}': a global has a fixed size",
         )
         return
     value = view.initial_value

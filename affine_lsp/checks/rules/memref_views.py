@@ -186,8 +186,7 @@ def subview(op: Operation, ctx: CheckContext) -> None:
         ctx.report(
             LAYOUT,
             span,
-            f"base type '{base}' is not strided: subviews need a layout with strides and an "
-            "offset",
+            f"base type '{base}' is not strided: subviews need a layout with strides and an offset",
             related=related,
         )
         return
@@ -471,8 +470,7 @@ def view(op: Operation, ctx: CheckContext) -> None:
             ctx,
             op,
             result,
-            f"unsupported map for result memref type '{viewed}': a view is contiguous (no "
-            "layout)",
+            f"unsupported map for result memref type '{viewed}': a view is contiguous (no layout)",
             LAYOUT,
         )
         return
@@ -594,9 +592,13 @@ def _canonical_layout(layout: Layout, shape: tuple[int | None, ...]) -> object:
         form = _strided_form(layout.strided)
     else:
         return ("unknown", id(layout))
-    return "identity" if form == _strided_form(Strided(canonical_strides(shape), 0), True) else (
-        "linear",
-        _freeze(form),
+    return (
+        "identity"
+        if form == _strided_form(Strided(canonical_strides(shape), 0), True)
+        else (
+            "linear",
+            _freeze(form),
+        )
     )
 
 

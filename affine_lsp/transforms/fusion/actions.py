@@ -9,15 +9,15 @@ With the cursor on or in a loop nest:
 Nothing is offered when the function has errors. Every enabled action's text is
 parsed again and checked by the verifier before it is offered.
 
-Planning has a time budget (`PLANNING_SECONDS`): depths whose legality is not
-decided by then are offered without their cost and analysed when chosen
-(`resolve()`, within `RESOLVE_SECONDS`); "Fuse all" is always computed then.
+Planning has a budget (`budgets.FUSION_PLANNING`): depths whose legality is not
+decided within it are offered without their cost and analysed when chosen
+(`resolve()`, within `budgets.ACTION_RESOLVE_SECONDS`); "Fuse all" is always
+computed then.
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +26,9 @@ from affine_lsp.checks import Severity, check_document
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.checks.runner import CheckOptions, ModuleContext, check_item
 from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, TopLevelItem
-from affine_lsp.poly.session import Budget, NotAffine
+from affine_lsp.poly import budgets
+from affine_lsp.poly.budgets import Budget, deadline_after, time_limits_enabled
+from affine_lsp.poly.session import NotAffine
 from affine_lsp.syntax import SourceDocument, syntax_problems
 from affine_lsp.transforms.diff import minimal_edits
 from affine_lsp.transforms.edits import OverlappingEdits, apply_edits, sorted_edits
@@ -50,17 +52,6 @@ from affine_lsp.transforms.fusion.verify import parse_function
 
 KIND = "refactor.rewrite"
 
-PLANNING_SECONDS = 0.25
-"""Time for planning every action at one position; depths not decided by then are
-analysed when chosen (on resolve)."""
-
-PLANNING_OPERATIONS = 600_000
-"""isl operations for that planning (about a fifth of a second): one long isl call
-cannot overrun the time much."""
-
-RESOLVE_SECONDS = 10.0
-"""Time for computing one chosen action (in the server: in its worker thread)."""
-
 TOO_COMPLEX = "too complex to analyse in time"
 
 
@@ -79,9 +70,9 @@ class FusionAction:
 
     def resolve(self, time_limit: float | None = None) -> list[TextEdit]:
         """Compute the edits if they are not known yet, within `time_limit` seconds
-        (default `RESOLVE_SECONDS`); empty and disabled if that fails."""
+        (default `budgets.ACTION_RESOLVE_SECONDS`); empty and disabled if that fails."""
         if self.edits is None and self._compute is not None:
-            edits, reason = self._compute(time_limit or RESOLVE_SECONDS)
+            edits, reason = self._compute(time_limit or budgets.ACTION_RESOLVE_SECONDS)
             self._compute = None
             if reason is not None:  # never edits with a reason against them
                 edits, self.disabled_reason = [], reason
@@ -104,8 +95,9 @@ class Clock:
 
     @classmethod
     def start(cls, seconds: float | None, max_operations: int | None = None) -> Clock:
-        deadline = None if seconds is None else time.perf_counter() + seconds
-        return cls(deadline, max_operations, seconds)
+        if not time_limits_enabled():
+            seconds = None
+        return cls(deadline_after(seconds), max_operations, seconds)
 
     def tighter_than(self, budget: Budget) -> bool:
         """Whether this clock may run out before `budget` does: only then can a
@@ -322,13 +314,14 @@ def fusion_actions(
     start_byte: int,
     end_byte: int,
     options: FusionOptions | None = None,
-    time_limit: float | None = PLANNING_SECONDS,
+    time_limit: float | None = budgets.FUSION_PLANNING.time_limit,
 ) -> list[FusionAction]:
     """The fusion code actions for a cursor or selection (byte offsets), planned
     within `time_limit` seconds (None: only the options' budget); what is not
     decided by then is offered to be analysed when chosen (`resolve()`)."""
     options = options or FusionOptions()
-    clock = Clock.start(time_limit, PLANNING_OPERATIONS if time_limit is not None else None)
+    operations = budgets.FUSION_PLANNING.max_operations if time_limit is not None else None
+    clock = Clock.start(time_limit, operations)
     data = document.source
     nest = nest_at(model, start_byte, end_byte, lambda offset: document.point(offset)[0])
     if nest is None:

@@ -13,7 +13,6 @@ relative to the two nests. `best()` picks the deepest depth within tolerance.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -21,9 +20,11 @@ import islpy as isl
 
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir.model import AffineForOp, Block, FuncOp, ModuleModel
+from affine_lsp.poly import budgets
+from affine_lsp.poly.budgets import Budget, seconds_left
 from affine_lsp.poly.equivalence import Mismatch
 from affine_lsp.poly.program import Statement, Window, is_under
-from affine_lsp.poly.session import Budget, BudgetExceeded, IslSession, PolyError
+from affine_lsp.poly.session import BudgetExceeded, IslSession, PolyError
 from affine_lsp.syntax.nodes import Span
 from affine_lsp.transforms.edits import (
     EditMap,
@@ -56,9 +57,7 @@ class FusionOptions:
     """How fusion decides: the extra-compute tolerance and the analysis budget."""
 
     tolerance: float = 0.30
-    budget: Budget = field(
-        default_factory=lambda: Budget(max_operations=30_000_000, time_limit=5.0)
-    )
+    budget: Budget = budgets.FUSION
     keep_producer: bool = True
 
     def until(self, deadline: float | None, max_operations: int | None = None) -> FusionOptions:
@@ -68,8 +67,8 @@ class FusionOptions:
             return self
         budget = self.budget
         limit = budget.time_limit
-        if deadline is not None:
-            left = max(0.0, deadline - time.perf_counter())
+        left = seconds_left(deadline)
+        if left is not None:
             limit = left if limit is None else min(limit, left)
         operations = budget.max_operations
         if max_operations is not None:

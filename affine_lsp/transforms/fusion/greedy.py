@@ -10,11 +10,11 @@ nest are taken (keeping it would not reduce the work left).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 
 from affine_lsp.ir import build_module
 from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel
+from affine_lsp.poly.budgets import deadline_after, past
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.edits import EditMap
 from affine_lsp.transforms.fusion.engine import (
@@ -75,7 +75,7 @@ class _Greedy:
         time_limit: float | None = None,
     ) -> None:
         self.modes = modes
-        self.deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self.deadline = deadline_after(time_limit)
         self.complete = True
         self.data = data
         self.options = replace(options, keep_producer=False)
@@ -125,7 +125,7 @@ class _Greedy:
         return changed
 
     def _out_of_time(self) -> bool:
-        return self.deadline is not None and time.perf_counter() >= self.deadline
+        return past(self.deadline)
 
     def _one(self, model: ModuleModel, function: FuncOp, mode: str, fresh: set[int]):
         """Do one fusion in `function`: (fused function, edits, consumer offset) or None."""

@@ -14,7 +14,9 @@ run npm ci --no-audit --no-fund
 run npm run compile
 run npm run lint
 run npm test
-run npm run package
-
-vsix=$(ls -t ./*.vsix | head -n 1)
+# The .vsix goes to $VSIX_OUT (default: the repository's build/ folder, ignored by git).
+out="${VSIX_OUT:-$(cd ../.. && pwd)/build/vscode}"
+mkdir -p "$out"
+vsix="$out/affine-lsp.vsix"
+run npm run package -- --out "$vsix"
 echo "==> packaged $vsix ($(du -k "$vsix" | cut -f1) KiB)"

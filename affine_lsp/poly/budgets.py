@@ -1,0 +1,111 @@
+"""Every budget of polyhedral work in one place, and the switch for time limits.
+
+A `Budget` caps one question by isl operations (deterministic: the same input
+always stops at the same point) and by wall-clock seconds (what an editor needs,
+but machine-dependent). Time limits can be switched off as a whole — the test
+suite does so, with `AFFINE_LSP_TIME_LIMITS=off` in the environment (inherited by
+servers it starts) or `set_time_limits(False)` — and then only the operation caps
+decide, so results do not depend on how busy the machine is.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+ENVIRONMENT_VARIABLE = "AFFINE_LSP_TIME_LIMITS"
+"""Set to `off` to disable every time limit (operation caps stay)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much work one question may take: isl operations and wall-clock seconds
+    (None or 0 operations: no cap; None seconds: no time limit)."""
+
+    max_operations: int | None = 400_000
+    time_limit: float | None = 0.05
+
+
+_time_limits = os.environ.get(ENVIRONMENT_VARIABLE, "on").strip().lower() != "off"
+
+
+def time_limits_enabled() -> bool:
+    """Whether wall-clock limits apply (see the module docstring)."""
+    return _time_limits
+
+
+def set_time_limits(enabled: bool) -> None:
+    """Switch every wall-clock limit on or off for this process."""
+    global _time_limits
+    _time_limits = enabled
+
+
+@contextmanager
+def time_limits(enabled: bool) -> Iterator[None]:
+    """Time limits on or off within a `with` block."""
+    before = _time_limits
+    set_time_limits(enabled)
+    try:
+        yield
+    finally:
+        set_time_limits(before)
+
+
+def deadline_after(seconds: float | None) -> float | None:
+    """The `time.perf_counter()` time `seconds` from now, or None when there is no
+    limit (none given, or time limits are off)."""
+    if seconds is None or not _time_limits:
+        return None
+    return time.perf_counter() + seconds
+
+
+def seconds_left(deadline: float | None) -> float | None:
+    """Seconds until `deadline` (0 when past; None when there is none)."""
+    if deadline is None:
+        return None
+    return max(0.0, deadline - time.perf_counter())
+
+
+def past(deadline: float | None) -> bool:
+    """Whether `deadline` has passed (never, when there is none)."""
+    return deadline is not None and time.perf_counter() > deadline
+
+
+# --- The budgets -----------------------------------------------------------------
+
+DEFAULT = Budget()
+"""A question nobody gave a budget to."""
+
+HOVER = Budget(max_operations=200_000, time_limit=0.015)
+"""isl work per hover (and per inlay-hint trip count): a typical nest needs about a
+millisecond."""
+
+INLAY_TRIP_COUNT_SECONDS = 0.05
+"""Time for the trip counts of one inlay-hint request; loops past it get no hint."""
+
+DEPENDENCE = Budget(max_operations=2_000_000, time_limit=1.0)
+"""One dependence question between two ops or nests."""
+
+FUSION = Budget(max_operations=30_000_000, time_limit=5.0)
+"""Everything one pair of nests needs for fusion at every depth (CLI and chosen actions)."""
+
+FUSION_PLANNING = Budget(max_operations=600_000, time_limit=0.25)
+"""Planning every fusion action at one cursor position: depths not decided within
+it are offered without their cost and analysed when chosen. The operation cap (about
+a fifth of a second) keeps one long isl call from overrunning the time much."""
+
+ACTION_RESOLVE_SECONDS = 10.0
+"""Computing one chosen code action (in the server: in its worker thread)."""
+
+FUZZ_HOVER = Budget(max_operations=200_000, time_limit=0.2)
+"""Hover data in the fuzz harness."""
+
+FUZZ_RESOLVE_SECONDS = 1.0
+"""A chosen fusion in the fuzz harness."""
+
+FUZZ_ANALYSIS_SECONDS = 1.0
+"""What the long fuzz run (benchmarks/fuzz.py) allows the analysis of a document of
+at most 100 KB; reported by the benchmark, never decided in a test."""
