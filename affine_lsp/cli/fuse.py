@@ -22,6 +22,7 @@ from affine_lsp.transforms.fusion import (
     SIBLING,
     FusionOptions,
     PairFusion,
+    Removed,
     function_of,
     fuse_all,
     next_nest,
@@ -41,7 +42,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--func", metavar="NAME", help="only this function (with or without @)")
     what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--all", action="store_true", help="fuse greedily everywhere")
+    what.add_argument(
+        "--all",
+        action="store_true",
+        help="fuse everywhere (and remove dead nests), in the order that leaves fewest nests",
+    )
     what.add_argument(
         "--line", type=int, metavar="N", help="fuse the nest on line N with the next nest"
     )
@@ -100,13 +105,19 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         result = fuse_all(data, options, only)
         output = result.text
-        if not result.fusions:
+        if not result.steps:
             _error("nothing could be fused")
-        for fusion in result.fusions:
+        for step in result.steps:
+            if isinstance(step, Removed):
+                _error(
+                    f"{step.function}: removed the nest on line {step.line}: nothing reads "
+                    "what it writes before it is overwritten"
+                )
+                continue
             _error(
-                f"{fusion.function}: fused the nest on line {fusion.first_line} into the nest "
-                f"on line {fusion.second_line} ({fusion.mode}, depth {fusion.depth}, "
-                f"+{fusion.extra:.0%} compute)"
+                f"{step.function}: fused the nest on line {step.first_line} into the nest "
+                f"on line {step.second_line} ({step.mode}, depth {step.depth}, "
+                f"+{step.extra:.0%} compute)"
             )
     else:
         status, output = _fuse_line(data, document, args, options, only)

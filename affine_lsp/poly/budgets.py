@@ -109,3 +109,11 @@ FUZZ_RESOLVE_SECONDS = 1.0
 FUZZ_ANALYSIS_SECONDS = 1.0
 """What the long fuzz run (benchmarks/fuzz.py) allows the analysis of a document of
 at most 100 KB; reported by the benchmark, never decided in a test."""
+
+FUSE_ALL_ORDERS = 16
+"""Greedy runs `fuse --all` may make per function while searching the order of its
+fusions (the first run included)."""
+
+FUSE_ALL_EVALUATIONS = 400
+"""Legality questions (pair fusions, dead nests) the order search may ask afresh per
+function, beyond the first run's (cached answers are free); no new run starts past it."""

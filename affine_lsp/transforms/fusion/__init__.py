@@ -3,7 +3,8 @@
 PairFusion(data, model, function, first, second, mode, options)
     every depth at which `first` fuses into `second`: legality (exact dataflow
     check of the fused text), extra computation, edits; `.best()`.
-fuse_all(data, options, only)   greedy fusion over a document.
+fuse_all(data, options, only)   fusion over a document: dead nests removed, greedy
+                                runs, a bounded search over their order.
 fusion_actions(...)             (in `.actions`) the editor's code actions.
 """
 
@@ -15,7 +16,7 @@ from affine_lsp.transforms.fusion.engine import (
     FusionOptions,
     PairFusion,
 )
-from affine_lsp.transforms.fusion.greedy import FuseAllResult, Fusion, fuse_all
+from affine_lsp.transforms.fusion.greedy import FuseAllResult, Fusion, Removed, fuse_all
 from affine_lsp.transforms.fusion.nests import function_of, nest_at, next_nest
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "FusionAction",
     "FusionOptions",
     "PairFusion",
+    "Removed",
     "function_of",
     "fusion_actions",
     "fuse_all",

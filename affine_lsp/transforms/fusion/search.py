@@ -1,0 +1,63 @@
+"""The order of fusions: a bounded search for the one that leaves the fewest nests.
+
+Greedy fusion can fuse a pair first that blocks a better pair later (a nest
+fused into one consumer can no longer go into another, a fused nest no longer
+fits between its neighbours). After the first greedy run, the search re-runs the
+greedy with one of the fusions it made forbidden, each in turn; a run that
+leaves fewer nests (then fewer loops) becomes the new best and the search goes on
+from there. It stops when no forbidden fusion helps, when the result cannot get
+better (one nest per block), or at the budget: at most `orders` runs and
+`evaluations` fresh legality questions per function beyond the first run's
+(`budgets.FUSE_ALL_ORDERS`, `budgets.FUSE_ALL_EVALUATIONS`; counts, so the result
+does not depend on the machine). Every run's steps are proven; the
+search only chooses among proven results.
+"""
+
+from __future__ import annotations
+
+from affine_lsp.poly import budgets
+from affine_lsp.transforms.fusion.nests import loops_in, nest_blocks
+from affine_lsp.transforms.fusion.run import Evaluator, GreedyRun, Move, State
+
+
+def _cannot_improve(run: GreedyRun) -> bool:
+    """Every block holds at most one nest: no fusion is left to find."""
+    return all(len(loops_in(block)) <= 1 for block in nest_blocks(run.state.function))
+
+
+def best_order(
+    evaluator: Evaluator,
+    start: State,
+    modes: tuple[str, ...],
+    orders: int = budgets.FUSE_ALL_ORDERS,
+    evaluations: int = budgets.FUSE_ALL_EVALUATIONS,
+) -> GreedyRun:
+    """The best of the greedy runs tried from `start` (the first run if no other is
+    better)."""
+    best = GreedyRun(evaluator, start, modes).run()
+    runs = 1
+    limit = evaluator.evaluations + evaluations
+    tried: set[frozenset[Move]] = {frozenset()}
+    improved = True
+    while improved and not _cannot_improve(best):
+        improved = False
+        for step in best.steps:
+            if step.move is None:
+                continue
+            banned = best.banned | {step.move}
+            if banned in tried:
+                continue
+            if runs >= orders or evaluator.evaluations >= limit or not evaluator.complete:
+                return best
+            tried.add(banned)
+            runs += 1
+            run = GreedyRun(evaluator, start, modes, banned).run()
+            if not evaluator.complete:
+                return best
+            if run.state.score() < best.state.score():
+                best, improved = run, True
+                break
+    return best
+
+
+__all__ = ["best_order"]
