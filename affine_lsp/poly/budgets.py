@@ -110,10 +110,10 @@ FUZZ_ANALYSIS_SECONDS = 1.0
 """What the long fuzz run (benchmarks/fuzz.py) allows the analysis of a document of
 at most 100 KB; reported by the benchmark, never decided in a test."""
 
-FUSE_ALL_ORDERS = 16
+FUSE_ALL_ORDERS = 8
 """Greedy runs `fuse --all` may make per function while searching the order of its
 fusions (the first run included)."""
 
-FUSE_ALL_EVALUATIONS = 400
+FUSE_ALL_EVALUATIONS = 200
 """Legality questions (pair fusions, dead nests) the order search may ask afresh per
 function, beyond the first run's (cached answers are free); no new run starts past it."""

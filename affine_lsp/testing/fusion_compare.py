@@ -10,6 +10,8 @@ is correct and leaves fewer nests than ours, `classify` says why:
   repeats). The same program with every arithmetic op of the kernel replaced by
   an addition and less repetitive data (`strict_variant`) is fused by MLIR into
   the same loop structure, and that output computes something else;
+* `independent`: the nests we leave share no memref with each other, so no fusion
+  links them (MLIR's do, through a nest we found dead and removed);
 * `cost`: we reach MLIR's count when any extra computation is accepted (our cost
   model puts a fusion MLIR makes above the tolerance);
 * `search`: we reach it with a much larger budget for the order search;
@@ -25,9 +27,11 @@ import time
 from dataclasses import dataclass, field
 
 from affine_lsp.checks import Severity, check_document
+from affine_lsp.ir import build_module
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.testing import oracle, progen
 from affine_lsp.transforms.fusion import FusionOptions, fuse_all
+from affine_lsp.transforms.fusion.nests import functions, loops_in, memrefs_touched
 
 HAZARD_PATTERNS = (
     "in_place",
@@ -49,7 +53,7 @@ that order nests by hazards (in-place updates, WAR/WAW, live-out and partially
 initialised outputs, transposes, shared inputs), where fusion order and placement
 matter most."""
 
-EXCEPTION_CLASSES = ("mlir-hidden-error", "cost", "search", "unexplained")
+EXCEPTION_CLASSES = ("mlir-hidden-error", "independent", "cost", "search", "unexplained")
 
 SEARCH_ORDERS = 64
 SEARCH_EVALUATIONS = 4000
@@ -123,6 +127,25 @@ def loop_structure(text: str, function: str = "kernel") -> list[str]:
         if stripped.startswith("affine.") or "= affine." in stripped or stripped == "}":
             lines.append(_ARITH.sub("arith", _SSA.sub("%", stripped)))
     return lines
+
+
+def memref_groups(text: str, function: str = "kernel") -> int:
+    """How many groups the top-level nests of `function` form when nests that touch a
+    memref in common (directly or through others) are grouped together."""
+    model = build_module(SourceDocument(text).tree.root_node)
+    found = next((f for f in functions(model) if f.symbol == f"@{function}"), None)
+    if found is None or found.body is None or found.body.entry is None:
+        return 0
+    nests = loops_in(found.body.entry)
+    touched = [set().union(*memrefs_touched(nest)) for nest in nests]
+    groups: list[set[int]] = []
+    for memrefs in touched:
+        merged = set(memrefs)
+        for group in [g for g in groups if g & merged]:
+            merged |= group
+            groups.remove(group)
+        groups.append(merged)
+    return len(groups)
 
 
 # --------------------------------------------------------------------------- one program
@@ -225,6 +248,12 @@ def classify(program: progen.Program, result: Comparison, timeout: float = 60.0)
                 "MLIR's fusion of the same program with additions only computes something "
                 "else:\n" + verdict.detail[:1500]
             )
+    groups = memref_groups(result.texts.get("ours", program.text), program.kernel)
+    if groups == result.ours_after:
+        return "independent", (
+            f"the {result.ours_after} nests we leave share no memref with each other "
+            f"(MLIR leaves {target})"
+        )
     data = program.text.encode()
     generous = fuse_all(data, FusionOptions(tolerance=float("inf")))
     generous_after = oracle.count_top_level_loops(generous.text.decode(), program.kernel) or 0

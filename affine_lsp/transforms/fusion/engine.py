@@ -107,15 +107,15 @@ class Candidate:
     explain: Callable[[], str] | None = field(default=None, repr=False)
     timed_out: bool = False  # the budget ran out before legality was decided
     host_offset: int | None = None  # where the fused nest starts in `new_text`
-    find_involved: Callable[[], set[int]] | None = field(default=None, repr=False)
-    _involved: set[int] | None = field(default=None, repr=False)
+    find_involved: Callable[[], list[set[int]]] | None = field(default=None, repr=False)
+    _involved: list[set[int]] | None = field(default=None, repr=False)
 
     @property
-    def involved(self) -> set[int]:
-        """Ids of the original window's top-level ops whose accesses take part in the
-        mismatches (computed when asked)."""
+    def involved(self) -> list[set[int]]:
+        """Per mismatch, the ids of the original window's top-level ops whose accesses
+        take part in it (computed when asked)."""
         if self._involved is None:
-            self._involved = self.find_involved() if self.find_involved else set()
+            self._involved = self.find_involved() if self.find_involved else []
             self.find_involved = None
         return self._involved
 
@@ -406,13 +406,15 @@ class PairFusion:
         return list(dict.fromkeys(offsets))
 
     def _between_involved(self, failure: Candidate | None) -> bool:
-        """Whether the ops between the nests take part in a failure's mismatches (only
-        then can another place for the fused nest help)."""
+        """Whether the ops between the nests take part in every mismatch of a failure:
+        another place for the fused nest changes only the order of the fused code and
+        those ops, so it cannot mend a mismatch between the two nests alone."""
         if failure is None:
             return True
         if not failure.mismatches:
             return False
-        return bool(failure.involved & {id(op) for op in self._between})
+        between = {id(op) for op in self._between}
+        return all(ops & between for ops in failure.involved)
 
     def _worth_keeping(self, failure: Candidate | None, whole_loops: bool = False) -> bool:
         """Keeping the first nest (or copying its inner loops whole) helps only when
@@ -562,36 +564,41 @@ class PairFusion:
             return None
         return builder.with_replacements(copy, copy_edits), document_edits
 
-    def _involved_ops(self, checked: Checked) -> set[int]:
-        """Ids of the original top-level ops whose accesses take part in the mismatches:
-        the origins of the reads that see another value and of the writes they see or
-        should see."""
+    def _involved_ops(self, checked: Checked) -> list[set[int]]:
+        """Per mismatch, the ids of the original top-level ops whose accesses take part
+        in it: the origins of the reads that see another value and of the writes they
+        see or should see (empty for copies that run or touch the wrong iterations)."""
         assert self.window is not None
         window = self.window
         by_name = {s.name: s for s in window.statements}
 
-        def names() -> set[str]:
+        def names(mismatch: Mismatch) -> set[str]:
             found: set[str] = set()
-            for mismatch in checked.mismatches:
-                for relation in (mismatch.seen, mismatch.expected):
-                    if relation is not None:
-                        found |= {m.get_tuple_name(isl.dim_type.out) for m in maps_of(relation)}
-                if mismatch.statement in checked.window_statements:
-                    instances = isl.UnionSet.from_set(mismatch.instances)
-                    origins = checked.origin.intersect_domain(instances)
-                    found |= {m.get_tuple_name(isl.dim_type.out) for m in maps_of(origins)}
+            if mismatch.kind not in ("read", "final"):
+                return found
+            for relation in (mismatch.seen, mismatch.expected):
+                if relation is not None:
+                    found |= {m.get_tuple_name(isl.dim_type.out) for m in maps_of(relation)}
+            if mismatch.statement in checked.window_statements:
+                instances = isl.UnionSet.from_set(mismatch.instances)
+                origins = checked.origin.intersect_domain(instances)
+                found |= {m.get_tuple_name(isl.dim_type.out) for m in maps_of(origins)}
             return found
 
-        try:
-            found = self.session.run(names, "the ops a mismatch involves")
-        except PolyError:
-            return {id(op) for op in window.ops}
-        involved = set()
-        for name in found:
-            statement = by_name.get(name)
-            if statement is None:
+        everything = {id(op) for op in window.ops}
+        involved = []
+        for mismatch in checked.mismatches:
+            try:
+                found = self.session.run(lambda m=mismatch: names(m), "the ops a mismatch involves")
+            except PolyError:
+                involved.append(everything)
                 continue
-            involved |= {id(op) for op in window.ops if is_under(statement.op, op)}
+            ops: set[int] = set()
+            for name in found:
+                statement = by_name.get(name)
+                if statement is not None:
+                    ops |= {id(op) for op in window.ops if is_under(statement.op, op)}
+            involved.append(ops)
         return involved
 
     def _explain(self, checked: Checked) -> str:

@@ -5,8 +5,9 @@ fused into one consumer can no longer go into another, a fused nest no longer
 fits between its neighbours). After the first greedy run, the search re-runs the
 greedy with one of the fusions it made forbidden, each in turn; a run that
 leaves fewer nests (then fewer loops) becomes the new best and the search goes on
-from there. It stops when no forbidden fusion helps, when the result cannot get
-better (one nest per block), or at the budget: at most `orders` runs and
+from there. It only looks for fewer top-level nests, and stops when no forbidden
+fusion helps, when no order can leave fewer (nests that share no memref are never
+fused together), or at the budget: at most `orders` runs and
 `evaluations` fresh legality questions per function beyond the first run's
 (`budgets.FUSE_ALL_ORDERS`, `budgets.FUSE_ALL_EVALUATIONS`; counts, so the result
 does not depend on the machine). Every run's steps are proven; the
@@ -16,13 +17,30 @@ search only chooses among proven results.
 from __future__ import annotations
 
 from affine_lsp.poly import budgets
-from affine_lsp.transforms.fusion.nests import loops_in, nest_blocks
+from affine_lsp.transforms.fusion.nests import loops_in, memrefs_touched
 from affine_lsp.transforms.fusion.run import Evaluator, GreedyRun, Move, State
 
 
-def _cannot_improve(run: GreedyRun) -> bool:
-    """Every block holds at most one nest: no fusion is left to find."""
-    return all(len(loops_in(block)) <= 1 for block in nest_blocks(run.state.function))
+def _fewest_possible(run: GreedyRun) -> int:
+    """A lower bound on the top-level nests any order can leave: nests that share no
+    memref (directly or through other nests) are never fused together."""
+    body = run.state.function.body
+    nests = loops_in(body.entry) if body is not None and body.entry is not None else []
+    group = list(range(len(nests)))
+
+    def root(k: int) -> int:
+        while group[k] != k:
+            group[k] = group[group[k]]
+            k = group[k]
+        return k
+
+    touched = [memrefs_touched(nest) for nest in nests]
+    for j in range(len(nests)):
+        for i in range(j):
+            (reads_i, writes_i), (reads_j, writes_j) = touched[i], touched[j]
+            if writes_i & (reads_j | writes_j) or reads_i & (reads_j | writes_j):
+                group[root(i)] = root(j)
+    return len({root(k) for k in range(len(nests))})
 
 
 def best_order(
@@ -39,7 +57,8 @@ def best_order(
     limit = evaluator.evaluations + evaluations
     tried: set[frozenset[Move]] = {frozenset()}
     improved = True
-    while improved and not _cannot_improve(best):
+    fewest = _fewest_possible(best)
+    while improved and best.state.score()[0] > fewest:
         improved = False
         for step in best.steps:
             if step.move is None:
