@@ -29,6 +29,7 @@ from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir.model import AffineForOp, AffineYieldOp, Block, FuncOp, ModuleModel, Operation
 from affine_lsp.poly import budgets
 from affine_lsp.poly.budgets import Budget, seconds_left
+from affine_lsp.poly.domain import Level, enclosing_levels
 from affine_lsp.poly.equivalence import Mismatch
 from affine_lsp.poly.isl_util import maps_of
 from affine_lsp.poly.program import Statement, Window, is_under
@@ -179,6 +180,7 @@ class PairFusion:
         self.options = options or FusionOptions()
         self.block: Block = first.parent_block  # type: ignore[assignment]
         self._candidates: dict[int, Candidate] = {}
+        self._first_depth: int | None = 1
         self.session = IslSession(self.options.budget)
         self.failure: str | None = None
         self.timed_out = False  # the budget ran out while preparing (see `failure`)
@@ -250,6 +252,52 @@ class PairFusion:
             self.consumer_path = _perfect_chain(self.second)
         if not self.consumer_path:
             self.failure = "the second nest's accesses share no loop"
+            return
+        try:
+            self._first_depth = self._first_interleaving_depth()
+        except PolyError as error:
+            self.failure = error.reason
+            self.timed_out = isinstance(error, BudgetExceeded)
+            return
+        if self._first_depth is None:
+            self.failure = "the second nest's loops run once: fusing would interleave nothing"
+
+    def _first_interleaving_depth(self) -> int | None:
+        """The smallest depth at which the copy is interleaved with something: the
+        second nest's outer loops run more than once, or the copy is a single
+        iteration (single iterations merged, as MLIR does). A slice of many
+        iterations copied into loops that run once would only be sequential code
+        in a loop."""
+        assert self.window is not None
+        if self._single_iteration(self.first):
+            return 1
+        for depth, loop in enumerate(self.consumer_path, 1):
+            if not self._single_iteration(loop, outer_only=True):
+                return depth
+            relation, slice_loops = self._relation(depth, self.relations[0])
+            if relation is None or len(slice_loops) < len(_perfect_chain(self.first)):
+                continue
+            image = relation.range()
+
+            def single(image: isl.Set = image) -> bool:
+                return image.is_singleton() and not image.is_empty()
+
+            if self.session.run(single, "the slice"):
+                return depth
+        return None
+
+    def _single_iteration(self, nest: AffineForOp, outer_only: bool = False) -> bool:
+        """Whether every loop of `nest` (or, with `outer_only`, `nest` and the loops
+        around it in the block) has one iteration."""
+        assert self.window is not None
+        loops = [nest] if outer_only else [op for op in nest.walk() if isinstance(op, AffineForOp)]
+        for loop in loops:
+            levels, _ = enclosing_levels(loop, self.block)
+            domain = self.window.builder.build([*levels, Level(loop)])
+            assert domain.set is not None
+            if not self.session.run(domain.set.is_singleton, "a loop's iterations"):
+                return False
+        return True
 
     @property
     def ran_out(self) -> bool:
@@ -257,7 +305,9 @@ class PairFusion:
         return self.timed_out or any(c.timed_out for c in self._candidates.values())
 
     def depths(self) -> list[int]:
-        return list(range(1, len(self.consumer_path) + 1)) if self.failure is None else []
+        if self.failure is not None:
+            return []
+        return list(range(self._first_depth or 1, len(self.consumer_path) + 1))
 
     def _slices_inner_loops(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
         """Whether the slice would bound loops of the first nest deeper than `depth`."""
@@ -345,7 +395,7 @@ class PairFusion:
     def _evaluate(self, depth: int) -> Candidate:
         if self.failure is not None:
             return Candidate(self.mode, depth, False, self.failure, timed_out=self.timed_out)
-        if depth < 1 or depth > len(self.consumer_path):
+        if depth not in self.depths():
             return Candidate(self.mode, depth, False, f"depth {depth} is not available")
         first_failure: Candidate | None = None
         for remove in (True, False):

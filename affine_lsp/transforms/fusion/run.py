@@ -96,7 +96,8 @@ class Move:
 
 @dataclass
 class Step:
-    """A step taken: its report and, for fusions, the move (for the search to forbid)."""
+    """A step taken: its report and, for fusions of top-level nests, the move (for the
+    search to forbid)."""
 
     report: Fusion | Removed
     move: Move | None
@@ -104,7 +105,8 @@ class Step:
 
 class Evaluator:
     """Every legality question of one fuse-all, asked once (answers cached by the
-    document's text and the nests' places) and counted."""
+    document's text and the nests' places); `evaluations` counts the pair fusions
+    analysed."""
 
     def __init__(self, options: FusionOptions, deadline: float | None) -> None:
         self.options = replace(options, keep_producer=False)
@@ -125,7 +127,6 @@ class Evaluator:
                 self.complete = False
                 return None
             found = removal(state.data, state.model, state.function, nest, self.options.budget)
-            self.evaluations += 1
             self._removals[key] = found
         return self._removals[key]
 
@@ -234,7 +235,8 @@ class GreedyRun:
                         continue
                     copied, host, best = chosen
                     data = self.state.data
-                    move = self._move(copied, host, mode)
+                    top = isinstance(block.parent_op, FuncOp)
+                    move = self._move(copied, host, mode) if top else None
                     report = Fusion(
                         self.state.function.symbol,
                         _line(data, copied.span.start_byte),

@@ -20,6 +20,10 @@ from affine_lsp.poly import budgets
 from affine_lsp.transforms.fusion.nests import loops_in, memrefs_touched
 from affine_lsp.transforms.fusion.run import Evaluator, GreedyRun, Move, State
 
+SEARCH_FLOOR = 10
+"""The search may always analyse this many pairs afresh, and otherwise as many as the
+first run did (it at most about doubles the work), up to its `evaluations` budget."""
+
 
 def _fewest_possible(run: GreedyRun) -> int:
     """A lower bound on the top-level nests any order can leave: nests that share no
@@ -52,9 +56,11 @@ def best_order(
 ) -> GreedyRun:
     """The best of the greedy runs tried from `start` (the first run if no other is
     better)."""
+    asked = evaluator.evaluations
     best = GreedyRun(evaluator, start, modes).run()
     runs = 1
-    limit = evaluator.evaluations + evaluations
+    first_run = evaluator.evaluations - asked
+    limit = evaluator.evaluations + min(evaluations, max(SEARCH_FLOOR, first_run))
     tried: set[frozenset[Move]] = {frozenset()}
     improved = True
     fewest = _fewest_possible(best)
