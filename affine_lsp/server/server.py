@@ -10,13 +10,15 @@ before the cancellation is kept.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
@@ -65,8 +67,29 @@ class OpenDocument:
     folding: FoldingCache = field(default_factory=FoldingCache, repr=False)
 
 
+class ResolveTable:
+    """Code actions to resolve, by the id their LSP action carries, with the open
+    document and version they were made for (the most recent `size`)."""
+
+    def __init__(self, size: int = 200) -> None:
+        self._size = size
+        self._ids = itertools.count()
+        self._entries: OrderedDict[str, tuple[OpenDocument, int | None, Any]] = OrderedDict()
+
+    def add(self, open_document: OpenDocument, action: Any) -> str:
+        key = str(next(self._ids))
+        self._entries[key] = (open_document, open_document.version, action)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return key
+
+    def get(self, key: str) -> tuple[OpenDocument, int | None, Any] | None:
+        return self._entries.get(key)
+
+
 class AffineLanguageServer(LanguageServer):
-    """pygls server holding the open documents (the handlers live in `handlers`)."""
+    """pygls server holding the open documents (the handlers are listed in
+    `handlers.HANDLERS`)."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -80,6 +103,7 @@ class AffineLanguageServer(LanguageServer):
         # Fusion (a dependence analysis) runs here, on document snapshots, so that
         # the event loop keeps serving edits and requests meanwhile.
         self.fusion_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fusion")
+        self.resolvable = ResolveTable()
         self.encoding = "utf-16"
         self._reported: set[str] = set()
 
