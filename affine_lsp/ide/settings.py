@@ -27,6 +27,7 @@ class Settings:
     legacy_severity: Severity = Severity.WARNING
     lints: bool = True
     log_level: str | None = None  # None: as the server was started
+    plan_in_background: bool = True  # plan refactorings before they are asked for
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
@@ -83,6 +84,7 @@ _KEYS = {
     "legacySyntax.severity": ("legacy_severity", _severity),
     "lints.enabled": ("lints", _boolean),
     "logLevel": ("log_level", _log_level),
+    "refactorings.planInBackground": ("plan_in_background", _boolean),
 }
 
 

@@ -114,6 +114,7 @@ HANDLERS: tuple[Handler, ...] = (
         {"processId": None, "rootUri": None, "capabilities": {}},
     ),
     Handler(types.INITIALIZED, lifecycle.initialized, {}, kind=NOTIFICATION),
+    Handler(types.SHUTDOWN, lifecycle.shutdown, None),
     Handler(
         types.WORKSPACE_DID_CHANGE_CONFIGURATION,
         lifecycle.did_change_configuration,

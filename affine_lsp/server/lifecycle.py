@@ -31,6 +31,11 @@ async def did_change_configuration(
 
 
 @guarded()
+def shutdown(ls: AffineLanguageServer, params: None) -> None:
+    ls.planner.shutdown()
+
+
+@guarded()
 def did_open(ls: AffineLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     document = params.text_document
     ls.open(document.uri, document.text, document.version)

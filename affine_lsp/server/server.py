@@ -16,7 +16,6 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -31,6 +30,7 @@ from affine_lsp.ide.folding import FoldingCache
 from affine_lsp.ide.settings import SECTION, Settings, parse_settings
 from affine_lsp.server.convert import diagnostic_data
 from affine_lsp.server.outline import OutlineCache
+from affine_lsp.server.planner import Planner
 from affine_lsp.server.protocol import AffineProtocol
 from affine_lsp.syntax import ContentChange
 
@@ -100,9 +100,8 @@ class AffineLanguageServer(LanguageServer):
         )
         self.documents: dict[str, OpenDocument] = {}
         self.settings = Settings()
-        # Fusion (a dependence analysis) runs here, on document snapshots, so that
-        # the event loop keeps serving edits and requests meanwhile.
-        self.fusion_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fusion")
+        # Refactorings (dependence analyses) are planned in a worker process.
+        self.planner = Planner(self)
         self.resolvable = ResolveTable()
         self.encoding = "utf-16"
         self._reported: set[str] = set()
@@ -156,6 +155,7 @@ class AffineLanguageServer(LanguageServer):
         )
         document = OpenDocument(uri, version, analysis)
         self.documents[uri] = document
+        self.planner.opened(document)
         self.schedule(document)
         return document
 
@@ -166,6 +166,7 @@ class AffineLanguageServer(LanguageServer):
             return
         document.analysis.apply_changes(changes)
         document.version = version
+        self.planner.changed(document, changes)
         self.schedule(document)
 
     def close(self, uri: str) -> None:
@@ -174,6 +175,7 @@ class AffineLanguageServer(LanguageServer):
             return
         if document.task is not None:
             document.task.cancel()
+        self.planner.closed(uri)
         self.affine_protocol.send_notification_data(
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": []}
         )
@@ -203,6 +205,7 @@ class AffineLanguageServer(LanguageServer):
                 await asyncio.sleep(0)
                 slice_start = time.perf_counter()
             self.publish(document)
+            self.planner.analysed(document)
             logger.info(
                 "%s v%s: %d items analysed in %.1f ms",
                 document.uri,
@@ -241,6 +244,8 @@ class AffineLanguageServer(LanguageServer):
         for problem in problems:
             self.report_once(problem, types.MessageType.Warning)
         previous, self.settings = self.settings, settings
+        if settings != previous:
+            self.planner.settings_changed()
         if settings.log_level is not None:
             logging.getLogger("affine_lsp").setLevel(_LOG_LEVELS[settings.log_level])
         if settings.check_options() != previous.check_options():

@@ -10,10 +10,11 @@ from contextlib import suppress
 
 from lsprotocol import types
 
-from affine_lsp.ide import completion, folding, hover, inlay_hints, navigation, symbols
+from affine_lsp.ide import completion, folding, hover, inlay_hints, navigation, planning, symbols
 from affine_lsp.ide import semantic_tokens as tokens
 from affine_lsp.ide.analysis import DocumentAnalysis
-from affine_lsp.ide.code_actions import quick_fixes
+from affine_lsp.ide.code_actions import REFACTORINGS, quick_fixes
+from affine_lsp.ide.records import OPERATION
 from affine_lsp.syntax import ContentChange
 
 ITERATION_DOMAIN = "affine-lsp/iterationDomain"
@@ -22,6 +23,17 @@ ITERATION_DOMAIN = "affine-lsp/iterationDomain"
 def _rename(analysis: DocumentAnalysis, offset: int) -> None:
     with suppress(navigation.RenameError):
         navigation.rename(analysis, offset, "renamed")
+
+
+def _code_actions(analysis: DocumentAnalysis, offset: int) -> None:
+    """Quick fixes, and where each refactoring's plan would be looked up (planning
+    itself is the fusion stage's)."""
+    quick_fixes(analysis, offset, offset + 10)
+    record = analysis.record_at(offset)
+    if record is not None and record.kind == OPERATION:
+        planning.anchors_of(analysis, record)
+        for refactoring in REFACTORINGS:
+            planning.designated(analysis, record, refactoring, offset, offset)
 
 
 def _prepare_rename(analysis: DocumentAnalysis, offset: int) -> None:
@@ -37,7 +49,7 @@ AT_OFFSET: dict[str, Callable[[DocumentAnalysis, int], object]] = {
     types.TEXT_DOCUMENT_REFERENCES: lambda a, at: navigation.references(a, at, True),
     types.TEXT_DOCUMENT_PREPARE_RENAME: _prepare_rename,
     types.TEXT_DOCUMENT_RENAME: _rename,
-    types.TEXT_DOCUMENT_CODE_ACTION: lambda a, at: quick_fixes(a, at, at + 10),
+    types.TEXT_DOCUMENT_CODE_ACTION: _code_actions,
     types.TEXT_DOCUMENT_INLAY_HINT: lambda a, at: inlay_hints.inlay_hints(a, at, at + 200),
     types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: lambda a, at: tokens.semantic_tokens(
         a.document, at, at + 200
@@ -55,6 +67,7 @@ WHOLE_DOCUMENT: dict[str, Callable[[DocumentAnalysis], object]] = {
 NOT_HERE: dict[str, str] = {
     types.INITIALIZE: "no document",
     types.INITIALIZED: "no document",
+    types.SHUTDOWN: "no document",
     types.WORKSPACE_DID_CHANGE_CONFIGURATION: "no document",
     types.TEXT_DOCUMENT_DID_OPEN: "every stage starts from the opened document",
     types.TEXT_DOCUMENT_DID_CHANGE: "the editor_edits stage",

@@ -1,0 +1,493 @@
+"""Refactorings planned ahead, in a worker process.
+
+After the edits of a document settle (its analysis is done and nothing changed
+for `SETTLE_SECONDS`), the planner goes through the top-level items of the
+open documents, nearest to where the user last edited or asked first, and has
+a worker process plan every refactoring at every loop (`ide.planning`). Plans
+are kept per item by the item's text (`planning.item_key`), so an edit
+elsewhere keeps them. A code-action request is answered from them at once;
+what is not planned yet is planned for the request, ahead of the background
+work.
+
+The worker keeps copies of the open documents (each call brings the copy up to
+date with the edits since the last one), and runs at a lower priority than the
+server: typing never waits for planning, which would hold Python's global lock
+for tens of milliseconds at a time in a thread. The worker takes one call at a
+time; calls not sent yet are dropped when their document changes, and the
+background work stops at any edit (to start again once the edits settle).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import queue
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from affine_lsp.ide import planning
+from affine_lsp.ide.code_actions import REFACTORINGS
+from affine_lsp.ide.planning import AnchorPlan, ItemPlan, PlannedAction
+from affine_lsp.ide.records import OPERATION, ItemRecord
+from affine_lsp.syntax import ContentChange
+
+if TYPE_CHECKING:
+    from affine_lsp.server.server import AffineLanguageServer, OpenDocument
+
+logger = logging.getLogger("affine_lsp.server")
+
+SETTLE_SECONDS = 0.3
+"""Quiet time after an analysis before planning in the background starts."""
+
+WORKER_NICENESS = 10
+"""How much lower the worker's scheduling priority is than the server's."""
+
+PLANNED_ITEMS = 4000
+"""Items whose plans are kept (the least recently used are dropped)."""
+
+_PENDING_CHANGES = 2000
+"""Changes kept for a worker's copy; past that, the whole text is sent instead."""
+
+
+class PlanningUnavailable(Exception):
+    """The worker failed or died while carrying out a call."""
+
+
+@dataclass(frozen=True)
+class PlannedRef:
+    """What resolving a planned action needs: the refactoring, where it was planned
+    (an anchor's loop start, or the request's range) and its title."""
+
+    refactoring: str
+    start: int
+    end: int
+    title: str
+
+
+@dataclass(eq=False)
+class _Call:
+    document: OpenDocument | None  # None: not tied to a version (closing a copy)
+    uri: str
+    version: int | None
+    method: str
+    arguments: tuple
+    future: asyncio.Future
+    urgent: bool
+    retried: bool = False
+
+
+@dataclass
+class _Copy:
+    """What the worker's copy of a document lacks: None, the whole text."""
+
+    version: int | None = None
+    changes: list[ContentChange] | None = field(default=None)
+
+
+class _Worker:
+    """A worker process (or, where processes cannot start, a thread) answering
+    `planning.handle` messages, one at a time."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, answer: Callable, died: Callable, process: bool
+    ) -> None:
+        self._loop = loop
+        self._answer = answer
+        self._died = died
+        self._process: Any = None
+        self._connection: Any = None
+        self._inbox: queue.SimpleQueue | None = None
+        try:
+            if process:
+                self._start_process()
+        except Exception:  # no processes here: plan in a thread instead
+            logger.exception("cannot start a planning process; planning in a thread")
+        if self._process is None:
+            self._start_thread()
+
+    def _start_process(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        process = context.Process(
+            target=planning.serve,
+            args=(child, WORKER_NICENESS),
+            name="affine-lsp-planner",
+            daemon=True,
+        )
+        process.start()
+        child.close()
+        self._process, self._connection = process, parent
+        threading.Thread(target=self._read, args=(parent,), daemon=True).start()
+
+    def _read(self, connection) -> None:
+        while True:
+            try:
+                answer = connection.recv()
+            except (EOFError, OSError):
+                self._post(self._died, self)
+                return
+            self._post(self._answer, answer)
+
+    def _start_thread(self) -> None:
+        inbox: queue.SimpleQueue = queue.SimpleQueue()
+        workspace = planning.PlanningWorkspace()
+
+        def run() -> None:
+            while True:
+                message = inbox.get()
+                if message is None:
+                    return
+                self._post(self._answer, planning.handle(workspace, message))
+
+        self._inbox = inbox
+        threading.Thread(target=run, name="affine-lsp-planner", daemon=True).start()
+
+    def _post(self, function: Callable, argument) -> None:
+        try:
+            self._loop.call_soon_threadsafe(function, argument)
+        except RuntimeError:  # the loop is closed: the server is gone
+            pass
+
+    def send(self, message: planning.Message) -> None:
+        if self._inbox is not None:
+            self._inbox.put(message)
+        else:
+            self._connection.send(message)
+
+    def stop(self) -> None:
+        if self._inbox is not None:
+            self._inbox.put(None)
+        if self._connection is not None:
+            self._connection.close()
+        if self._process is not None and self._process.is_alive():
+            self._process.terminate()
+
+
+class Planner:
+    """Plans of refactorings for the server's open documents."""
+
+    def __init__(self, server: AffineLanguageServer) -> None:
+        self._server = server
+        self.plans: OrderedDict[Hashable, ItemPlan] = OrderedDict()
+        self._worker: _Worker | None = None
+        self._copies: dict[str, _Copy] = {}
+        self._queue: list[_Call] = []
+        self._in_flight: _Call | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._background: asyncio.Task | None = None
+        self._focus: tuple[str, int] | None = None
+        self.in_process = False  # plan in a thread of this process (tests)
+        self.planned_anchors = 0  # anchors the worker planned (for tests and logs)
+        self.calls = 0  # calls sent to the worker
+
+    # -- what happens to documents -------------------------------------------------
+
+    def opened(self, document: OpenDocument) -> None:
+        self._copies[document.uri] = _Copy()
+        self._stop_background()
+
+    def changed(self, document: OpenDocument, changes: list[ContentChange]) -> None:
+        copy = self._copies.setdefault(document.uri, _Copy())
+        if copy.changes is not None:
+            if any(change.range is None for change in changes):
+                copy.changes = None
+            else:
+                copy.changes += changes
+                if len(copy.changes) > _PENDING_CHANGES:
+                    copy.changes = None
+        for change in changes[:1]:
+            if change.range is not None:
+                self.focus(document.uri, document.analysis.document.offset(change.range[0]))
+        self._stop_background()
+        self._drop_stale_calls()
+
+    def closed(self, uri: str) -> None:
+        if self._copies.pop(uri, None) is not None and self._worker is not None:
+            self._enqueue(_Call(None, uri, None, "close", (), self._new_future(), urgent=True))
+        self._drop_stale_calls()
+
+    def analysed(self, document: OpenDocument) -> None:
+        """A version's analysis is done: plan once nothing else happens for a while."""
+        self._stop_background()
+        if not self._server.settings.plan_in_background:
+            return
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(SETTLE_SECONDS, self.start_background)
+
+    def settings_changed(self) -> None:
+        self._stop_background()
+        if self._server.settings.plan_in_background:
+            self._timer = asyncio.get_running_loop().call_later(
+                SETTLE_SECONDS, self.start_background
+            )
+
+    def focus(self, uri: str, offset: int) -> None:
+        """Where the user is (an edit, a request): planned first."""
+        self._focus = (uri, offset)
+
+    def shutdown(self) -> None:
+        self._stop_background()
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+
+    # -- requests ------------------------------------------------------------------------
+
+    async def actions_at(
+        self, document: OpenDocument, start: int, end: int
+    ) -> list[tuple[PlannedAction, int, PlannedRef]]:
+        """The planned actions at [start, end] of the current version, each with its
+        item's start and what resolving it needs: from the plans when they are
+        there, else planned now (ahead of the background work)."""
+        analysis = document.analysis
+        record = analysis.record_at(start)
+        if record is None or record.kind != OPERATION or end > record.end:
+            return []
+        settings = self._server.settings
+        key = planning.item_key(analysis, record, settings)
+        line = analysis.document.position(record.start)[0]
+        item = self.plans.get(key) if key is not None else None
+        found: list[tuple[PlannedAction, int, PlannedRef]] = []
+        anchors: list[planning.Anchor] = []
+        ranges: list[str] = []
+        for refactoring in REFACTORINGS:
+            loop, anchor = planning.designated(analysis, record, refactoring, start, end)
+            if loop is None:
+                continue
+            if anchor is None:
+                ranges.append(refactoring.name)
+                continue
+            plan = (item.plans or {}).get(anchor) if item is not None else None
+            if plan is not None and plan.valid_at(line):
+                found += self._refs(plan.actions, record.start, anchor)
+            else:
+                anchors.append(anchor)
+        if item is not None:
+            self.plans.move_to_end(key)
+        if anchors:
+            plans = await self._call(document, "plan", record.start, anchors, settings)
+            if plans is None:
+                return found
+            self.planned_anchors += len(plans)
+            if key is not None:
+                self._store(key, plans)
+            for anchor, plan in plans.items():
+                found += self._refs(plan.actions, record.start, anchor)
+        for name in ranges:
+            planned = await self._call(document, "plan_range", name, start, end, settings)
+            if planned is not None:
+                item_start, actions = planned
+                found += [(a, item_start, PlannedRef(name, start, end, a.title)) for a in actions]
+        return found
+
+    @staticmethod
+    def _refs(
+        actions: tuple[PlannedAction, ...], item_start: int, anchor: planning.Anchor
+    ) -> list[tuple[PlannedAction, int, PlannedRef]]:
+        at = item_start + anchor[1]
+        return [(a, item_start, PlannedRef(anchor[0], at, at, a.title)) for a in actions]
+
+    async def resolve(self, document: OpenDocument, ref: PlannedRef):
+        """The edits of a planned action of the current version: (edits, None) or
+        ([], why not); None if the document changed meanwhile."""
+        settings = self._server.settings
+        arguments = (ref.refactoring, ref.start, ref.end, ref.title, settings)
+        return await self._call(document, "resolve", *arguments)
+
+    # -- the background ------------------------------------------------------------------
+
+    def _stop_background(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._background is not None and not self._background.done():
+            self._background.cancel()
+        self._background = None
+
+    def start_background(self) -> asyncio.Task | None:
+        """Start planning everything not planned yet (the edits have settled)."""
+        self._stop_background()
+        if self._server.settings.plan_in_background:
+            self._background = asyncio.get_running_loop().create_task(self._plan_everything())
+        return self._background
+
+    def _work(self) -> list[tuple[OpenDocument, ItemRecord]]:
+        """The items to plan, nearest the focus first (its document before others)."""
+        focus_uri, focus = self._focus or ("", 0)
+        work = []
+        for document in self._server.documents.values():
+            records = [r for r in document.analysis.records if r.kind == OPERATION]
+            here = document.uri == focus_uri
+            records.sort(key=lambda r: abs(r.start - focus) if here else r.start)
+            work.append((not here, [(document, r) for r in records]))
+        work.sort(key=lambda entry: entry[0])
+        return [pair for _, pairs in work for pair in pairs]
+
+    async def _plan_everything(self) -> None:
+        try:
+            planned = 0
+            for document, record in self._work():
+                if self._server.documents.get(document.uri) is not document or record.removed:
+                    return
+                planned += await self._plan_item(document, record)
+            if planned:
+                logger.info("planned refactorings at %d loops in the background", planned)
+        except asyncio.CancelledError:
+            raise
+        except PlanningUnavailable as error:
+            logger.warning("planning in the background stopped: %s", error)
+        except Exception:
+            logger.exception("planning in the background failed")
+
+    async def _plan_item(self, document: OpenDocument, record: ItemRecord) -> int:
+        """Plan what is missing of one item, one anchor per call; the number planned."""
+        settings = self._server.settings
+        key = planning.item_key(document.analysis, record, settings)
+        if key is None:
+            return 0
+        item = self.plans.get(key)
+        if item is None or item.anchors is None:
+            anchors = await self._call(document, "anchors", record.start, urgent=False)
+            if anchors is None:
+                return 0
+            item = self._store(key, {})
+            item.anchors = anchors
+        line = document.analysis.document.position(record.start)[0]
+        planned = 0
+        for anchor in item.missing(line):
+            plans = await self._call(
+                document, "plan", record.start, [anchor], settings, urgent=False
+            )
+            if plans is None:
+                return planned
+            self._store(key, plans)
+            planned += len(plans)
+            self.planned_anchors += len(plans)
+        return planned
+
+    def _store(self, key: Hashable, plans: dict[planning.Anchor, AnchorPlan]) -> ItemPlan:
+        item = self.plans.get(key)
+        if item is None:
+            item = self.plans[key] = ItemPlan()
+        self.plans.move_to_end(key)
+        item.plans = {**(item.plans or {}), **plans}
+        while len(self.plans) > PLANNED_ITEMS:
+            self.plans.popitem(last=False)
+        return item
+
+    # -- the worker ------------------------------------------------------------------------
+
+    def _new_future(self) -> asyncio.Future:
+        return asyncio.get_running_loop().create_future()
+
+    async def _call(self, document: OpenDocument, method: str, *arguments, urgent: bool = True):
+        """A workspace method on the worker's copy of `document` at its current version;
+        None if the document changes before the call is sent."""
+        call = _Call(
+            document, document.uri, document.version, method, arguments, self._new_future(), urgent
+        )
+        self._enqueue(call)
+        try:
+            return await call.future
+        except asyncio.CancelledError:
+            if call in self._queue:
+                self._queue.remove(call)
+            raise
+
+    def _enqueue(self, call: _Call) -> None:
+        if call.urgent:
+            index = next((i for i, c in enumerate(self._queue) if not c.urgent), len(self._queue))
+            self._queue.insert(index, call)
+        else:
+            self._queue.append(call)
+        self._pump()
+
+    def _current(self, call: _Call) -> bool:
+        document = call.document
+        return document is None or (
+            self._server.documents.get(call.uri) is document and document.version == call.version
+        )
+
+    def _drop_stale_calls(self) -> None:
+        for call in [c for c in self._queue if not self._current(c)]:
+            self._queue.remove(call)
+            if not call.future.done():
+                call.future.set_result(None)
+
+    def _pump(self) -> None:
+        """Send the next call if none is being carried out."""
+        while self._in_flight is None and self._queue:
+            call = self._queue.pop(0)
+            if call.future.done():
+                continue
+            if not self._current(call):
+                call.future.set_result(None)
+                continue
+            if self._worker is None:
+                loop = asyncio.get_running_loop()
+                process = not self.in_process
+                self._worker = _Worker(loop, self._answered, self._worker_died, process)
+            self._in_flight = call
+            self.calls += 1
+            try:
+                self._worker.send((call.uri, self._sync(call), call.method, self._arguments(call)))
+            except (OSError, ValueError) as error:  # the pipe is gone
+                logger.warning("the planning worker cannot be reached: %s", error)
+                self._worker_died(self._worker)
+
+    @staticmethod
+    def _arguments(call: _Call) -> tuple:
+        return call.arguments if call.document is None else (call.version, *call.arguments)
+
+    def _sync(self, call: _Call) -> tuple | None:
+        """What the worker's copy of the call's document needs first (None: nothing)."""
+        document = call.document
+        if document is None:
+            return None
+        copy = self._copies.setdefault(call.uri, _Copy())
+        data = document.analysis.document
+        if copy.changes is None:
+            sync = (call.version, (), len(data.data), data.data.decode("utf-8"), data.encoding)
+        elif copy.changes or copy.version != call.version:
+            sync = (call.version, tuple(copy.changes), len(data.data))
+        else:
+            return None
+        copy.version, copy.changes = call.version, []
+        return sync
+
+    def _answered(self, answer: tuple[bool, object]) -> None:
+        call, self._in_flight = self._in_flight, None
+        if call is not None and not call.future.done():
+            ok, value = answer
+            if not ok:
+                call.future.set_exception(PlanningUnavailable(str(value)))
+            elif value == planning.OUT_OF_SYNC:
+                copy = self._copies.get(call.uri)
+                if copy is not None:
+                    copy.changes = None  # send the whole text
+                if call.retried:
+                    call.future.set_exception(
+                        PlanningUnavailable("the worker's copy is out of sync")
+                    )
+                else:
+                    call.retried = True
+                    self._queue.insert(0, call)
+            else:
+                call.future.set_result(value)
+        self._pump()
+
+    def _worker_died(self, worker: _Worker) -> None:
+        if worker is not self._worker:
+            return
+        logger.warning("the planning worker stopped; a new one starts with the next call")
+        self._worker = None
+        for copy in self._copies.values():
+            copy.changes = None
+        call, self._in_flight = self._in_flight, None
+        if call is not None and not call.future.done():
+            call.future.set_exception(PlanningUnavailable("the planning worker stopped"))
+        self._pump()
