@@ -21,6 +21,7 @@ local defaults = {
       legacySyntax = { severity = "warning" },
       lints = { enabled = true },
       logLevel = "info",
+      refactorings = { planInBackground = true },
     },
   },
   -- Register the tree-sitter grammar and queries of this repository
