@@ -9,9 +9,10 @@ chunk's top-level values) and the settings, so a plan is kept under that key
 even one that moves the item. Only a plan whose words mention a line number
 ("the affine.store on line 12") is tied to the line the item starts on.
 
-`PlanningWorkspace` keeps copies of the open documents, edited as the originals
-are, and plans and resolves actions on them: the server runs one in a worker
-process, so that planning never holds up the analysis of an edit.
+Planning reads a small text of its own per item (`extract_of`: the item and the
+module facts it depends on), so that its cost does not grow with the document;
+the server plans in a worker process (`Planning`, `serve`), so that planning
+never holds up the analysis of an edit.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from affine_lsp.ide.records import OPERATION, ItemRecord
 from affine_lsp.ide.settings import Settings
 from affine_lsp.ir.model import AffineForOp, AffineParallelOp, ModuleModel, Operation
 from affine_lsp.poly import budgets
-from affine_lsp.syntax import ContentChange, SourceDocument, Span
+from affine_lsp.syntax import SourceDocument, Span
 
 _LINE_MENTION = re.compile(r"\bline \d")
 
@@ -136,14 +137,23 @@ def designated(
 
 
 def anchors_of(analysis: DocumentAnalysis, record: ItemRecord) -> tuple[Anchor, ...]:
-    """Every anchor of an item: each refactoring at each loop that designates itself
-    (at most `budgets.REFACTORING_ANCHORS` loops, the outermost first)."""
+    """Every anchor of an item: each refactoring at each loop that designates itself;
+    the outermost loops first, then the loops in them, and so on (at most
+    `budgets.REFACTORING_ANCHORS` loops)."""
     model = _model(analysis, record)
     if model is None:
         return ()
     line_of = _line_of(analysis.document)
-    loops = [op for op in model.walk() if isinstance(op, AffineForOp | AffineParallelOp)]
+    depth: dict[int, int] = {}
+    for op in model.walk():  # (outer ops first: a loop's outer loops have their depth)
+        if isinstance(op, AffineForOp | AffineParallelOp):
+            outer = op.parent_op
+            while outer is not None and id(outer) not in depth:
+                outer = outer.parent_op
+            depth[id(op)] = depth[id(outer)] + 1 if outer is not None else 0
+    loops = [op for op in model.walk() if id(op) in depth]
     loops = [op for op in loops if record.start <= op.span.start_byte < record.end]
+    loops.sort(key=lambda op: (depth[id(op)], op.span.start_byte))
     anchors: list[Anchor] = []
     for loop in loops[: budgets.REFACTORING_ANCHORS]:
         at = loop.span.start_byte
@@ -206,79 +216,69 @@ def resolve_at(
     return (edits, None) if edits else ([], action.disabled_reason or "nothing to change")
 
 
-@dataclass
-class _Copy:
-    version: int | None
-    analysis: DocumentAnalysis
+@dataclass(frozen=True)
+class Extract:
+    """What planning one item needs, as a text of its own: the alias definitions
+    and top-level values of its chunk, and the item, which starts on the same
+    line and column as in the document (so that words naming a line stay true).
+    Offsets of plans are relative to the item's start, the same in both."""
+
+    text: bytes
+    item_start: int
+    encoding: str = "utf-16"
 
 
-class PlanningWorkspace:
-    """Copies of the open documents, and planning on them (by document version: a
-    call for another version than the copy's answers None)."""
+def extract_of(analysis: DocumentAnalysis, record: ItemRecord) -> Extract:
+    """The extract of an item of the analysis (as it is now)."""
+    data = analysis.document.data
+    chunk = analysis.chunks[record.chunk]
+    context = [r for r in chunk.alias_records if not r.removed]
+    holders = {id(r): r for r, _ in chunk.values if r is not record and not r.removed}
+    context += holders.values()
+    context.sort(key=lambda r: r.start)
+    block = b"".join(bytes(data[r.start : r.end]) + b"\n" for r in context)
+    row, column = analysis.document.point(record.start)
+    item = bytes(data[record.start : record.end]) + b"\n"
+    if block.count(b"\n") <= row:
+        head = block + b"\n" * (row - block.count(b"\n")) + b" " * column
+        return Extract(head + item + b"", len(head), analysis.document.encoding)
+    head = b"\n" * row + b" " * column
+    return Extract(head + item + block, len(head), analysis.document.encoding)
+
+
+class Planning:
+    """Planning on extracts (what a planning worker does); the analysis of the
+    last extract is kept for the next call about the same item."""
 
     def __init__(self) -> None:
-        self._documents: dict[str, _Copy] = {}
+        self._last: tuple[Extract, DocumentAnalysis, ItemRecord | None] | None = None
 
-    def sync(
-        self,
-        uri: str,
-        version: int | None,
-        changes: Iterable[ContentChange],
-        length: int,
-        text: str | None = None,
-        encoding: str = "utf-16",
-    ) -> bool:
-        """Bring a copy to `version`: the whole `text`, or `changes` to the copy. False
-        (and the copy dropped) if the result does not have `length` bytes."""
-        copy = self._documents.get(uri)
-        if text is not None:
-            copy = _Copy(version, DocumentAnalysis.from_text(text, encoding=encoding))
-            self._documents[uri] = copy
-        elif copy is None:
-            return False
-        else:
-            changes = list(changes)
-            if changes:
-                copy.analysis.apply_changes(changes)
-            copy.version = version
-        if len(copy.analysis.document.data) != length:
-            del self._documents[uri]
-            return False
-        return True
+    def _open(self, extract: Extract) -> tuple[DocumentAnalysis, ItemRecord | None]:
+        if self._last is None or self._last[0] != extract:
+            analysis = DocumentAnalysis(SourceDocument(extract.text, encoding=extract.encoding))
+            record = analysis.record_at(extract.item_start)
+            if record is not None and (
+                record.start != extract.item_start or record.kind != OPERATION
+            ):
+                record = None
+            self._last = (extract, analysis, record)
+        return self._last[1], self._last[2]
 
-    def close(self, uri: str) -> None:
-        self._documents.pop(uri, None)
-
-    def _record(self, uri: str, version: int | None, item_start: int):
-        copy = self._documents.get(uri)
-        if copy is None or copy.version != version:
-            return None, None
-        record = copy.analysis.record_at(item_start)
-        if record is None or record.start != item_start or record.kind != OPERATION:
-            return copy.analysis, None
-        return copy.analysis, record
-
-    def anchors(self, uri: str, version: int | None, item_start: int) -> tuple[Anchor, ...] | None:
-        analysis, record = self._record(uri, version, item_start)
-        if analysis is None:
-            return None
+    def anchors(self, extract: Extract) -> tuple[Anchor, ...]:
+        analysis, record = self._open(extract)
         return anchors_of(analysis, record) if record is not None else ()
 
     def plan(
         self,
-        uri: str,
-        version: int | None,
-        item_start: int,
+        extract: Extract,
         anchors: Iterable[Anchor],
         settings: Settings,
         time_limits: bool = True,
-    ) -> dict[Anchor, AnchorPlan] | None:
-        """Plan the anchors of the item starting at `item_start`; without
-        `time_limits`, only the budgets' operation caps bound the work (planning
-        ahead: nobody waits, and the plans do not depend on the machine's load)."""
-        analysis, record = self._record(uri, version, item_start)
-        if analysis is None:
-            return None
+    ) -> dict[Anchor, AnchorPlan]:
+        """Plan the item's anchors; without `time_limits`, only the budgets' operation
+        caps bound the work (planning ahead: nobody waits, and the plans do not
+        depend on the machine's load)."""
+        analysis, record = self._open(extract)
         if record is None:
             return {}
         line = analysis.document.position(record.start)[0]
@@ -291,50 +291,43 @@ class PlanningWorkspace:
         return plans
 
     def plan_range(
-        self, uri: str, version: int | None, name: str, start: int, end: int, settings: Settings
-    ) -> tuple[int, tuple[PlannedAction, ...]] | None:
-        """Plan one refactoring at [start, end] (the item's start, and the actions)."""
-        copy = self._documents.get(uri)
-        if copy is None or copy.version != version:
-            return None
-        record = copy.analysis.record_at(start)
-        if record is None or record.kind != OPERATION:
-            return 0, ()
-        refactoring = refactoring_named(name)
-        return record.start, plan_at(copy.analysis, record, refactoring, start, end, settings)
+        self, extract: Extract, name: str, start: int, end: int, settings: Settings
+    ) -> tuple[PlannedAction, ...]:
+        """Plan one refactoring at [start, end] (relative to the item)."""
+        analysis, record = self._open(extract)
+        if record is None:
+            return ()
+        at = record.start
+        return plan_at(analysis, record, refactoring_named(name), at + start, at + end, settings)
 
     def resolve(
-        self,
-        uri: str,
-        version: int | None,
-        name: str,
-        start: int,
-        end: int,
-        title: str,
-        settings: Settings,
-    ) -> tuple[list[TextEdit], str | None] | None:
-        copy = self._documents.get(uri)
-        if copy is None or copy.version != version:
-            return None
-        return resolve_at(copy.analysis, refactoring_named(name), start, end, title, settings)
+        self, extract: Extract, name: str, start: int, end: int, title: str, settings: Settings
+    ) -> tuple[tuple[PlannedEdit, ...], str | None]:
+        """The edits (relative to the item) of the action titled `title` at [start,
+        end] (relative), or why there are none."""
+        analysis, record = self._open(extract)
+        if record is None:
+            return (), "this code action is out of date"
+        at = record.start
+        refactoring = refactoring_named(name)
+        edits, reason = resolve_at(analysis, refactoring, at + start, at + end, title, settings)
+        relative = tuple(
+            PlannedEdit(e.span.start_byte - at, e.span.end_byte - at, e.new_text) for e in edits
+        )
+        return relative, reason
 
 
 # --- The worker's side of the server's planner ------------------------------------------
 
-OUT_OF_SYNC = "out of sync"
-"""The answer to a call whose document copy could not be brought to its version."""
-
-Message = tuple[str, tuple | None, str, tuple]
-"""(uri, sync arguments or None, workspace method, its arguments after the uri)."""
+Message = tuple[str, tuple]
+"""(a `Planning` method, its arguments)."""
 
 
-def handle(workspace: PlanningWorkspace, message: Message) -> tuple[bool, object]:
+def handle(planning: Planning, message: Message) -> tuple[bool, object]:
     """Carry out one call: (True, its result), or (False, the error as text)."""
-    uri, sync, method, arguments = message
+    method, arguments = message
     try:
-        if sync is not None and not workspace.sync(uri, *sync):
-            return True, OUT_OF_SYNC
-        return True, getattr(workspace, method)(uri, *arguments)
+        return True, getattr(planning, method)(*arguments)
     except Exception as error:  # reported to the server, which logs it
         return False, f"{type(error).__name__}: {error}"
 
@@ -351,10 +344,10 @@ def serve(connection, niceness: int) -> None:
     sys.stdout = sys.stderr
     if hasattr(os, "nice"):
         os.nice(niceness)
-    workspace = PlanningWorkspace()
+    planning = Planning()
     while True:
         try:
             message = connection.recv()
         except (EOFError, OSError):
             return
-        connection.send(handle(workspace, message))
+        connection.send(handle(planning, message))

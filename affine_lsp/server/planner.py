@@ -9,12 +9,14 @@ elsewhere keeps them. A code-action request is answered from them at once;
 what is not planned yet is planned for the request, ahead of the background
 work.
 
-The worker keeps copies of the open documents (each call brings the copy up to
-date with the edits since the last one), and runs at a lower priority than the
-server: typing never waits for planning, which would hold Python's global lock
-for tens of milliseconds at a time in a thread. The worker takes one call at a
-time; calls not sent yet are dropped when their document changes, and the
-background work stops at any edit (to start again once the edits settle).
+Each call sends the worker the item to plan as a small text of its own
+(`planning.extract_of`), so the worker keeps no documents and its work does not
+grow with the document. It runs at a lower priority than the server: typing
+never waits for planning, which would hold Python's global lock for tens of
+milliseconds at a time in a thread. The worker takes one call at a time,
+requests before the background work; calls not sent yet are dropped when
+their document changes, and the background work stops at any edit (to start
+again once the edits settle).
 """
 
 from __future__ import annotations
@@ -26,21 +28,22 @@ import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from affine_lsp.checks import TextEdit
 from affine_lsp.ide import planning
 from affine_lsp.ide.code_actions import REFACTORINGS
 from affine_lsp.ide.planning import AnchorPlan, ItemPlan, PlannedAction
 from affine_lsp.ide.records import OPERATION, ItemRecord
-from affine_lsp.syntax import ContentChange
+from affine_lsp.syntax import ContentChange, Span
 
 if TYPE_CHECKING:
     from affine_lsp.server.server import AffineLanguageServer, OpenDocument
 
 logger = logging.getLogger("affine_lsp.server")
 
-SETTLE_SECONDS = 0.3
+SETTLE_SECONDS = 0.2
 """Quiet time after an analysis before planning in the background starts."""
 
 WORKER_NICENESS = 10
@@ -48,9 +51,6 @@ WORKER_NICENESS = 10
 
 PLANNED_ITEMS = 4000
 """Items whose plans are kept (the least recently used are dropped)."""
-
-_PENDING_CHANGES = 2000
-"""Changes kept for a worker's copy; past that, the whole text is sent instead."""
 
 
 class PlanningUnavailable(Exception):
@@ -70,22 +70,12 @@ class PlannedRef:
 
 @dataclass(eq=False)
 class _Call:
-    document: OpenDocument | None  # None: not tied to a version (closing a copy)
-    uri: str
+    document: OpenDocument
     version: int | None
     method: str
     arguments: tuple
     future: asyncio.Future
     urgent: bool
-    retried: bool = False
-
-
-@dataclass
-class _Copy:
-    """What the worker's copy of a document lacks: None, the whole text."""
-
-    version: int | None = None
-    changes: list[ContentChange] | None = field(default=None)
 
 
 class _Worker:
@@ -134,14 +124,14 @@ class _Worker:
 
     def _start_thread(self) -> None:
         inbox: queue.SimpleQueue = queue.SimpleQueue()
-        workspace = planning.PlanningWorkspace()
+        worker = planning.Planning()
 
         def run() -> None:
             while True:
                 message = inbox.get()
                 if message is None:
                     return
-                self._post(self._answer, planning.handle(workspace, message))
+                self._post(self._answer, planning.handle(worker, message))
 
         self._inbox = inbox
         threading.Thread(target=run, name="affine-lsp-planner", daemon=True).start()
@@ -174,7 +164,6 @@ class Planner:
         self._server = server
         self.plans: OrderedDict[Hashable, ItemPlan] = OrderedDict()
         self._worker: _Worker | None = None
-        self._copies: dict[str, _Copy] = {}
         self._queue: list[_Call] = []
         self._in_flight: _Call | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -187,18 +176,10 @@ class Planner:
     # -- what happens to documents -------------------------------------------------
 
     def opened(self, document: OpenDocument) -> None:
-        self._copies[document.uri] = _Copy()
         self._stop_background()
+        self._start_worker()  # (it takes a while to start: before it is needed)
 
     def changed(self, document: OpenDocument, changes: list[ContentChange]) -> None:
-        copy = self._copies.setdefault(document.uri, _Copy())
-        if copy.changes is not None:
-            if any(change.range is None for change in changes):
-                copy.changes = None
-            else:
-                copy.changes += changes
-                if len(copy.changes) > _PENDING_CHANGES:
-                    copy.changes = None
         for change in changes[:1]:
             if change.range is not None:
                 self.focus(document.uri, document.analysis.document.offset(change.range[0]))
@@ -206,8 +187,6 @@ class Planner:
         self._drop_stale_calls()
 
     def closed(self, uri: str) -> None:
-        if self._copies.pop(uri, None) is not None and self._worker is not None:
-            self._enqueue(_Call(None, uri, None, "close", (), self._new_future(), urgent=True))
         self._drop_stale_calls()
 
     def analysed(self, document: OpenDocument) -> None:
@@ -268,8 +247,9 @@ class Planner:
                 anchors.append(anchor)
         if item is not None:
             self.plans.move_to_end(key)
+        extract = planning.extract_of(analysis, record) if anchors or ranges else None
         if anchors:
-            plans = await self._call(document, "plan", record.start, anchors, settings)
+            plans = await self._call(document, "plan", extract, anchors, settings)
             if plans is None:
                 return found
             self.planned_anchors += len(plans)
@@ -278,10 +258,10 @@ class Planner:
             for anchor, plan in plans.items():
                 found += self._refs(plan.actions, record.start, anchor)
         for name in ranges:
-            planned = await self._call(document, "plan_range", name, start, end, settings)
-            if planned is not None:
-                item_start, actions = planned
-                found += [(a, item_start, PlannedRef(name, start, end, a.title)) for a in actions]
+            arguments = (extract, name, start - record.start, end - record.start, settings)
+            actions = await self._call(document, "plan_range", *arguments)
+            for action in actions or ():
+                found.append((action, record.start, PlannedRef(name, start, end, action.title)))
         return found
 
     @staticmethod
@@ -294,9 +274,19 @@ class Planner:
     async def resolve(self, document: OpenDocument, ref: PlannedRef):
         """The edits of a planned action of the current version: (edits, None) or
         ([], why not); None if the document changed meanwhile."""
-        settings = self._server.settings
-        arguments = (ref.refactoring, ref.start, ref.end, ref.title, settings)
-        return await self._call(document, "resolve", *arguments)
+        analysis = document.analysis
+        record = analysis.record_at(ref.start)
+        if record is None or record.kind != OPERATION:
+            return [], "this code action is out of date"
+        extract = planning.extract_of(analysis, record)
+        start, end = ref.start - record.start, ref.end - record.start
+        arguments = (extract, ref.refactoring, start, end, ref.title, self._server.settings)
+        resolved = await self._call(document, "resolve", *arguments)
+        if resolved is None:
+            return None
+        edits, reason = resolved
+        base = record.start
+        return [TextEdit(Span(base + e.start, base + e.end), e.new_text) for e in edits], reason
 
     # -- the background ------------------------------------------------------------------
 
@@ -350,18 +340,20 @@ class Planner:
         if key is None:
             return 0
         item = self.plans.get(key)
+        line = document.analysis.document.position(record.start)[0]
+        if item is not None and item.anchors is not None and not item.missing(line):
+            return 0
+        extract = planning.extract_of(document.analysis, record)
         if item is None or item.anchors is None:
-            anchors = await self._call(document, "anchors", record.start, urgent=False)
+            anchors = await self._call(document, "anchors", extract, urgent=False)
             if anchors is None:
                 return 0
             item = self._store(key, {})
             item.anchors = anchors
-        line = document.analysis.document.position(record.start)[0]
         planned = 0
         for anchor in item.missing(line):
-            plans = await self._call(
-                document, "plan", record.start, [anchor], settings, urgent=False
-            )
+            arguments = (extract, [anchor], settings, False)  # planned ahead: no time limits
+            plans = await self._call(document, "plan", *arguments, urgent=False)
             if plans is None:
                 return planned
             self._store(key, plans)
@@ -385,11 +377,9 @@ class Planner:
         return asyncio.get_running_loop().create_future()
 
     async def _call(self, document: OpenDocument, method: str, *arguments, urgent: bool = True):
-        """A workspace method on the worker's copy of `document` at its current version;
-        None if the document changes before the call is sent."""
-        call = _Call(
-            document, document.uri, document.version, method, arguments, self._new_future(), urgent
-        )
+        """A `planning.Planning` method, in the worker; None if `document` changes
+        before the call is sent."""
+        call = _Call(document, document.version, method, arguments, self._new_future(), urgent)
         self._enqueue(call)
         try:
             return await call.future
@@ -408,9 +398,8 @@ class Planner:
 
     def _current(self, call: _Call) -> bool:
         document = call.document
-        return document is None or (
-            self._server.documents.get(call.uri) is document and document.version == call.version
-        )
+        uri = document.uri
+        return self._server.documents.get(uri) is document and document.version == call.version
 
     def _drop_stale_calls(self) -> None:
         for call in [c for c in self._queue if not self._current(c)]:
@@ -427,57 +416,30 @@ class Planner:
             if not self._current(call):
                 call.future.set_result(None)
                 continue
-            if self._worker is None:
-                loop = asyncio.get_running_loop()
-                process = not self.in_process
-                self._worker = _Worker(loop, self._answered, self._worker_died, process)
+            worker = self._start_worker()
             self._in_flight = call
             self.calls += 1
             try:
-                self._worker.send((call.uri, self._sync(call), call.method, self._arguments(call)))
+                worker.send((call.method, call.arguments))
             except (OSError, ValueError) as error:  # the pipe is gone
                 logger.warning("the planning worker cannot be reached: %s", error)
-                self._worker_died(self._worker)
+                self._worker_died(worker)
 
-    @staticmethod
-    def _arguments(call: _Call) -> tuple:
-        return call.arguments if call.document is None else (call.version, *call.arguments)
-
-    def _sync(self, call: _Call) -> tuple | None:
-        """What the worker's copy of the call's document needs first (None: nothing)."""
-        document = call.document
-        if document is None:
-            return None
-        copy = self._copies.setdefault(call.uri, _Copy())
-        data = document.analysis.document
-        if copy.changes is None:
-            sync = (call.version, (), len(data.data), data.data.decode("utf-8"), data.encoding)
-        elif copy.changes or copy.version != call.version:
-            sync = (call.version, tuple(copy.changes), len(data.data))
-        else:
-            return None
-        copy.version, copy.changes = call.version, []
-        return sync
+    def _start_worker(self) -> _Worker:
+        if self._worker is None:
+            loop = asyncio.get_running_loop()
+            process = not self.in_process
+            self._worker = _Worker(loop, self._answered, self._worker_died, process)
+        return self._worker
 
     def _answered(self, answer: tuple[bool, object]) -> None:
         call, self._in_flight = self._in_flight, None
         if call is not None and not call.future.done():
             ok, value = answer
-            if not ok:
-                call.future.set_exception(PlanningUnavailable(str(value)))
-            elif value == planning.OUT_OF_SYNC:
-                copy = self._copies.get(call.uri)
-                if copy is not None:
-                    copy.changes = None  # send the whole text
-                if call.retried:
-                    call.future.set_exception(
-                        PlanningUnavailable("the worker's copy is out of sync")
-                    )
-                else:
-                    call.retried = True
-                    self._queue.insert(0, call)
-            else:
+            if ok:
                 call.future.set_result(value)
+            else:
+                call.future.set_exception(PlanningUnavailable(str(value)))
         self._pump()
 
     def _worker_died(self, worker: _Worker) -> None:
@@ -485,8 +447,6 @@ class Planner:
             return
         logger.warning("the planning worker stopped; a new one starts with the next call")
         self._worker = None
-        for copy in self._copies.values():
-            copy.changes = None
         call, self._in_flight = self._in_flight, None
         if call is not None and not call.future.done():
             call.future.set_exception(PlanningUnavailable("the planning worker stopped"))

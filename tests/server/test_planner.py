@@ -194,7 +194,7 @@ def test_edits_are_analysed_while_the_worker_plans():
     """Typing never waits for planning: with the worker held in the middle of a call,
     an edit is analysed and its diagnostics published."""
     held, release = threading.Event(), threading.Event()
-    original = planning.PlanningWorkspace.plan
+    original = planning.Planning.plan
 
     def slow_plan(self, *arguments, **options):
         held.set()
@@ -214,16 +214,17 @@ def test_edits_are_analysed_while_the_worker_plans():
         await request  # (planned for version 1: the handler answers ContentModified)
         server.planner.shutdown()
 
-    planning.PlanningWorkspace.plan = slow_plan
+    planning.Planning.plan = slow_plan
     try:
         _run(session())
     finally:
-        planning.PlanningWorkspace.plan = original
+        planning.Planning.plan = original
         release.set()
 
 
 def test_resolving_a_planned_action_gives_the_fused_text():
-    text = FUSION + "// (a text of its own: resolving changes the actions fusion keeps)\n"
+    # A function of its own: resolving changes the actions fusion keeps for its text.
+    text = FUSION.replace("@scale_and_shift", "@resolved")
 
     async def session():
         server = _server()

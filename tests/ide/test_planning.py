@@ -1,0 +1,101 @@
+"""Plans made on an item's extract (`ide.planning`) are the refactorings computed on
+the whole document: same titles, reasons and edits (relative to the item), for
+every loop of every fixture."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from affine_lsp.ide import planning
+from affine_lsp.ide.code_actions import REFACTORINGS, code_actions
+from affine_lsp.ide.records import OPERATION
+from affine_lsp.ide.settings import Settings
+from tests.ide.helpers import FIXTURES, analysed
+
+# Aliases after a function, a top-level value and a second chunk: the extract must
+# carry each function's module facts, and keep its lines.
+MIXED = """#id = affine_map<(d0) -> (d0)>
+func.func @first(%A: memref<8xf32>, %B: memref<8xf32>) {
+  affine.for %i = 0 to 8 {
+    %x = affine.load %A[#id(%i)] : memref<8xf32>
+    affine.store %x, %B[%i] : memref<8xf32>
+  }
+  affine.for %j = 0 to 8 {
+    %y = affine.load %B[%j] : memref<8xf32>
+    affine.store %y, %A[%j] : memref<8xf32>
+  }
+  return
+}
+#late = affine_map<(d0) -> (d0 + 1)>
+// -----
+#id = affine_map<(d0) -> (d0 * 2)>
+func.func @second(%A: memref<16xf32>, %B: memref<16xf32>) {
+  affine.for %i = 0 to 8 {
+    %x = affine.load %A[#id(%i)] : memref<16xf32>
+    affine.store %x, %B[%i] : memref<16xf32>
+  }
+  affine.for %j = 0 to 8 {
+    %y = affine.load %B[%j] : memref<16xf32>
+    affine.store %y, %A[%j] : memref<16xf32>
+  }
+  return
+}
+"""
+
+TEXTS = {path.name: path.read_text() for path in sorted(FIXTURES.glob("*.mlir"))}
+TEXTS["mixed"] = MIXED
+
+
+def _relative(edits, start: int) -> tuple | None:
+    if edits is None:
+        return None
+    return tuple(
+        sorted((e.span.start_byte - start, e.span.end_byte - start, e.new_text) for e in edits)
+    )
+
+
+@pytest.mark.parametrize("name", sorted(TEXTS))
+def test_plans_of_extracts_are_the_refactorings_of_the_document(name):
+    text = TEXTS[name]
+    analysis = analysed(text)
+    fresh = analysed(text + "// (fusion keeps the actions of a text: not these)\n")
+    settings = Settings()
+    worker = planning.Planning()
+    for record in [r for r in analysis.records if r.kind == OPERATION]:
+        extract = planning.extract_of(analysis, record)
+        anchors = worker.anchors(extract)
+        assert anchors == planning.anchors_of(analysis, record)
+        plans = worker.plan(extract, anchors, settings)
+        for (refactoring, relative), plan in plans.items():
+            at = record.start + relative
+            assert refactoring in {r.name for r in REFACTORINGS}
+            assert plan.line == analysis.document.position(record.start)[0]
+            expected = [
+                (a.title, a.disabled_reason, a.preferred, _relative(a.edits, record.start))
+                for a in code_actions(fresh, at, at, only=["refactor"])
+            ]
+            found = [
+                (
+                    a.title,
+                    a.disabled_reason,
+                    a.preferred,
+                    _relative(a.text_edits(0) if a.edits is not None else None, 0),
+                )
+                for a in plan.actions
+            ]
+            assert found == expected, (name, at)
+
+
+def test_an_extract_keeps_the_line_and_column_of_its_item():
+    analysis = analysed(MIXED)
+    for record in [r for r in analysis.records if r.kind == OPERATION]:
+        extract = planning.extract_of(analysis, record)
+        before = extract.text[: extract.item_start]
+        assert before.count(b"\n") == MIXED.encode()[: record.start].count(b"\n")
+        item = MIXED.encode()[record.start : record.end]
+        assert extract.text[extract.item_start :].startswith(item)
+        assert re.findall(rb"#id = [^\n]*", extract.text) == re.findall(
+            rb"#id = [^\n]*", bytes(analysis.document.data[: record.start]).split(b"// -----")[-1]
+        )
