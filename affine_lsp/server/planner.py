@@ -76,6 +76,7 @@ class _Call:
     arguments: tuple
     future: asyncio.Future
     urgent: bool
+    keep: Callable[[Any], None] | None = None
 
 
 class _Worker:
@@ -249,12 +250,10 @@ class Planner:
             self.plans.move_to_end(key)
         extract = planning.extract_of(analysis, record) if anchors or ranges else None
         if anchors:
-            plans = await self._call(document, "plan", extract, anchors, settings)
+            keep = self._keeper(key)
+            plans = await self._call(document, "plan", extract, anchors, settings, keep=keep)
             if plans is None:
                 return found
-            self.planned_anchors += len(plans)
-            if key is not None:
-                self._store(key, plans)
             for anchor, plan in plans.items():
                 found += self._refs(plan.actions, record.start, anchor)
         for name in ranges:
@@ -345,21 +344,37 @@ class Planner:
             return 0
         extract = planning.extract_of(document.analysis, record)
         if item is None or item.anchors is None:
-            anchors = await self._call(document, "anchors", extract, urgent=False)
+
+            def keep_anchors(anchors: tuple[planning.Anchor, ...]) -> None:
+                self._store(key, {}).anchors = anchors
+
+            anchors = await self._call(
+                document, "anchors", extract, urgent=False, keep=keep_anchors
+            )
             if anchors is None:
                 return 0
             item = self._store(key, {})
-            item.anchors = anchors
         planned = 0
         for anchor in item.missing(line):
             arguments = (extract, [anchor], settings, False)  # planned ahead: no time limits
-            plans = await self._call(document, "plan", *arguments, urgent=False)
+            plans = await self._call(
+                document, "plan", *arguments, urgent=False, keep=self._keeper(key)
+            )
             if plans is None:
                 return planned
-            self._store(key, plans)
             planned += len(plans)
-            self.planned_anchors += len(plans)
         return planned
+
+    def _keeper(self, key: Hashable | None) -> Callable[[dict], None] | None:
+        """What keeps the plans a call makes (even when whoever asked no longer waits)."""
+        if key is None:
+            return None
+
+        def keep(plans: dict[planning.Anchor, AnchorPlan]) -> None:
+            self.planned_anchors += len(plans)
+            self._store(key, plans)
+
+        return keep
 
     def _store(self, key: Hashable, plans: dict[planning.Anchor, AnchorPlan]) -> ItemPlan:
         item = self.plans.get(key)
@@ -376,10 +391,18 @@ class Planner:
     def _new_future(self) -> asyncio.Future:
         return asyncio.get_running_loop().create_future()
 
-    async def _call(self, document: OpenDocument, method: str, *arguments, urgent: bool = True):
+    async def _call(
+        self,
+        document: OpenDocument,
+        method: str,
+        *arguments,
+        urgent: bool = True,
+        keep: Callable[[Any], None] | None = None,
+    ):
         """A `planning.Planning` method, in the worker; None if `document` changes
-        before the call is sent."""
-        call = _Call(document, document.version, method, arguments, self._new_future(), urgent)
+        before the call is sent. `keep` gets the result once it is there."""
+        future = self._new_future()
+        call = _Call(document, document.version, method, arguments, future, urgent, keep)
         self._enqueue(call)
         try:
             return await call.future
@@ -434,8 +457,10 @@ class Planner:
 
     def _answered(self, answer: tuple[bool, object]) -> None:
         call, self._in_flight = self._in_flight, None
+        ok, value = answer
+        if call is not None and ok and call.keep is not None:
+            call.keep(value)
         if call is not None and not call.future.done():
-            ok, value = answer
             if ok:
                 call.future.set_result(value)
             else:
