@@ -252,6 +252,18 @@ class Storm:
                         "context": {"diagnostics": [], "only": ["refactor.rewrite"]},
                     },
                 ),
+                (  # an editor's lightbulb
+                    "textDocument/codeAction",
+                    {
+                        "textDocument": identifier,
+                        "range": span,
+                        "context": {"diagnostics": [], "triggerKind": 2},
+                    },
+                ),
+                (  # Neovim 0.7: no trigger kind
+                    "textDocument/codeAction",
+                    {"textDocument": identifier, "range": span, "context": {"diagnostics": []}},
+                ),
                 ("codeAction/resolve", self._resolvable()),
                 ("affine-lsp/iterationDomain", at),
                 (
