@@ -72,7 +72,8 @@ class PlannedAction:
 
 @dataclass(frozen=True)
 class AnchorPlan:
-    """The actions of one anchor, and the line the item started on when planned."""
+    """The actions of one anchor, and the line (row: lines end at `\\n`) the item
+    started on when planned."""
 
     actions: tuple[PlannedAction, ...]
     line: int
@@ -219,13 +220,27 @@ def resolve_at(
 @dataclass(frozen=True)
 class Extract:
     """What planning one item needs, as a text of its own: the alias definitions
-    and top-level values of its chunk, and the item, which starts on the same
-    line and column as in the document (so that words naming a line stay true).
-    Offsets of plans are relative to the item's start, the same in both."""
+    and top-level values of its chunk (`context`), and the item. Offsets of plans
+    are relative to the item's start. `row` and `column` are where the item starts
+    in the document: a text that puts it there (`text(at_row=True)`) is used only
+    when the words of a plan name lines, as the blank lines cost time."""
 
-    text: bytes
-    item_start: int
+    context: bytes
+    item: bytes
+    row: int
+    column: int
     encoding: str = "utf-16"
+
+    def text(self, at_row: bool = False) -> tuple[bytes, int]:
+        """(the text, where the item starts in it)."""
+        if not at_row:
+            return self.context + self.item, len(self.context)
+        lines = self.context.count(b"\n")
+        if lines <= self.row:
+            head = self.context + b"\n" * (self.row - lines) + b" " * self.column
+            return head + self.item, len(head)
+        head = b"\n" * self.row + b" " * self.column
+        return head + self.item + self.context, len(head)
 
 
 def extract_of(analysis: DocumentAnalysis, record: ItemRecord) -> Extract:
@@ -239,11 +254,20 @@ def extract_of(analysis: DocumentAnalysis, record: ItemRecord) -> Extract:
     block = b"".join(bytes(data[r.start : r.end]) + b"\n" for r in context)
     row, column = analysis.document.point(record.start)
     item = bytes(data[record.start : record.end]) + b"\n"
-    if block.count(b"\n") <= row:
-        head = block + b"\n" * (row - block.count(b"\n")) + b" " * column
-        return Extract(head + item + b"", len(head), analysis.document.encoding)
-    head = b"\n" * row + b" " * column
-    return Extract(head + item + block, len(head), analysis.document.encoding)
+    return Extract(block, item, row, column, analysis.document.encoding)
+
+
+def _names_lines(found: object) -> bool:
+    """Whether a result's words name a line."""
+    if isinstance(found, dict):
+        return any(_names_lines(plan) for plan in found.values())
+    if isinstance(found, AnchorPlan):
+        return any(a.mentions_lines for a in found.actions)
+    if isinstance(found, tuple):
+        return any(_names_lines(part) for part in found)
+    if isinstance(found, PlannedAction):
+        return found.mentions_lines
+    return isinstance(found, str) and bool(_LINE_MENTION.search(found))
 
 
 class Planning:
@@ -251,21 +275,33 @@ class Planning:
     last extract is kept for the next call about the same item."""
 
     def __init__(self) -> None:
-        self._last: tuple[Extract, DocumentAnalysis, ItemRecord | None] | None = None
+        self._last: tuple[tuple[Extract, bool], DocumentAnalysis, ItemRecord | None] | None = None
 
-    def _open(self, extract: Extract) -> tuple[DocumentAnalysis, ItemRecord | None]:
-        if self._last is None or self._last[0] != extract:
-            analysis = DocumentAnalysis(SourceDocument(extract.text, encoding=extract.encoding))
-            record = analysis.record_at(extract.item_start)
-            if record is not None and (
-                record.start != extract.item_start or record.kind != OPERATION
-            ):
+    def _open(self, extract: Extract, at_row: bool) -> tuple[DocumentAnalysis, ItemRecord | None]:
+        if self._last is None or self._last[0] != (extract, at_row):
+            text, item_start = extract.text(at_row)
+            analysis = DocumentAnalysis(SourceDocument(text, encoding=extract.encoding))
+            record = analysis.record_at(item_start)
+            if record is not None and (record.start != item_start or record.kind != OPERATION):
                 record = None
-            self._last = (extract, analysis, record)
+            self._last = ((extract, at_row), analysis, record)
         return self._last[1], self._last[2]
 
+    def _on(self, extract: Extract, work):
+        """`work(analysis, record)` on the extract, again with the item on its own
+        line when the words of the result name lines; () without the item."""
+        analysis, record = self._open(extract, False)
+        if record is None:
+            return ()
+        found = work(analysis, record)
+        if _names_lines(found):
+            analysis, record = self._open(extract, True)
+            if record is not None:
+                found = work(analysis, record)
+        return found
+
     def anchors(self, extract: Extract) -> tuple[Anchor, ...]:
-        analysis, record = self._open(extract)
+        analysis, record = self._open(extract, False)
         return anchors_of(analysis, record) if record is not None else ()
 
     def plan(
@@ -278,43 +314,48 @@ class Planning:
         """Plan the item's anchors; without `time_limits`, only the budgets' operation
         caps bound the work (planning ahead: nobody waits, and the plans do not
         depend on the machine's load)."""
-        analysis, record = self._open(extract)
-        if record is None:
-            return {}
-        line = analysis.document.position(record.start)[0]
-        plans = {}
-        with nullcontext() if time_limits else budgets.time_limits(False):
-            for name, relative in anchors:
-                at = record.start + relative
-                actions = plan_at(analysis, record, refactoring_named(name), at, at, settings)
-                plans[(name, relative)] = AnchorPlan(actions, line)
-        return plans
+        anchors = list(anchors)
+
+        def work(analysis: DocumentAnalysis, record: ItemRecord) -> dict[Anchor, AnchorPlan]:
+            plans = {}
+            with nullcontext() if time_limits else budgets.time_limits(False):
+                for name, relative in anchors:
+                    at = record.start + relative
+                    refactoring = refactoring_named(name)
+                    actions = plan_at(analysis, record, refactoring, at, at, settings)
+                    plans[(name, relative)] = AnchorPlan(actions, extract.row)
+            return plans
+
+        return self._on(extract, work) or {}
 
     def plan_range(
         self, extract: Extract, name: str, start: int, end: int, settings: Settings
     ) -> tuple[PlannedAction, ...]:
         """Plan one refactoring at [start, end] (relative to the item)."""
-        analysis, record = self._open(extract)
-        if record is None:
-            return ()
-        at = record.start
-        return plan_at(analysis, record, refactoring_named(name), at + start, at + end, settings)
+
+        def work(analysis: DocumentAnalysis, record: ItemRecord) -> tuple[PlannedAction, ...]:
+            at = record.start
+            refactoring = refactoring_named(name)
+            return plan_at(analysis, record, refactoring, at + start, at + end, settings)
+
+        return self._on(extract, work)
 
     def resolve(
         self, extract: Extract, name: str, start: int, end: int, title: str, settings: Settings
     ) -> tuple[tuple[PlannedEdit, ...], str | None]:
         """The edits (relative to the item) of the action titled `title` at [start,
         end] (relative), or why there are none."""
-        analysis, record = self._open(extract)
-        if record is None:
-            return (), "this code action is out of date"
-        at = record.start
-        refactoring = refactoring_named(name)
-        edits, reason = resolve_at(analysis, refactoring, at + start, at + end, title, settings)
-        relative = tuple(
-            PlannedEdit(e.span.start_byte - at, e.span.end_byte - at, e.new_text) for e in edits
-        )
-        return relative, reason
+
+        def work(analysis: DocumentAnalysis, record: ItemRecord):
+            at = record.start
+            refactoring = refactoring_named(name)
+            edits, reason = resolve_at(analysis, refactoring, at + start, at + end, title, settings)
+            relative = tuple(
+                PlannedEdit(e.span.start_byte - at, e.span.end_byte - at, e.new_text) for e in edits
+            )
+            return relative, reason
+
+        return self._on(extract, work) or ((), "this code action is out of date")
 
 
 # --- The worker's side of the server's planner ------------------------------------------

@@ -229,7 +229,7 @@ class Planner:
             return []
         settings = self._server.settings
         key = planning.item_key(analysis, record, settings)
-        line = analysis.document.position(record.start)[0]
+        line = analysis.document.point(record.start)[0]
         item = self.plans.get(key) if key is not None else None
         found: list[tuple[PlannedAction, int, PlannedRef]] = []
         anchors: list[planning.Anchor] = []
@@ -339,7 +339,7 @@ class Planner:
         if key is None:
             return 0
         item = self.plans.get(key)
-        line = document.analysis.document.position(record.start)[0]
+        line = document.analysis.document.point(record.start)[0]
         if item is not None and item.anchors is not None and not item.missing(line):
             return 0
         extract = planning.extract_of(document.analysis, record)

@@ -44,8 +44,29 @@ func.func @second(%A: memref<16xf32>, %B: memref<16xf32>) {
 }
 """
 
+# Fusing the first two nests would change what the affine.store between them writes
+# over: the reason names that store's line.
+STORE_BETWEEN = """// a comment line
+func.func @f(%A: memref<16xf32>, %B: memref<16xf32>, %C: memref<16xf32>) {
+  affine.for %i = 0 to 16 {
+    %x = affine.load %B[%i] : memref<16xf32>
+    affine.store %x, %A[%i] : memref<16xf32>
+  }
+  %v = affine.load %C[5] : memref<16xf32>
+  affine.store %v, %A[7] : memref<16xf32>
+  affine.for %j = 0 to 16 {
+    %y = affine.load %A[%j] : memref<16xf32>
+    %q = affine.load %C[%j] : memref<16xf32>
+    %s = arith.addf %y, %q : f32
+    affine.store %s, %B[%j] : memref<16xf32>
+  }
+  return
+}
+"""
+
 TEXTS = {path.name: path.read_text() for path in sorted(FIXTURES.glob("*.mlir"))}
 TEXTS["mixed"] = MIXED
+TEXTS["store_between"] = STORE_BETWEEN
 
 
 def _relative(edits, start: int) -> tuple | None:
@@ -71,7 +92,7 @@ def test_plans_of_extracts_are_the_refactorings_of_the_document(name):
         for (refactoring, relative), plan in plans.items():
             at = record.start + relative
             assert refactoring in {r.name for r in REFACTORINGS}
-            assert plan.line == analysis.document.position(record.start)[0]
+            assert plan.line == analysis.document.point(record.start)[0]
             expected = [
                 (a.title, a.disabled_reason, a.preferred, _relative(a.edits, record.start))
                 for a in code_actions(fresh, at, at, only=["refactor"])
@@ -88,14 +109,27 @@ def test_plans_of_extracts_are_the_refactorings_of_the_document(name):
             assert found == expected, (name, at)
 
 
-def test_an_extract_keeps_the_line_and_column_of_its_item():
+def test_an_extract_keeps_the_line_and_column_of_its_item_when_asked():
     analysis = analysed(MIXED)
     for record in [r for r in analysis.records if r.kind == OPERATION]:
         extract = planning.extract_of(analysis, record)
-        before = extract.text[: extract.item_start]
-        assert before.count(b"\n") == MIXED.encode()[: record.start].count(b"\n")
         item = MIXED.encode()[record.start : record.end]
-        assert extract.text[extract.item_start :].startswith(item)
-        assert re.findall(rb"#id = [^\n]*", extract.text) == re.findall(
-            rb"#id = [^\n]*", bytes(analysis.document.data[: record.start]).split(b"// -----")[-1]
-        )
+        for at_row in (False, True):
+            text, start = extract.text(at_row)
+            assert text[start:].startswith(item)
+            chunk = bytes(analysis.document.data[: record.start]).split(b"// -----")[-1]
+            assert re.findall(rb"#id = [^\n]*", text) == re.findall(rb"#id = [^\n]*", chunk)
+        text, start = extract.text(at_row=True)
+        assert text[:start].count(b"\n") == MIXED.encode()[: record.start].count(b"\n")
+
+
+def test_the_item_is_put_on_its_line_only_for_words_that_name_lines():
+    settings = Settings()
+    for text, names_lines in ((STORE_BETWEEN, True), (MIXED, False)):
+        analysis = analysed(text)
+        record = next(r for r in analysis.records if r.kind == OPERATION)
+        worker = planning.Planning()
+        extract = planning.extract_of(analysis, record)
+        plans = worker.plan(extract, worker.anchors(extract), settings)
+        assert any(p.mentions_lines for plan in plans.values() for p in plan.actions) == names_lines
+        assert worker._last[0][1] == names_lines  # the text it planned on last
