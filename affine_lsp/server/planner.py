@@ -251,7 +251,11 @@ class Planner:
         extract = planning.extract_of(analysis, record) if anchors or ranges else None
         if anchors:
             keep = self._keeper(key)
-            plans = await self._call(document, "plan", extract, anchors, settings, keep=keep)
+            try:
+                plans = await self._call(document, "plan", extract, anchors, settings, keep=keep)
+            except PlanningUnavailable:
+                self._failed(key, anchors, line)
+                raise
             if plans is None:
                 return found
             for anchor, plan in plans.items():
@@ -327,8 +331,6 @@ class Planner:
                 logger.info("planned refactorings at %d loops in the background", planned)
         except asyncio.CancelledError:
             raise
-        except PlanningUnavailable as error:
-            logger.warning("planning in the background stopped: %s", error)
         except Exception:
             logger.exception("planning in the background failed")
 
@@ -348,22 +350,40 @@ class Planner:
             def keep_anchors(anchors: tuple[planning.Anchor, ...]) -> None:
                 self._store(key, {}).anchors = anchors
 
-            anchors = await self._call(
-                document, "anchors", extract, urgent=False, keep=keep_anchors
-            )
+            try:
+                anchors = await self._call(
+                    document, "anchors", extract, urgent=False, keep=keep_anchors
+                )
+            except PlanningUnavailable as error:
+                logger.error(
+                    "finding the loops of the item at byte %d failed: %s", record.start, error
+                )
+                keep_anchors(())
+                return 0
             if anchors is None:
                 return 0
             item = self._store(key, {})
         planned = 0
         for anchor in item.missing(line):
             arguments = (extract, [anchor], settings, False)  # planned ahead: no time limits
-            plans = await self._call(
-                document, "plan", *arguments, urgent=False, keep=self._keeper(key)
-            )
+            try:
+                plans = await self._call(
+                    document, "plan", *arguments, urgent=False, keep=self._keeper(key)
+                )
+            except PlanningUnavailable as error:
+                logger.error("planning %s at byte %d failed: %s", anchor[0], anchor[1], error)
+                self._failed(key, [anchor], line)
+                continue
             if plans is None:
                 return planned
             planned += len(plans)
         return planned
+
+    def _failed(self, key: Hashable | None, anchors: list[planning.Anchor], line: int) -> None:
+        """Anchors whose planning failed (or stopped the worker) get an empty plan, so
+        that they are not tried again and again (until their item changes)."""
+        if key is not None:
+            self._store(key, {anchor: AnchorPlan((), line) for anchor in anchors})
 
     def _keeper(self, key: Hashable | None) -> Callable[[dict], None] | None:
         """What keeps the plans a call makes (even when whoever asked no longer waits)."""

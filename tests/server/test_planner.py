@@ -222,6 +222,33 @@ def test_edits_are_analysed_while_the_worker_plans():
         release.set()
 
 
+def test_a_failing_anchor_is_planned_once_and_the_rest_goes_on():
+    original = planning.Planning.plan
+    failing = _loop_starts(FUSION)[0]
+
+    def plan(self, extract, anchors, *rest):
+        if any(relative == failing - FUSION.index("func.func") for _, relative in anchors):
+            raise RuntimeError("a bug in a refactoring")
+        return original(self, extract, anchors, *rest)
+
+    async def session():
+        server = _server()
+        document = await _open(server, TWO_FUNCTIONS)
+        await server.planner.start_background()
+        planned, calls = server.planner.planned_anchors, server.planner.calls
+        assert planned >= 7  # all but the failing one
+        assert await _planned(server, document, failing) == []  # (an empty plan)
+        await server.planner.start_background()
+        assert server.planner.calls == calls  # not tried again
+        server.planner.shutdown()
+
+    planning.Planning.plan = plan
+    try:
+        _run(session())
+    finally:
+        planning.Planning.plan = original
+
+
 def test_resolving_a_planned_action_gives_the_fused_text():
     # A function of its own: resolving changes the actions fusion keeps for its text.
     text = FUSION.replace("@scale_and_shift", "@resolved")
