@@ -375,12 +375,11 @@ def handle(planning: Planning, message: Message) -> tuple[bool, object]:
 
 def serve(connection, niceness: int) -> None:
     """The loop of a planning worker process: answer each message of `connection`
-    until it closes. Its standard streams are not the server's protocol."""
+    until it closes. Its standard output is not the server's protocol stream (it
+    never reads its standard input)."""
     import os
     import sys
 
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
     os.dup2(2, 1)  # stray output goes to the log, never into the LSP stream
     sys.stdout = sys.stderr
     if hasattr(os, "nice"):
