@@ -17,7 +17,6 @@ def _host_port(value: str) -> tuple[str, int]:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "serve",
-        help="run the language server",
         description="Run the affine-lsp language server over stdio (the default) or TCP. "
         "Logs go to stderr (or --log-file); the client's logLevel setting overrides --log-level.",
     )
