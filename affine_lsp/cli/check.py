@@ -14,7 +14,7 @@ import json
 import sys
 
 from affine_lsp.checks import CheckOptions, Diagnostic, Severity, check_document
-from affine_lsp.checks.chunks import iter_chunks, shift_diagnostic
+from affine_lsp.checks.chunks import iter_chunks
 from affine_lsp.cli.output import printable, read_input
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.syntax.files import mlir_files
@@ -49,7 +49,7 @@ def check_bytes(data: bytes, options: CheckOptions, split: bool = True) -> list[
     found: list[Diagnostic] = []
     for chunk in iter_chunks(data, split):
         document = SourceDocument(chunk.data)
-        found += [shift_diagnostic(d, chunk.start_byte) for d in check_document(document, options)]
+        found += [chunk.to_file(d) for d in check_document(document, options)]
     return found
 
 
