@@ -38,8 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--legacy-severity",
         choices=("error", "warning", "information", "hint"),
-        default="warning",
-        help="severity of 2019-syntax diagnostics (default: warning)",
+        default=CheckOptions().legacy_severity.label,
+        help="severity of 2019-syntax diagnostics (default: %(default)s)",
     )
     parser.set_defaults(handler=run)
 

@@ -55,9 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--tolerance",
         type=float,
-        default=0.30,
+        default=FusionOptions().tolerance,
         metavar="F",
-        help="extra computation accepted, as a fraction (default 0.30)",
+        help="extra computation accepted, as a fraction (default %(default)s)",
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
