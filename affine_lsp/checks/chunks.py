@@ -17,7 +17,7 @@ from affine_lsp.syntax.nodes import Span
 SPLIT_MARKER = b"// -----"
 
 
-def ends_chunk(token: bytes) -> bool:
+def ends_chunk(token: bytes | bytearray) -> bool:
     """Whether a comment or split-marker token of the syntax tree ends a chunk."""
     return SPLIT_MARKER in token
 

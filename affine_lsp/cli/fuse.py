@@ -122,7 +122,13 @@ def run(args: argparse.Namespace) -> int:
     return _write(args, output)
 
 
-def _fuse_line(data, document, args, options, only) -> tuple[int, bytes]:
+def _fuse_line(
+    data: bytes,
+    document: SourceDocument,
+    args: argparse.Namespace,
+    options: FusionOptions,
+    only: set[str] | None,
+) -> tuple[int, bytes]:
     model = build_module(document.tree.root_node)
     first = nest_on_line(model, args.line - 1, document.point)
     if first is None:

@@ -31,6 +31,7 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
 from tree_sitter import Tree
 
@@ -64,6 +65,9 @@ from affine_lsp.ir.registry import canonical_name
 from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span
 from affine_lsp.syntax.nodes import text
 
+if TYPE_CHECKING:
+    from affine_lsp.ir.build import _Scope
+
 logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
 _COMMENT = "comment"
@@ -94,7 +98,7 @@ class ChunkFacts:
     def values_key(self) -> tuple:
         return tuple((v.name, v.group_size) for _, v in self.values)
 
-    def scope(self):
+    def scope(self) -> _Scope | None:
         """A module scope with the chunk's top-level values (None if it has none)."""
         if not self.values:
             return None
@@ -444,7 +448,7 @@ class DocumentAnalysis:
         chunk = self.chunks[record.chunk]
         aliases = chunk.alias_keys
         if record.kind in ALIAS_KINDS:
-            mentioned = tuple(sorted(aliases.items()))
+            mentioned: tuple = tuple(sorted(aliases.items()))
         else:
             mentioned = tuple((name, aliases.get(name)) for name in sorted(record.mentions))
         return (mentioned, chunk.values_key, chunk.extra_key)

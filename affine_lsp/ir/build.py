@@ -816,10 +816,10 @@ class _Scope:
         self.isolated = isolated
         self.region = region
         self.checks_dominance = checks_dominance
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
         # The shallowest scope whose values this one sees: isolated regions see
         # their own values and nothing above.
-        self.floor = self.depth if isolated or parent is None else parent.floor
+        self.floor: int = self.depth if isolated or parent is None else parent.floor
 
 
 class _Path:

@@ -64,7 +64,7 @@ def _check_consistent(analysis: DocumentAnalysis) -> None:
     top = [
         (n.start_byte, n.end_byte, n.type)
         for n in analysis.document.tree.root_node.named_children
-        if n.type != "comment" or ends_chunk(n.text)  # `// note // -----` ends a chunk
+        if n.type != "comment" or ends_chunk(n.text or b"")  # `// note // -----` ends a chunk
     ]
     assert [(r.start, r.end, r.kind) for r in analysis.records] == top
 
