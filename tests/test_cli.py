@@ -141,3 +141,11 @@ def test_check_searches_directories_as_check_workspace_does(tmp_path, capsys):
         str(tmp_path / "build" / "a.mlir"),
         str(tmp_path / "notes.txt"),
     }
+
+
+def test_serve_reports_a_log_file_it_cannot_write(tmp_path, capsys):
+    missing = tmp_path / "no" / "such" / "dir" / "server.log"
+    assert main(["serve", "--log-file", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"affine-lsp serve: cannot write {missing}: No such file or directory\n"
+    )

@@ -6,6 +6,8 @@ import argparse
 import logging
 import sys
 
+from affine_lsp.cli.output import reason, say
+
 
 def _host_port(value: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
@@ -57,7 +59,11 @@ def _answers_are_not_errors(record: logging.LogRecord) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     handler: logging.Handler
-    handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
+    try:
+        handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
+    except OSError as error:
+        say("serve", f"cannot write {args.log_file}: {reason(error)}")
+        return 2
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     ours = logging.getLogger("affine_lsp")
     ours.addHandler(handler)
