@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 from affine_lsp.checks import Severity, check_document
-from affine_lsp.cli.output import printable, read_input, reason, say
+from affine_lsp.cli.output import error_reason, printable, read_input, say
 from affine_lsp.ir import build_module
 from affine_lsp.ir.model import FuncOp
 from affine_lsp.syntax import SourceDocument
@@ -229,6 +229,6 @@ def _write(args: argparse.Namespace, output: bytes) -> int:
     try:
         write_atomically(path, output)
     except OSError as error:
-        _error(f"cannot write {path}: {reason(error)}; it was left untouched")
+        _error(f"cannot write {path}: {error_reason(error)}; it was left untouched")
         return 2
     return 0

@@ -40,7 +40,7 @@ def say(command: str, message: str) -> None:
     print(f"affine-lsp {command}: {printable(message)}", file=sys.stderr)
 
 
-def reason(error: OSError) -> str:
+def error_reason(error: OSError) -> str:
     """What the system says went wrong, e.g. `No such file or directory`."""
     return error.strerror or str(error) or type(error).__name__
 
@@ -51,5 +51,5 @@ def read_input(command: str, path: str) -> bytes | None:
         with open(path, "rb") as handle:
             return handle.read()
     except OSError as error:
-        say(command, f"cannot read {path}: {reason(error)}")
+        say(command, f"cannot read {path}: {error_reason(error)}")
         return None

@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from affine_lsp.cli.output import reason, say
+from affine_lsp.cli.output import error_reason, say
 
 
 def _host_port(value: str) -> tuple[str, int]:
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
     except OSError as error:
-        say("serve", f"cannot write {args.log_file}: {reason(error)}")
+        say("serve", f"cannot write {args.log_file}: {error_reason(error)}")
         return 2
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     ours = logging.getLogger("affine_lsp")
