@@ -101,8 +101,12 @@ def client_defaults() -> dict[str, Any]:
     values: dict[str, Any] = {}
     for key, (name, _validate) in _KEYS.items():
         value = getattr(defaults, name)
-        if value is not None:
-            values[key] = value.label if isinstance(value, Severity) else value
+        if isinstance(value, Severity):
+            values[key] = value.label
+        elif isinstance(value, tuple):
+            values[key] = list(value)
+        elif value is not None:
+            values[key] = value
     return values
 
 
