@@ -72,6 +72,7 @@ def _lua() -> dict:
 def test_the_vscode_manifest_has_the_servers_defaults_and_values():
     manifest = _manifest()
     for key, default in client_defaults().items():
+        assert key in manifest, f"package.json has no setting {SECTION}.{key}"
         assert manifest[key]["default"] == default, key
     for key, allowed in ENUMS.items():
         assert manifest[key]["enum"] == allowed, key
@@ -81,7 +82,7 @@ def test_the_vscode_manifest_has_the_servers_defaults_and_values():
 def test_the_vscode_extension_code_has_the_manifests_defaults():
     manifest = _manifest()
     defaults, enums = _typescript()
-    assert set(defaults) == set(client_defaults()) | {"logLevel"}
+    assert set(defaults) == set(client_defaults()) | {"logLevel"}, "DEFAULT_SERVER_SETTINGS"
     for key, value in defaults.items():
         assert manifest[key]["default"] == value, key
     assert enums == ENUMS
@@ -89,4 +90,4 @@ def test_the_vscode_extension_code_has_the_manifests_defaults():
 
 def test_the_neovim_plugin_has_the_same_defaults():
     typescript_defaults, _ = _typescript()
-    assert _lua() == typescript_defaults
+    assert _lua() == typescript_defaults, "init.lua's settings differ from settings.ts's"
