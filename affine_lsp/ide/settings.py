@@ -19,6 +19,10 @@ from affine_lsp.checks import CheckOptions, Severity
 SECTION = "affineLsp"
 LOG_LEVELS = ("error", "warning", "info", "debug")
 SEVERITIES = tuple(s.label for s in Severity)
+HOVER_PICTURES = ("auto", "always", "never")
+IMAGE_MARKDOWN_PARSERS = frozenset({"marked"})
+"""Markdown renderers (LSP `general.markdown.parser`) known to show images in hovers:
+VS Code's (and other Monaco-based editors')."""
 
 
 @dataclass(frozen=True)
@@ -27,9 +31,21 @@ class Settings:
     legacy_severity: Severity = Severity.WARNING
     lints: bool = True
     log_level: str | None = None  # None: as the server was started
+    hover_pictures: str = "auto"  # auto | always | never
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
+
+
+def hover_pictures(setting: str, markdown_parser: str | None) -> bool:
+    """Whether loop hovers carry a picture: `always`, `never`, or with `auto` when the
+    client's Markdown renderer (`general.markdown.parser` of its capabilities) shows
+    images. Other clients get the text alone."""
+    if setting == "always":
+        return True
+    if setting == "never":
+        return False
+    return markdown_parser in IMAGE_MARKDOWN_PARSERS
 
 
 def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -77,12 +93,21 @@ def _log_level(value: Any) -> str | _Invalid:
     return _Invalid(f"must be one of {', '.join(LOG_LEVELS)}")
 
 
+def _hover_pictures(value: Any) -> str | _Invalid:
+    if isinstance(value, bool):
+        return "always" if value else "never"
+    if isinstance(value, str) and value.strip().lower() in HOVER_PICTURES:
+        return value.strip().lower()
+    return _Invalid(f"must be one of {', '.join(HOVER_PICTURES)}")
+
+
 # dotted key (relative to the section) -> (Settings field, validator)
 _KEYS = {
     "fusion.tolerance": ("fusion_tolerance", _tolerance),
     "legacySyntax.severity": ("legacy_severity", _severity),
     "lints.enabled": ("lints", _boolean),
     "logLevel": ("log_level", _log_level),
+    "hover.pictures": ("hover_pictures", _hover_pictures),
 }
 
 
