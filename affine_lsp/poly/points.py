@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from math import floor
+from math import lcm
 
 import islpy as isl
 
@@ -57,12 +57,34 @@ class _Constraint:
 
 @dataclass
 class _Division:
-    """floor(sum(coefficients * x) + sum(divs * d) + constant), rational coefficients."""
+    """floor((sum(coefficients * x) + sum(divs * d) + constant) / denominator), in integers."""
 
-    coefficients: list[Fraction]
-    divs: list[Fraction]
-    constant: Fraction
+    coefficients: list[tuple[int, int]]  # (dimension, coefficient), the non-zero ones
+    divs: list[tuple[int, int]]  # (division, coefficient)
+    constant: int
+    denominator: int
     level: int
+
+    @staticmethod
+    def of(coefficients: list[Fraction], divs: list[Fraction], constant: Fraction, level: int):
+        denominator = 1
+        for value in (*coefficients, *divs, constant):
+            denominator = lcm(denominator, value.denominator)
+        return _Division(
+            [(d, int(c * denominator)) for d, c in enumerate(coefficients) if c],
+            [(m, int(c * denominator)) for m, c in enumerate(divs) if c],
+            int(constant * denominator),
+            denominator,
+            level,
+        )
+
+    def value(self, point: list[int], div_values: list[int]) -> int:
+        total = self.constant
+        for d, c in self.coefficients:
+            total += c * point[d]
+        for m, c in self.divs:
+            total += c * div_values[m]
+        return total // self.denominator
 
 
 class _Inexpressible(Exception):
@@ -88,7 +110,8 @@ def _read(basic: isl.BasicSet) -> tuple[list[_Constraint], list[_Division]]:
         for m, c in enumerate(nested):
             if c:
                 level = max(level, divisions[m].level)
-        divisions.append(_Division(coefficients, nested, _fraction(aff.get_constant_val()), level))
+        constant = _fraction(aff.get_constant_val())
+        divisions.append(_Division.of(coefficients, nested, constant, level))
     constraints = []
     for constraint in basic.get_constraints():
         coefficients = [int(str(constraint.get_coefficient_val(SET, d))) for d in range(dims)]
@@ -145,12 +168,12 @@ def _scan_basic(
     for k, division in enumerate(divisions):
         if division.level >= 0:
             div_levels[division.level].append(k)
+    point = [0] * dims
     div_values: list[int] = [0] * len(divisions)
     for k, division in enumerate(divisions):
         if division.level < 0:
-            div_values[k] = floor(division.constant)
+            div_values[k] = division.value(point, div_values)
 
-    point = [0] * dims
     # Iterative depth-first loop nest: one (value, last value) cursor per level.
     cursors: list[list[int]] = []
 
@@ -176,10 +199,7 @@ def _scan_basic(
     def accepts(level: int) -> bool:
         for k in div_levels[level]:
             division = divisions[k]
-            total = division.constant
-            total += sum(c * x for c, x in zip(division.coefficients, point, strict=False) if c)
-            total += sum(c * div_values[m] for m, c in enumerate(division.divs) if c)
-            div_values[k] = floor(total)
+            div_values[k] = division.value(point, div_values)
         return all(_holds(c, point, div_values) for c in filters[level])
 
     low, high = bounds(0)

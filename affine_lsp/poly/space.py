@@ -253,9 +253,21 @@ def lattice_of(session: IslSession, strides, box) -> isl.Set:
     return session.set(f"{{ [{', '.join(names)}] : {' and '.join(parts) or 'true'} }}")
 
 
+def count(session: IslSession, points: isl.Set) -> int:
+    """The number of integer points of a bounded set without parameters."""
+
+    def counted() -> int:
+        text = points.count_val().to_str()
+        if text is None or not text.lstrip("-").isdigit():
+            raise isl.Error("no count")  # over budget (see session.failure) or unbounded
+        return int(text)
+
+    return session.run(counted, "counting the points")
+
+
 def _count(session: IslSession, points: isl.Set, strides, box) -> int:
     sampled = session.run(lambda: points.intersect(lattice_of(session, strides, box)))
-    return int(str(session.run(sampled.count_val)))
+    return count(session, sampled)
 
 
 def iteration_space(
@@ -285,7 +297,7 @@ def iteration_space(
         session = drawing.session
         assert drawing.domain.set is not None
         points_set = session.run(lambda: drawing.fix(drawing.domain.set))
-        total = int(str(session.run(points_set.count_val)))
+        total = count(session, points_set)
         box = bounding_box(points_set) if total else [(0, 0)] * drawing.dims
         strides = _strides(session, points_set, total, box, limits) if total else [1] * len(box)
         origin = [low for low, _ in box]
@@ -393,15 +405,19 @@ MAX_DISTANCES = 64
 """A function with more distinct distances is enumerated pair by pair."""
 
 
-def _pairs(session: IslSession, function: isl.Map, k: int) -> dict[Point, list[Point]]:
-    """The sources of a single-valued relation between points, by distance (target
-    minus source): one scan of the sources per distinct distance (most dependences
-    have one or two)."""
+def _pairs(
+    session: IslSession, function: isl.Map, k: int, strides: list[int], origin: list[int]
+) -> dict[Point, list[Point]]:
+    """The sources of a single-valued relation between points (sources on the lattice
+    `strides`, `origin`), by distance (target minus source): one scan of the sources
+    per distinct distance (most dependences have one or two)."""
     deltas = session.run(function.deltas)
     distances = scan(deltas, check=session.check_time) if deltas.dim(SET) == k else []
     found: dict[Point, list[Point]] = {}
     if not distances or len(distances) > MAX_DISTANCES:
-        for pair in scan(session.run(function.wrap), check=session.check_time):
+        pairs = session.run(function.wrap)
+        lattice = ([*strides, *[1] * k], [*origin, *[0] * k])
+        for pair in scan(pairs, *lattice, check=session.check_time):
             start, end = pair[:k], pair[k:]
             distance = tuple(t - s for s, t in zip(start, end, strict=True))
             found.setdefault(distance, []).append(start)
@@ -411,7 +427,7 @@ def _pairs(session: IslSession, function: isl.Map, k: int) -> dict[Point, list[P
         shifted = ", ".join(f"{n} + ({d})" for n, d in zip(names, distance, strict=True))
         shift = session.map(f"{{ [{', '.join(names)}] -> [{shifted}] }}")
         sources = session.run(lambda s=shift: function.intersect(s).domain())
-        found[distance] = scan(sources, check=session.check_time)
+        found[distance] = scan(sources, strides, origin, check=session.check_time)
     return found
 
 
@@ -426,6 +442,8 @@ def _arrows(
     session = drawing.session
     context = drawing.context()
     k = drawing.dims
+    strides = list(space.strides)
+    origin = [low for low, _ in space.box]
     names_in = [f"x{d}" for d in range(k)]
     names_out = [f"y{d}" for d in range(k)]
     # (kind, memref, distance) -> the points the arrows start from
@@ -475,7 +493,7 @@ def _arrows(
                     space.nearest_only = True
                 nearest = session.run(moved.lexmin)
                 memref = source.memref.display_name
-                for distance, sources in _pairs(session, nearest, k).items():
+                for distance, sources in _pairs(session, nearest, k, strides, origin).items():
                     found.setdefault((kind, memref, distance), set()).update(sources)
     space.arrow_total = sum(len(sources) for sources in found.values())
     for (kind, memref, distance), sources in sorted(found.items()):
