@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             _say(f"the loop on line {args.line} is not in @{wanted}")
             return NO_LOOP
     values = dict(args.param)
-    result = draw(loop, model, document, values)
+    result = draw(loop, model, document, values, first_line=first_line)
     if isinstance(result, Unknown):
         _say(f"cannot draw the nest on line {args.line}: {result.reason}")
         return NO_LOOP

@@ -24,7 +24,7 @@ from xml.sax.saxutils import escape
 
 from affine_lsp.ide.describe import loop_header
 from affine_lsp.ir.model import ModuleModel, Operation
-from affine_lsp.poly.budgets import DRAW, DRAW_LIMITS, Budget, PictureLimits
+from affine_lsp.poly.budgets import Budget, PictureLimits
 from affine_lsp.poly.domain import Level
 from affine_lsp.poly.points import Point
 from affine_lsp.poly.session import Unknown
@@ -538,16 +538,18 @@ def draw(
     values: Mapping[str, int] | None = None,
     *,
     style: Style = FULL,
-    limits: PictureLimits = DRAW_LIMITS,
-    budget: Budget = DRAW,
+    limits: PictureLimits | None = None,
+    budget: Budget | None = None,
+    first_line: int = 0,
 ) -> tuple[IterationSpace, str] | Unknown:
-    """The iteration space of the nest headed by `op` and its SVG picture."""
+    """The iteration space of the nest headed by `op` and its SVG picture; lines are
+    counted from `first_line` (where a `// -----` chunk starts in its file)."""
     space = iteration_space(op, model, values, limits=limits, budget=budget)
     if isinstance(space, Unknown):
         return space
 
     def line_of(target: Operation) -> int:
-        return document.point(target.span.start_byte)[0] + 1
+        return first_line + document.point(target.span.start_byte)[0] + 1
 
     title = f"{loop_header(document, op)} (line {line_of(op)})"
     return space, render_svg(space, style, title, line_of)

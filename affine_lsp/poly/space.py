@@ -34,7 +34,8 @@ from affine_lsp.ir.model import (
     ModuleModel,
     Operation,
 )
-from affine_lsp.poly.budgets import DRAW, DRAW_LIMITS, Budget, PictureLimits
+from affine_lsp.poly import budgets
+from affine_lsp.poly.budgets import Budget, PictureLimits
 from affine_lsp.poly.dependence import _common_block, relations
 from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
 from affine_lsp.poly.exprs import Resolver
@@ -275,7 +276,7 @@ def iteration_space(
     model: ModuleModel,
     values: Mapping[str, int] | None = None,
     *,
-    limits: PictureLimits = DRAW_LIMITS,
+    limits: PictureLimits | None = None,
     budget: Budget | None = None,
 ) -> IterationSpace | Unknown:
     """The iteration space of the nest headed by the loop `op`; `values` give the
@@ -284,7 +285,8 @@ def iteration_space(
         return Unknown("not an affine loop")
     values = dict(values or {})
     try:
-        drawing = _Drawing(op, model, budget or DRAW)
+        drawing = _Drawing(op, model, budget or budgets.DRAW)
+        limits = limits or budgets.DRAW_LIMITS
         window, statements, unavailable = _window(drawing)
         names = set(drawing.domain.params)
         for statement in statements:
