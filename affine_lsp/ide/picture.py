@@ -116,6 +116,9 @@ class _Layout:
         self.lines: list[tuple[float, float, float, float]] = []
         self.width = 0.0
         self.height = 0.0
+        if self.k >= 2:
+            self.x_low = self.box[-2][0]
+            self.y_top = self.box[-1][0] + (self._steps(self.k - 1) - 1) * self.strides[-1]
         if self.k == 1:
             self._row()
         elif self.k == 2:
@@ -239,10 +242,8 @@ class _Layout:
         corner = self.panels.get(point[:-2])
         if corner is None:
             return None
-        x_low = self.box[-2][0]
-        y_top = self.box[-1][0] + (self._steps(self.k - 1) - 1) * self.strides[-1]
-        x = corner[0] + ((point[-2] - x_low) / self.strides[-2] + 0.5) * self.cell
-        y = corner[1] + ((y_top - point[-1]) / self.strides[-1] + 0.5) * self.cell
+        x = corner[0] + ((point[-2] - self.x_low) / self.strides[-2] + 0.5) * self.cell
+        y = corner[1] + ((self.y_top - point[-1]) / self.strides[-1] + 0.5) * self.cell
         return x, y
 
 
@@ -423,6 +424,14 @@ def _plot(space: IterationSpace, layout: _Layout, top: float, left: float) -> li
         parts.append(_text(x, y, text, anchor))
     r = _num(layout.radius)
     groups: dict[str, list[str]] = {"": [], "then": [], "else": []}
+    written: dict[float, str] = {}  # coordinates repeat along rows and columns
+
+    def number(value: float) -> str:
+        text = written.get(value)
+        if text is None:
+            text = written[value] = _num(value)
+        return text
+
     for point in space.points:
         position = layout.position(point)
         if position is None:
@@ -430,7 +439,8 @@ def _plot(space: IterationSpace, layout: _Layout, top: float, left: float) -> li
         group = (
             "then" if point in space.then_points else "else" if point in space.else_points else ""
         )
-        groups[group].append(f'<circle cx="{_num(position[0])}" cy="{_num(position[1])}" r="{r}"/>')
+        x, y = number(position[0]), number(position[1])
+        groups[group].append(f'<circle cx="{x}" cy="{y}" r="{r}"/>')
     for name, circles in groups.items():
         if circles:
             parts.append(f'<g class="points{" " + name if name else ""}">{"".join(circles)}</g>')

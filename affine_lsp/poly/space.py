@@ -320,7 +320,7 @@ def iteration_space(
         )
         if not total:
             return space
-        lattice = lattice_of(session, strides, box)
+        lattice = lattice_of(session, strides, box) if space.sampled else None
         _marks(drawing, space, points_set, lattice)
         if window is not None:
             try:
@@ -357,7 +357,9 @@ def _window(drawing: _Drawing) -> tuple[Window | None, list[Statement], str | No
     return window, statements, None
 
 
-def _marks(drawing: _Drawing, space: IterationSpace, points: isl.Set, lattice: isl.Set) -> None:
+def _marks(
+    drawing: _Drawing, space: IterationSpace, points: isl.Set, lattice: isl.Set | None
+) -> None:
     """The drawn points where the then or else region of an affine.if runs."""
     drawn = set(space.points)
     then_points: set[Point] = set()
@@ -376,9 +378,9 @@ def _marks(drawing: _Drawing, space: IterationSpace, points: isl.Set, lattice: i
             depth = len(domain.ivs)
             instances = session.run(lambda d=domain: drawing.fix(d.set))
             placed = drawing.placement(guard, depth, points)
-            on_points = session.run(
-                lambda i=instances, p=placed: i.apply(p).intersect(points).intersect(lattice)
-            )
+            on_points = session.run(lambda i=instances, p=placed: i.apply(p).intersect(points))
+            if lattice is not None:
+                on_points = session.run(lambda o=on_points: o.intersect(lattice))
             found = set(scan(on_points, check=session.check_time)) & drawn
             (then_points if branch == 0 else else_points).update(found)
             marked = True
@@ -406,31 +408,90 @@ def _on_points(
 MAX_DISTANCES = 64
 """A function with more distinct distances is enumerated pair by pair."""
 
+Key = tuple[str, str, Point]  # kind, memref, distance
 
-def _pairs(
-    session: IslSession, function: isl.Map, k: int, strides: list[int], origin: list[int]
-) -> dict[Point, list[Point]]:
-    """The sources of a single-valued relation between points (sources on the lattice
-    `strides`, `origin`), by distance (target minus source): one scan of the sources
-    per distinct distance (most dependences have one or two)."""
-    deltas = session.run(function.deltas)
-    distances = scan(deltas, check=session.check_time) if deltas.dim(SET) == k else []
-    found: dict[Point, list[Point]] = {}
-    if not distances or len(distances) > MAX_DISTANCES:
-        pairs = session.run(function.wrap)
-        lattice = ([*strides, *[1] * k], [*origin, *[0] * k])
-        for pair in scan(pairs, *lattice, check=session.check_time):
-            start, end = pair[:k], pair[k:]
-            distance = tuple(t - s for s, t in zip(start, end, strict=True))
-            found.setdefault(distance, []).append(start)
+
+class _Sources:
+    """The points arrows start from, per (kind, memref, distance): isl sets (one per
+    distance of a dependence), or explicit points (dependences with many distances)."""
+
+    def __init__(self, session: IslSession, space: IterationSpace) -> None:
+        self.session = session
+        self.space = space
+        self.sets: dict[Key, isl.Set] = {}
+        self.points: dict[Key, set[Point]] = {}
+
+    def add(self, function: isl.Map, kind: str, memref: str) -> None:
+        """The arrows of a single-valued relation between points, by distance."""
+        session = self.session
+        k = len(self.space.ivs)
+        deltas = session.run(function.deltas)
+        distances = scan(deltas, check=session.check_time) if deltas.dim(SET) == k else []
+        if not distances or len(distances) > MAX_DISTANCES:
+            for pair in scan(session.run(function.wrap), check=session.check_time):
+                start, end = pair[:k], pair[k:]
+                distance = tuple(t - s for s, t in zip(start, end, strict=True))
+                self.points.setdefault((kind, memref, distance), set()).add(start)
+            return
+        names = [f"x{d}" for d in range(k)]
+        for distance in distances:
+            shifted = ", ".join(f"{n} + ({d})" for n, d in zip(names, distance, strict=True))
+            shift = session.map(f"{{ [{', '.join(names)}] -> [{shifted}] }}")
+            sources = session.run(lambda s=shift: function.intersect(s).domain())
+            key = (kind, memref, distance)
+            if key in self.sets:
+                sources = session.run(lambda s=sources, key=key: self.sets[key].union(s))
+            self.sets[key] = sources
+
+    def merge(self) -> None:
+        for key in list(self.sets):
+            if key in self.points:
+                self.points[key].update(self._scan(self.sets.pop(key), 1))
+
+    def _lattice(self, factor: int) -> isl.Set | None:
+        strides = [s * factor for s in self.space.strides]
+        if all(s == 1 for s in strides):
+            return None
+        return lattice_of(self.session, strides, self.space.box)
+
+    def counts(self, factor: int) -> dict[Key, int]:
+        """Arrows per key from the points on the lattice `factor` times coarser."""
+        lattice = self._lattice(factor)
+        found = {}
+        for key, sources in self.sets.items():
+            if lattice is not None:
+                sources = self.session.run(lambda s=sources: s.intersect(lattice))
+            found[key] = count(self.session, sources)
+        for key, points in self.points.items():
+            found[key] = len(self._kept(points, factor))
         return found
-    names = [f"x{d}" for d in range(k)]
-    for distance in distances:
-        shifted = ", ".join(f"{n} + ({d})" for n, d in zip(names, distance, strict=True))
-        shift = session.map(f"{{ [{', '.join(names)}] -> [{shifted}] }}")
-        sources = session.run(lambda s=shift: function.intersect(s).domain())
-        found[distance] = scan(sources, strides, origin, check=session.check_time)
-    return found
+
+    def _kept(self, points: set[Point], factor: int) -> list[Point]:
+        origin = [low for low, _ in self.space.box]
+        steps = [s * factor for s in self.space.strides]
+        return [
+            p
+            for p in points
+            if all((x - o) % q == 0 for x, o, q in zip(p, origin, steps, strict=True))
+        ]
+
+    def _scan(self, sources: isl.Set, factor: int) -> list[Point]:
+        origin = [low for low, _ in self.space.box]
+        steps = [s * factor for s in self.space.strides]
+        return scan(sources, steps, origin, check=self.session.check_time)
+
+    def arrows(self, factor: int) -> list[Arrow]:
+        found = []
+        for (kind, memref, distance), sources in self.sets.items():
+            for start in self._scan(sources, factor):
+                end = tuple(x + d for x, d in zip(start, distance, strict=True))
+                found.append(Arrow(kind, memref, start, end))
+        for (kind, memref, distance), points in self.points.items():
+            for start in self._kept(points, factor):
+                end = tuple(x + d for x, d in zip(start, distance, strict=True))
+                found.append(Arrow(kind, memref, start, end))
+        found.sort(key=lambda arrow: (arrow.source, arrow.target, arrow.kind, arrow.memref))
+        return found
 
 
 def _arrows(
@@ -438,18 +499,15 @@ def _arrows(
     space: IterationSpace,
     statements: list[Statement],
     points: isl.Set,
-    lattice: isl.Set,
+    lattice: isl.Set | None,
     limits: PictureLimits,
 ) -> None:
     session = drawing.session
     context = drawing.context()
     k = drawing.dims
-    strides = list(space.strides)
-    origin = [low for low, _ in space.box]
     names_in = [f"x{d}" for d in range(k)]
     names_out = [f"y{d}" for d in range(k)]
-    # (kind, memref, distance) -> the points the arrows start from
-    found: dict[tuple[str, str, Point], set[Point]] = {}
+    sources = _Sources(session, space)
     placements: dict[int, isl.Map] = {}
 
     inside_maps: dict[int, isl.Map] = {}
@@ -485,8 +543,8 @@ def _arrows(
                     fixed = _on_points(drawing, source, fixed, IN)
                     fixed = _on_points(drawing, target, fixed, OUT)
                     moved = fixed.apply_domain(placement(source)).apply_range(placement(target))
-                    moved = moved.subtract(inside).intersect_domain(lattice)
-                    return moved
+                    moved = moved.subtract(inside)
+                    return moved if lattice is None else moved.intersect_domain(lattice)
 
                 moved = session.run(carried, "a dependence")
                 if session.run(moved.is_empty):
@@ -494,43 +552,16 @@ def _arrows(
                 if not session.run(moved.is_single_valued):
                     space.nearest_only = True
                 nearest = session.run(moved.lexmin)
-                memref = source.memref.display_name
-                for distance, sources in _pairs(session, nearest, k, strides, origin).items():
-                    found.setdefault((kind, memref, distance), set()).update(sources)
-    space.arrow_total = sum(len(sources) for sources in found.values())
-    for (kind, memref, distance), sources in sorted(found.items()):
-        space.distances.setdefault((kind, memref), {})[distance] = len(sources)
-    stride = 1
-    if space.arrow_total > limits.arrows:
-        found, stride = _thin(found, space, limits.arrows)
-    space.arrow_stride = stride
-    space.arrows = sorted(
-        (
-            Arrow(kind, memref, start, tuple(x + d for x, d in zip(start, distance, strict=True)))
-            for (kind, memref, distance), sources in found.items()
-            for start in sources
-        ),
-        key=lambda arrow: (arrow.source, arrow.target, arrow.kind, arrow.memref),
-    )
-
-
-def _thin(
-    found: dict[tuple[str, str, Point], set[Point]], space: IterationSpace, limit: int
-) -> tuple[dict[tuple[str, str, Point], set[Point]], int]:
-    """The arrows from every n-th drawn point along each axis, for the smallest n that
-    keeps at most `limit` of them."""
-    origin = [low for low, _ in space.box]
-    stride = 2
-    while True:
-        steps = [s * stride for s in space.strides]
-        kept = {
-            key: {
-                source
-                for source in sources
-                if all((x - o) % q == 0 for x, o, q in zip(source, origin, steps, strict=True))
-            }
-            for key, sources in found.items()
-        }
-        if sum(len(sources) for sources in kept.values()) <= limit:
-            return kept, stride
-        stride += 1
+                sources.add(nearest, kind, source.memref.display_name)
+    sources.merge()
+    counts = sources.counts(1)
+    space.arrow_total = sum(counts.values())
+    for (kind, memref, distance), number in sorted(counts.items()):
+        if number:
+            space.distances.setdefault((kind, memref), {})[distance] = number
+    factor = 1
+    while sum(counts.values()) > limits.arrows:
+        factor += 1
+        counts = sources.counts(factor)
+    space.arrow_stride = factor
+    space.arrows = sources.arrows(factor)
