@@ -62,7 +62,7 @@ def hover_picture(repeat: int) -> bool:
         found = hover(analysis, offset, pictures=True)
         samples.append(time.perf_counter() - started)
     assert found is not None
-    match = re.search(r"base64,([A-Za-z0-9+/=]+)\)", found.markdown)
+    match = re.search(r"base64,([A-Za-z0-9+/=]+)[|)]", found.markdown)
     root = ET.fromstring(base64.b64decode(match.group(1))) if match else None
     circles = len(list(root.iter(f"{SVG}circle"))) if root is not None else 0
     p50, p95 = statistics.median(samples), percentile(samples, 0.95)

@@ -17,6 +17,7 @@ that read on light and dark backgrounds; the hover embeds it as a base64
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from math import ceil, hypot
@@ -57,6 +58,7 @@ class Style:
     font: int
     wrap: int  # points per row of a 1-D space
     titled: bool  # title and domain text on the picture (the hover has them around it)
+    beside: bool  # the words to the right of the plot rather than above and below it
     assumed_hint: str  # how to give a symbol a value, `{name}` for its name
 
 
@@ -69,17 +71,19 @@ FULL = Style(
     font=12,
     wrap=64,
     titled=True,
+    beside=False,
     assumed_hint="give --param {name}=VALUE",
 )
 SMALL = Style(
-    plot=224,
-    panel=96,
-    width=400,
-    cell_max=16,
+    plot=176,
+    panel=72,
+    width=560,
+    cell_max=18,
     cell_min=2,
     font=10,
     wrap=32,
     titled=False,
+    beside=True,
     assumed_hint="assumed",
 )
 
@@ -247,8 +251,12 @@ class _Layout:
         return x, y
 
 
+CHARACTER_WIDTH = 0.56
+"""The width of an average character of a sans-serif font, in ems (an estimate)."""
+
+
 def _text_width(text: str, font: int) -> float:
-    return len(text) * font * 0.6
+    return len(text) * font * CHARACTER_WIDTH
 
 
 def _wrap(text: str, limit: int) -> list[str]:
@@ -351,6 +359,8 @@ def render_svg(
         for note in notes:
             footer.append((note, "note", ""))
 
+    if style.beside and (layout is None or layout.width * 2 <= style.width):
+        return _beside(space, style, layout, header, footer)
     plot_w = layout.width if layout else 0.0
     text_w = max(
         [_text_width(t, font) for t, _ in header]
@@ -358,13 +368,9 @@ def render_svg(
         + [0.0]
     )
     width = max(plot_w, min(text_w, style.width), 120) + font
-    limit = int((width - font) / (font * 0.6))
+    limit = int((width - font) / (font * CHARACTER_WIDTH))
     header_lines = [(line, cls) for text, cls in header for line in _wrap(text, limit)]
-    footer_lines = [
-        (line, cls, swatch if n == 0 else "")
-        for text, cls, swatch in footer
-        for n, line in enumerate(_wrap(text, limit - 3))
-    ]
+    footer_lines = _footer_lines(footer, limit)
 
     parts: list[str] = []
     y = font * 1.3
@@ -376,15 +382,70 @@ def render_svg(
         parts += _plot(space, layout, plot_top, font / 2)
         y = plot_top + layout.height + font * 0.6
     else:
-        parts.append(_text(font / 2, y, "the domain is empty for these values", cls="note"))
+        parts.append(_text(font / 2, y, EMPTY, cls="note"))
         y += line_height
     y += font * 0.3
-    for text, cls, swatch in footer_lines:
-        if swatch:
-            parts.append(_swatch(font / 2, y, font, swatch))
-        parts.append(_text(font / 2 + font * 2.2, y, text, cls=cls))
-        y += line_height
+    parts += _legend(footer_lines, font / 2, y, font)
+    y += line_height * len(footer_lines)
     return _document(width, y - font * 0.6, style, parts)
+
+
+EMPTY = "the domain is empty for these values"
+
+
+def _footer_lines(footer: list[tuple[str, str, str]], limit: int) -> list[tuple[str, str, str]]:
+    """Legend lines wrapped to `limit` characters, the swatch on the first of each."""
+    return [
+        (line, cls, swatch if n == 0 else "")
+        for text, cls, swatch in footer
+        for n, line in enumerate(_wrap(text, limit - 3))
+    ]
+
+
+def _legend(lines: list[tuple[str, str, str]], x: float, y: float, font: int) -> list[str]:
+    parts = []
+    for text, cls, swatch in lines:
+        if swatch:
+            parts.append(_swatch(x, y, font, swatch))
+        parts.append(_text(x + font * 2.2, y, text, cls=cls))
+        y += font * 1.45
+    return parts
+
+
+def _beside(
+    space: IterationSpace,
+    style: Style,
+    layout: _Layout | None,
+    header: list[tuple[str, str]],
+    footer: list[tuple[str, str, str]],
+) -> str:
+    """The words in a column to the right of the plot: a wide, short picture (hovers
+    are short and scroll)."""
+    font = style.font
+    line_height = font * 1.45
+    plot_w = layout.width if layout is not None else 0.0
+    column = font + plot_w + font
+    limit = max(24, int((style.width - column) / (font * CHARACTER_WIDTH)))
+    lines = [(line, cls, "") for text, cls in header for line in _wrap(text, limit + 3)]
+    if layout is None:
+        lines.append((EMPTY, "note", ""))
+    lines += _footer_lines(footer, limit)
+    text_w = max([_text_width(t, font) + (font * 2.2 if s else 0) for t, _, s in lines] + [0])
+    parts: list[str] = []
+    plot_h = 0.0
+    if layout is not None:
+        parts += _plot(space, layout, font * 0.2, font / 2)
+        plot_h = layout.height + font * 0.2
+    y = font * 1.3
+    for text, cls, swatch in lines:
+        if swatch:
+            parts += _legend([(text, cls, swatch)], column, y, font)
+        else:
+            parts.append(_text(column, y, text, cls=cls))
+        y += line_height
+    width = column + text_w + font / 2
+    height = max(plot_h + font * 0.4, y - font * 0.6)
+    return _document(width, height, style, parts)
 
 
 def _text(x: float, y: float, content: str, anchor: str = "start", cls: str = "") -> str:
@@ -523,11 +584,18 @@ def data_uri(svg: str) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
 
 
+_SIZE = re.compile(r'<svg [^>]*width="(\d+)" height="(\d+)"')
+
+
 def markdown_image(space: IterationSpace, svg: str) -> str:
-    """The picture as a Markdown image with words for its alternative text."""
+    """The picture as a Markdown image with words for its alternative text. Its size
+    follows the link (`|width=W,height=H`, which VS Code reads): a hover sized before
+    the image loads would otherwise cut it off."""
     alt = f"iteration space: {describe_points(space)}, {_plural(len(space.arrows), 'arrow')}"
     alt = alt.replace("[", "(").replace("]", ")")
-    return f"![{alt}]({data_uri(svg)})"
+    size = _SIZE.match(svg)
+    dimensions = f"|width={size.group(1)},height={size.group(2)}" if size else ""
+    return f"![{alt}]({data_uri(svg)}{dimensions})"
 
 
 # -- finding and drawing a nest ------------------------------------------------------------

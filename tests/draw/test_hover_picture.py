@@ -21,7 +21,9 @@ from tests.ide.helpers import analysed, offset_of
 from tests.server.conftest import CONFIG, start
 from tests.server.helpers import open_text, position_of
 
-IMAGE = re.compile(r"!\[([^\]]*)\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\)")
+IMAGE = re.compile(
+    r"!\[([^\]]*)\]\(data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)\|width=(\d+),height=(\d+)\)"
+)
 TEXT = nests_text()
 
 
@@ -35,7 +37,11 @@ def _markdown(needle: str, occurrence: int = 0, pictures: bool = True, text: str
 def _image(markdown: str):
     match = IMAGE.search(markdown)
     assert match is not None, markdown
-    return match.group(1), read_svg(base64.b64decode(match.group(2)))
+    picture = read_svg(base64.b64decode(match.group(2)))
+    # The size in the link is the picture's.
+    assert match.group(3) == picture.root.get("width")
+    assert match.group(4) == picture.root.get("height")
+    return match.group(1), picture
 
 
 def _for_of(function: str, occurrence: int = 0) -> tuple[str, int]:
@@ -53,7 +59,9 @@ def test_outermost_loop_shows_the_whole_nest_below_the_domain():
     assert len(picture.circles) == 81
     assert 0 < len(picture.arrows) <= budgets.HOVER_PICTURE_LIMITS.arrows
     assert "81 points" in alt
-    assert float(picture.root.get("width")) <= 420
+    # Short and wide: VS Code's hovers are about 250 pixels high (and scroll).
+    assert float(picture.root.get("height")) <= 230
+    assert float(picture.root.get("width")) <= 600
 
 
 def test_innermost_loop_has_no_second_domain():
