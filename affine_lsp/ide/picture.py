@@ -327,6 +327,8 @@ def render_svg(
             footer.append((f"then region of {guards} runs", "", "then"))
         if space.else_points:
             footer.append((f"else region of {guards} runs", "", "else"))
+    if space.marks_unavailable is not None:
+        footer.append((f"affine.if regions not marked: {space.marks_unavailable}", "note", ""))
     if space.dependences_unavailable is not None:
         footer.append((f"dependences not drawn: {space.dependences_unavailable}", "note", ""))
     elif space.points and not space.arrows:

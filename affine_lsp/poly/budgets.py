@@ -103,6 +103,9 @@ ACTION_RESOLVE_SECONDS = 10.0
 FUZZ_HOVER = Budget(max_operations=200_000, time_limit=0.2)
 """Hover data in the fuzz harness."""
 
+FUZZ_PICTURE = Budget(max_operations=1_000_000, time_limit=0.3)
+"""A picture of an iteration space in the fuzz harness."""
+
 FUZZ_RESOLVE_SECONDS = 1.0
 """A chosen fusion in the fuzz harness."""
 

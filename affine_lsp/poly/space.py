@@ -101,6 +101,7 @@ class IterationSpace:
     nearest_only: bool = False
     folded: list[Operation] = field(default_factory=list)
     dependences_unavailable: str | None = None
+    marks_unavailable: str | None = None  # why some affine.if regions are not marked
     unused_values: list[str] = field(default_factory=list)  # given, but no such symbol
 
     @property
@@ -288,7 +289,10 @@ def iteration_space(
         drawing = _Drawing(op, model, budget or budgets.DRAW)
         limits = limits or budgets.DRAW_LIMITS
         window, statements, unavailable = _window(drawing)
+        guards, unmarked = _guards(drawing)
         names = set(drawing.domain.params)
+        for _guard, _branch, domain in guards:
+            names |= domain.params
         for statement in statements:
             names |= {
                 statement.access.get_dim_name(PARAM, p) for p in range(statement.access.dim(PARAM))
@@ -316,12 +320,13 @@ def iteration_space(
             box=box,
             folded=drawing.folded,
             dependences_unavailable=unavailable,
+            marks_unavailable=unmarked,
             unused_values=unused,
         )
         if not total:
             return space
         lattice = lattice_of(session, strides, box) if space.sampled else None
-        _marks(drawing, space, points_set, lattice)
+        _marks(drawing, space, guards, points_set, lattice)
         if window is not None:
             try:
                 _arrows(drawing, space, statements, points_set, lattice, limits)
@@ -357,34 +362,48 @@ def _window(drawing: _Drawing) -> tuple[Window | None, list[Statement], str | No
     return window, statements, None
 
 
+Guard = tuple[AffineIfOp, int, Domain]  # an affine.if, its branch, where that branch runs
+
+
+def _guards(drawing: _Drawing) -> tuple[list[Guard], str | None]:
+    """The affine.if regions with ops in the nest, and why some cannot be marked."""
+    found: list[Guard] = []
+    for guard in drawing.op.walk():
+        if not isinstance(guard, AffineIfOp):
+            continue
+        for branch, region in enumerate(guard.regions[:2]):
+            if not any(not isinstance(o, AffineYieldOp) for o in region.operations()):
+                continue
+            outer, _ = enclosing_levels(guard)
+            try:
+                found.append((guard, branch, drawing.builder.build([*outer, Level(guard, branch)])))
+            except PolyError as error:
+                return found, error.reason
+    return found, None
+
+
 def _marks(
-    drawing: _Drawing, space: IterationSpace, points: isl.Set, lattice: isl.Set | None
+    drawing: _Drawing,
+    space: IterationSpace,
+    guards: list[Guard],
+    points: isl.Set,
+    lattice: isl.Set | None,
 ) -> None:
     """The drawn points where the then or else region of an affine.if runs."""
     drawn = set(space.points)
     then_points: set[Point] = set()
     else_points: set[Point] = set()
     session = drawing.session
-    for guard in drawing.op.walk():
-        if not isinstance(guard, AffineIfOp):
-            continue
-        marked = False
-        for branch, region in enumerate(guard.regions[:2]):
-            if not any(not isinstance(o, AffineYieldOp) for o in region.operations()):
-                continue
-            outer, _ = enclosing_levels(guard)
-            domain = drawing.builder.build([*outer, Level(guard, branch)])
-            assert domain.set is not None
-            depth = len(domain.ivs)
-            instances = session.run(lambda d=domain: drawing.fix(d.set))
-            placed = drawing.placement(guard, depth, points)
-            on_points = session.run(lambda i=instances, p=placed: i.apply(p).intersect(points))
-            if lattice is not None:
-                on_points = session.run(lambda o=on_points: o.intersect(lattice))
-            found = set(scan(on_points, check=session.check_time)) & drawn
-            (then_points if branch == 0 else else_points).update(found)
-            marked = True
-        if marked:
+    for guard, branch, domain in guards:
+        assert domain.set is not None
+        instances = session.run(lambda d=domain: drawing.fix(d.set))
+        placed = drawing.placement(guard, len(domain.ivs), points)
+        on_points = session.run(lambda i=instances, p=placed: i.apply(p).intersect(points))
+        if lattice is not None:
+            on_points = session.run(lambda o=on_points: o.intersect(lattice))
+        found = set(scan(on_points, check=session.check_time)) & drawn
+        (then_points if branch == 0 else else_points).update(found)
+        if guard not in space.guards:
             space.guards.append(guard)
     space.then_points = frozenset(then_points)
     space.else_points = frozenset(else_points)
