@@ -331,8 +331,11 @@ def render_svg(
         footer.append((f"affine.if regions not marked: {space.marks_unavailable}", "note", ""))
     if space.dependences_unavailable is not None:
         footer.append((f"dependences not drawn: {space.dependences_unavailable}", "note", ""))
-    elif space.points and not space.arrows:
+    elif space.points and not space.carried:
         footer.append(("no loop-carried dependences", "", ""))
+    elif space.points and not space.arrows:
+        kinds = ", ".join(sorted(space.carried))
+        footer.append((f"{kinds}: no arrow starts at a drawn point", "note", ""))
     groups = space.distances
     for kind in KINDS:
         for (group_kind, memref), distances in sorted(groups.items()):

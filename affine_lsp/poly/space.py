@@ -97,8 +97,11 @@ class IterationSpace:
     arrow_total: int = 0  # arrows before thinning
     arrow_stride: int = 1  # > 1: only arrows from every n-th drawn point along each axis
     distances: dict[tuple[str, str], dict[tuple[int, ...], int]] = field(default_factory=dict)
-    """(kind, memref) -> distance vector -> arrows, over every arrow (before thinning)."""
+    """(kind, memref) -> distance vector -> arrows over the whole domain (before sampling
+    and thinning; for dependences of more than MAX_DISTANCES distances in a sampled
+    space, from the drawn points)."""
     nearest_only: bool = False
+    carried: set[str] = field(default_factory=set)  # kinds of loop-carried dependences found
     folded: list[Operation] = field(default_factory=list)
     dependences_unavailable: str | None = None
     marks_unavailable: str | None = None  # why some affine.if regions are not marked
@@ -329,7 +332,7 @@ def iteration_space(
         _marks(drawing, space, guards, points_set, lattice)
         if window is not None:
             try:
-                _arrows(drawing, space, statements, points_set, lattice, limits)
+                _arrows(drawing, space, statements, points_set, limits)
             except PolyError as error:
                 space.arrows = []
                 space.dependences_unavailable = error.reason
@@ -447,7 +450,11 @@ class _Sources:
         deltas = session.run(function.deltas)
         distances = scan(deltas, check=session.check_time) if deltas.dim(SET) == k else []
         if not distances or len(distances) > MAX_DISTANCES:
-            for pair in scan(session.run(function.wrap), check=session.check_time):
+            # Pair by pair, from the drawn points only (the space may be sampled).
+            strides = [*self.space.strides, *[1] * k]
+            origin = [*(low for low, _ in self.space.box), *[0] * k]
+            pairs = session.run(function.wrap)
+            for pair in scan(pairs, strides, origin, check=session.check_time):
                 start, end = pair[:k], pair[k:]
                 distance = tuple(t - s for s, t in zip(start, end, strict=True))
                 self.points.setdefault((kind, memref, distance), set()).add(start)
@@ -473,16 +480,17 @@ class _Sources:
             return None
         return lattice_of(self.session, strides, self.space.box)
 
-    def counts(self, factor: int) -> dict[Key, int]:
-        """Arrows per key from the points on the lattice `factor` times coarser."""
-        lattice = self._lattice(factor)
+    def counts(self, factor: int | None) -> dict[Key, int]:
+        """Arrows per key from the drawn points on the lattice `factor` times coarser,
+        or (None) from every point of the domain (pair by pair: the drawn ones)."""
+        lattice = self._lattice(factor) if factor is not None else None
         found = {}
         for key, sources in self.sets.items():
             if lattice is not None:
                 sources = self.session.run(lambda s=sources: s.intersect(lattice))
             found[key] = count(self.session, sources)
         for key, points in self.points.items():
-            found[key] = len(self._kept(points, factor))
+            found[key] = len(self._kept(points, factor or 1))
         return found
 
     def _kept(self, points: set[Point], factor: int) -> list[Point]:
@@ -518,7 +526,6 @@ def _arrows(
     space: IterationSpace,
     statements: list[Statement],
     points: isl.Set,
-    lattice: isl.Set | None,
     limits: PictureLimits,
 ) -> None:
     session = drawing.session
@@ -562,22 +569,22 @@ def _arrows(
                     fixed = _on_points(drawing, source, fixed, IN)
                     fixed = _on_points(drawing, target, fixed, OUT)
                     moved = fixed.apply_domain(placement(source)).apply_range(placement(target))
-                    moved = moved.subtract(inside)
-                    return moved if lattice is None else moved.intersect_domain(lattice)
+                    return moved.subtract(inside)
 
                 moved = session.run(carried, "a dependence")
                 if session.run(moved.is_empty):
                     continue
+                space.carried.add(kind)
                 if not session.run(moved.is_single_valued):
                     space.nearest_only = True
                 nearest = session.run(moved.lexmin)
                 sources.add(nearest, kind, source.memref.display_name)
     sources.merge()
-    counts = sources.counts(1)
-    space.arrow_total = sum(counts.values())
-    for (kind, memref, distance), number in sorted(counts.items()):
+    for (kind, memref, distance), number in sorted(sources.counts(None).items()):
         if number:
             space.distances.setdefault((kind, memref), {})[distance] = number
+    counts = sources.counts(1)
+    space.arrow_total = sum(counts.values())
     factor = 1
     while sum(counts.values()) > limits.arrows:
         factor += 1

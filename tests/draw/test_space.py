@@ -241,3 +241,28 @@ def test_random_nests_agree_with_the_oracle():
         for arrow in space.arrows:
             kinds[arrow.kind] = kinds.get(arrow.kind, 0) + 1
     assert all(kinds.get(kind, 0) > 20 for kind in ("RAW", "WAR", "WAW")), kinds
+
+
+ODD_ROWS = """
+func.func @odd(%B: memref<128x128xf32>, %x: f32) {
+  affine.for %i = 0 to 100 {
+    affine.for %j = 0 to 100 {
+      affine.if affine_set<(d0) : ((d0 mod 2) - 1 == 0)>(%i) {
+        affine.store %x, %B[%i, %j] : memref<128x128xf32>
+      }
+      %v = affine.load %B[%i - 1, %j] : memref<128x128xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_a_sampled_space_still_knows_its_dependences():
+    # Every 2nd value is drawn (even rows); the writes are on odd rows only.
+    space = space_of("odd", text=ODD_ROWS)
+    assert space.strides == (2, 2) and space.total == 10_000
+    assert space.arrows == []
+    assert space.carried == {"RAW"}
+    # Odd rows 1..97 have a next row.
+    assert space.distances == {("RAW", "%B"): {(1, 0): 49 * 100}}

@@ -147,3 +147,12 @@ func.func @row(%A: memref<200xf32>) {
     rows = {circle.get("cy") for circle in picture.circles}
     assert len(rows) == 3  # 64 points a row
     assert {"%i = 0", "64", "128"} <= set(picture.texts)
+
+
+def test_dependences_between_undrawn_points_are_said():
+    from tests.draw.test_space import ODD_ROWS
+
+    text = read_svg(render_svg(space_of("odd", text=ODD_ROWS), FULL)).text()
+    assert "no loop-carried dependences" not in text
+    assert "RAW: no arrow starts at a drawn point" in text
+    assert "RAW (read after write) on %B: (1, 0) ×4900" in text
