@@ -17,6 +17,7 @@ import sys
 from affine_lsp.checks import Severity, check_document
 from affine_lsp.checks.chunks import split_chunks
 from affine_lsp.cli.fuse import write_atomically
+from affine_lsp.cli.output import error_reason, printable, read_input, say
 from affine_lsp.ide.picture import draw, loop_on_line
 from affine_lsp.ir import build_module
 from affine_lsp.poly.session import Unknown
@@ -49,7 +50,6 @@ def _line(text: str) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "draw",
-        help="draw the iteration space of a loop nest and its dependences (SVG)",
         description="Draw the iteration space of the loop nest headed by the affine.for or "
         "affine.parallel on line N: one circle per integer point, one arrow per loop-carried "
         "dependence (RAW, WAR, WAW). Writes SVG to stdout unless -o is given. Exit status: "
@@ -75,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _say(message: str) -> None:
-    print(f"affine-lsp draw: {message}", file=sys.stderr)
+    say("draw", message)
 
 
 def _chunk_of(data: bytes, line: int) -> tuple[bytes, int, int]:
@@ -89,11 +89,8 @@ def _chunk_of(data: bytes, line: int) -> tuple[bytes, int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        with open(args.file, "rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        _say(f"cannot read {args.file}: {error.strerror}")
+    data = read_input("draw", args.file)
+    if data is None:
         return 1
     line = args.line - 1
     chunk, first_line, _ = _chunk_of(data, line)
@@ -101,10 +98,8 @@ def run(args: argparse.Namespace) -> int:
     errors = [d for d in check_document(document) if d.severity == Severity.ERROR]
     for diagnostic in errors:
         at, column = document.point(diagnostic.span.start_byte)
-        print(
-            f"{args.file}:{first_line + at + 1}:{column + 1}: error: {diagnostic.message}",
-            file=sys.stderr,
-        )
+        message = f"{args.file}:{first_line + at + 1}:{column + 1}: error: {diagnostic.message}"
+        print(printable(message), file=sys.stderr)
     if errors:
         _say(f"{args.file} has errors; nothing was drawn")
         return 1
@@ -145,6 +140,6 @@ def run(args: argparse.Namespace) -> int:
     try:
         write_atomically(args.output, output)
     except OSError as error:
-        _say(f"cannot write {args.output}: {error.strerror or error}")
+        _say(f"cannot write {args.output}: {error_reason(error)}")
         return 1
     return 0

@@ -606,7 +606,9 @@ def markdown_image(space: IterationSpace, svg: str) -> str:
 # -- finding and drawing a nest ------------------------------------------------------------
 
 
-def loop_on_line(model: ModuleModel, line: int, line_of_offset: Callable[[int], int]):
+def loop_on_line(
+    model: ModuleModel, line: int, line_of_offset: Callable[[int], int]
+) -> Operation | None:
     """The outermost affine.for/affine.parallel whose text starts on 0-based `line`."""
     for op in model.walk():
         if isinstance(op, LOOPS) and line_of_offset(op.span.start_byte) == line:

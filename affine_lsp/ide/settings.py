@@ -5,6 +5,11 @@ either nested (`{"fusion": {"tolerance": 0.5}}`, optionally under an `affineLsp`
 key) or with dotted keys (`{"affineLsp.fusion.tolerance": 0.5}` or
 `{"fusion.tolerance": 0.5}`). Unknown keys are ignored; a bad value keeps the
 previous value and is reported as a problem.
+
+The defaults are those of the layers that use them (`CheckOptions`, `FusionOptions`);
+the editors repeat them (`editors/vscode/package.json` and `src/settings.ts`,
+`editors/neovim/lua/affine_lsp/init.lua`), and `tests/editors/test_settings_defaults.py`
+checks that they agree with `client_defaults()`.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from affine_lsp.checks import CheckOptions, Severity
+from affine_lsp.transforms.fusion import FusionOptions
 
 SECTION = "affineLsp"
 LOG_LEVELS = ("error", "warning", "info", "debug")
 SEVERITIES = tuple(s.label for s in Severity)
+_CHECKS = CheckOptions()
+_FUSION = FusionOptions()
 HOVER_PICTURES = ("auto", "always", "never")
 IMAGE_MARKDOWN_PARSERS = frozenset({"marked"})
 """Markdown renderers (LSP `general.markdown.parser`) known to show images in hovers:
@@ -27,9 +35,9 @@ VS Code's (and other Monaco-based editors')."""
 
 @dataclass(frozen=True)
 class Settings:
-    fusion_tolerance: float = 0.3
-    legacy_severity: Severity = Severity.WARNING
-    lints: bool = True
+    fusion_tolerance: float = _FUSION.tolerance
+    legacy_severity: Severity = _CHECKS.legacy_severity
+    lints: bool = _CHECKS.lints
     log_level: str | None = None  # None: as the server was started
     hover_pictures: str = "auto"  # auto | always | never
 
@@ -109,6 +117,22 @@ _KEYS = {
     "logLevel": ("log_level", _log_level),
     "hover.pictures": ("hover_pictures", _hover_pictures),
 }
+
+
+def client_defaults() -> dict[str, Any]:
+    """The default of each setting the server reads, by dotted key as clients send it
+    (JSON values; `logLevel` has none: the server keeps its `--log-level`)."""
+    defaults = Settings()
+    values: dict[str, Any] = {}
+    for key, (name, _validate) in _KEYS.items():
+        value = getattr(defaults, name)
+        if isinstance(value, Severity):
+            values[key] = value.label
+        elif isinstance(value, tuple):
+            values[key] = list(value)
+        elif value is not None:
+            values[key] = value
+    return values
 
 
 def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:

@@ -74,7 +74,7 @@ def _pretty(relation: isl.Map, a: Statement, b: Statement) -> str:
             renamed = renamed.set_dim_name(kind, position, name)
         renamed = renamed.reset_tuple_id(kind)
     for position in range(renamed.dim(isl.dim_type.param)):
-        name = renamed.get_dim_name(isl.dim_type.param, position)
+        name = renamed.get_dim_name(isl.dim_type.param, position) or ""
         renamed = renamed.set_dim_name(isl.dim_type.param, position, exact_to_source(name))
     return str(renamed.coalesce())
 
@@ -127,7 +127,7 @@ def relations(
     directions = [(a, b, same.intersect(a.schedule.lex_lt_map(b.schedule)))]
     if a is not b:
         directions.append((b, a, same.reverse().intersect(b.schedule.lex_lt_map(a.schedule))))
-    found = []
+    found: list[tuple[str, Statement, Statement, isl.Map]] = []
     for source, target, relation in directions:
         if relation.is_empty():
             continue
@@ -137,7 +137,7 @@ def relations(
 
 
 def _pair(a: Statement, b: Statement, window: Window) -> list[Dependence]:
-    found = []
+    found: list[Dependence] = []
     for kind, source, target, relation in relations(a, b):
         loops = _common_loops(source, target)
         deltas_map = relation

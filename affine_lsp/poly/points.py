@@ -66,7 +66,9 @@ class _Division:
     level: int
 
     @staticmethod
-    def of(coefficients: list[Fraction], divs: list[Fraction], constant: Fraction, level: int):
+    def of(
+        coefficients: list[Fraction], divs: list[Fraction], constant: Fraction, level: int
+    ) -> _Division:
         denominator = 1
         for value in (*coefficients, *divs, constant):
             denominator = lcm(denominator, value.denominator)
@@ -279,7 +281,9 @@ def scan(
     return sorted(found)
 
 
-def _foreach(basic: isl.BasicSet, strides, origin, found: set[Point]) -> None:
+def _foreach(
+    basic: isl.BasicSet, strides: Sequence[int], origin: Sequence[int], found: set[Point]
+) -> None:
     dims = basic.dim(SET)
 
     def add(point: isl.Point) -> None:

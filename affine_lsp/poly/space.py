@@ -20,9 +20,10 @@ When a source has several later targets, only the first is drawn
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from math import ceil, prod
+from typing import TypeVar
 
 import islpy as isl
 
@@ -56,6 +57,8 @@ MAX_DIMENSIONS = 12
 """Deeper nests are not drawn."""
 
 LOOPS = (AffineForOp, AffineParallelOp)
+
+SetOrMap = TypeVar("SetOrMap", isl.Set, isl.Map)
 
 
 @dataclass(frozen=True)
@@ -168,11 +171,11 @@ class _Drawing:
             parameters.append(Parameter(source, self.values[name], value is None))
         return parameters
 
-    def fix(self, value: isl.Set | isl.Map) -> isl.Set | isl.Map:
+    def fix(self, value: SetOrMap) -> SetOrMap:
         """`value` with every symbol replaced by its number (no parameters left)."""
         ctx = self.session.ctx
         for position in range(value.dim(PARAM)):
-            name = value.get_dim_name(PARAM, position)
+            name = value.get_dim_name(PARAM, position) or ""
             number = isl.Val.read_from_str(ctx, str(self.values[name]))
             value = value.fix_val(PARAM, position, number)
         return value.project_out(PARAM, 0, value.dim(PARAM))
@@ -218,15 +221,18 @@ class _Drawing:
         for position, iv in enumerate(self.domain.ivs):
             renamed = renamed.set_dim_name(SET, position, pretty_identifier(iv.display_name))
         for position in range(renamed.dim(PARAM)):
-            name = renamed.get_dim_name(PARAM, position)
+            name = renamed.get_dim_name(PARAM, position) or ""
             renamed = renamed.set_dim_name(
                 PARAM, position, pretty_identifier(exact_to_source(name))
             )
         return str(self.session.run(renamed.coalesce))
 
 
+Box = list[tuple[int, int]]
+
+
 def _strides(
-    session: IslSession, points: isl.Set, total: int, box, limits: PictureLimits
+    session: IslSession, points: isl.Set, total: int, box: Box, limits: PictureLimits
 ) -> list[int]:
     k = len(box)
     extents = [high - low + 1 for low, high in box]
@@ -248,7 +254,7 @@ def step_free(strides: list[int]) -> bool:
     return all(s == 1 for s in strides)
 
 
-def lattice_of(session: IslSession, strides, box) -> isl.Set:
+def lattice_of(session: IslSession, strides: Sequence[int], box: Box) -> isl.Set:
     names = [f"x{d}" for d in range(len(strides))]
     parts = [
         f"({name} - ({low})) mod {stride} = 0"
@@ -270,7 +276,7 @@ def count(session: IslSession, points: isl.Set) -> int:
     return session.run(counted, "counting the points")
 
 
-def _count(session: IslSession, points: isl.Set, strides, box) -> int:
+def _count(session: IslSession, points: isl.Set, strides: Sequence[int], box: Box) -> int:
     sampled = session.run(lambda: points.intersect(lattice_of(session, strides, box)))
     return count(session, sampled)
 
@@ -298,14 +304,16 @@ def iteration_space(
             names |= domain.params
         for statement in statements:
             names |= {
-                statement.access.get_dim_name(PARAM, p) for p in range(statement.access.dim(PARAM))
+                statement.access.get_dim_name(PARAM, p) or ""
+                for p in range(statement.access.dim(PARAM))
             }
         parameters = drawing.assign(names, values)
         known = {p.name for p in parameters}
         unused = sorted(k.lstrip("%") for k in values if k.lstrip("%") not in known)
         session = drawing.session
-        assert drawing.domain.set is not None
-        points_set = session.run(lambda: drawing.fix(drawing.domain.set))
+        domain_set = drawing.domain.set
+        assert domain_set is not None
+        points_set: isl.Set = session.run(lambda: drawing.fix(domain_set))
         total = count(session, points_set)
         box = bounding_box(points_set) if total else [(0, 0)] * drawing.dims
         strides = _strides(session, points_set, total, box, limits) if total else [1] * len(box)
@@ -564,7 +572,12 @@ def _arrows(
                 # Loop-carried: the iterations differ in a loop both accesses are in.
                 inside = same_iteration(min(_depth(source), _depth(target), k))
 
-                def carried(relation=relation, source=source, target=target, inside=inside):
+                def carried(
+                    relation: isl.Map = relation,
+                    source: Statement = source,
+                    target: Statement = target,
+                    inside: isl.Map = inside,
+                ) -> isl.Map:
                     fixed = drawing.fix(relation)
                     fixed = _on_points(drawing, source, fixed, IN)
                     fixed = _on_points(drawing, target, fixed, OUT)
