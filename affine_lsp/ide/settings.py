@@ -27,6 +27,10 @@ LOG_LEVELS = ("error", "warning", "info", "debug")
 SEVERITIES = tuple(s.label for s in Severity)
 _CHECKS = CheckOptions()
 _FUSION = FusionOptions()
+HOVER_PICTURES = ("auto", "always", "never")
+IMAGE_MARKDOWN_PARSERS = frozenset({"marked"})
+"""Markdown renderers (LSP `general.markdown.parser`) known to show images in hovers:
+VS Code's (and other Monaco-based editors')."""
 
 
 @dataclass(frozen=True)
@@ -35,9 +39,21 @@ class Settings:
     legacy_severity: Severity = _CHECKS.legacy_severity
     lints: bool = _CHECKS.lints
     log_level: str | None = None  # None: as the server was started
+    hover_pictures: str = "auto"  # auto | always | never
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
+
+
+def hover_pictures(setting: str, markdown_parser: str | None) -> bool:
+    """Whether loop hovers carry a picture: `always`, `never`, or with `auto` when the
+    client's Markdown renderer (`general.markdown.parser` of its capabilities) shows
+    images. Other clients get the text alone."""
+    if setting == "always":
+        return True
+    if setting == "never":
+        return False
+    return markdown_parser in IMAGE_MARKDOWN_PARSERS
 
 
 def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -85,21 +101,38 @@ def _log_level(value: Any) -> str | _Invalid:
     return _Invalid(f"must be one of {', '.join(LOG_LEVELS)}")
 
 
+def _hover_pictures(value: Any) -> str | _Invalid:
+    if isinstance(value, bool):
+        return "always" if value else "never"
+    if isinstance(value, str) and value.strip().lower() in HOVER_PICTURES:
+        return value.strip().lower()
+    return _Invalid(f"must be one of {', '.join(HOVER_PICTURES)}")
+
+
 # dotted key (relative to the section) -> (Settings field, validator)
 _KEYS = {
     "fusion.tolerance": ("fusion_tolerance", _tolerance),
     "legacySyntax.severity": ("legacy_severity", _severity),
     "lints.enabled": ("lints", _boolean),
     "logLevel": ("log_level", _log_level),
+    "hover.pictures": ("hover_pictures", _hover_pictures),
 }
+
+NOT_IN_EDITORS = frozenset({"hover.pictures"})
+"""Settings the editor extensions do not offer yet: the server reads them from
+`initializationOptions` and `workspace/configuration` like the others (`hover.pictures`
+defaults to `auto`, right for both VS Code and Neovim)."""
 
 
 def client_defaults() -> dict[str, Any]:
     """The default of each setting the server reads, by dotted key as clients send it
-    (JSON values; `logLevel` has none: the server keeps its `--log-level`)."""
+    (JSON values; `logLevel` has none: the server keeps its `--log-level`), except
+    those in NOT_IN_EDITORS."""
     defaults = Settings()
     values: dict[str, Any] = {}
     for key, (name, _validate) in _KEYS.items():
+        if key in NOT_IN_EDITORS:
+            continue
         value = getattr(defaults, name)
         if isinstance(value, Severity):
             values[key] = value.label
