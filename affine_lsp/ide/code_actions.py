@@ -140,7 +140,7 @@ def code_actions(
     start: int,
     end: int,
     only: list[str] | None = None,
-    tolerance: float = 0.3,
+    tolerance: float = FusionOptions.tolerance,
 ) -> list[Action]:
     """Quick fixes and (when `only` asks for rewrites) the refactorings, computed
     here and now."""
