@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
+from typing import TypeVar
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.ide.analysis import DocumentAnalysis
@@ -33,6 +35,8 @@ from affine_lsp.poly import budgets
 from affine_lsp.syntax import SourceDocument, Span
 
 _LINE_MENTION = re.compile(r"\bline \d")
+
+T = TypeVar("T")
 
 Anchor = tuple[str, int]
 """(refactoring name, the designated loop's start relative to its item)."""
@@ -110,7 +114,7 @@ def refactoring_named(name: str) -> Refactoring:
     return next(r for r in REFACTORINGS if r.name == name)
 
 
-def _line_of(document: SourceDocument):
+def _line_of(document: SourceDocument) -> Callable[[int], int]:
     return lambda offset: document.position(offset)[0]
 
 
@@ -287,7 +291,9 @@ class Planning:
             self._last = ((extract, at_row), analysis, record)
         return self._last[1], self._last[2]
 
-    def _on(self, extract: Extract, work):
+    def _on(
+        self, extract: Extract, work: Callable[[DocumentAnalysis, ItemRecord], T]
+    ) -> T | tuple[()]:
         """`work(analysis, record)` on the extract, again with the item on its own
         line when the words of the result name lines; () without the item."""
         analysis, record = self._open(extract, False)
@@ -346,7 +352,9 @@ class Planning:
         """The edits (relative to the item) of the action titled `title` at [start,
         end] (relative), or why there are none."""
 
-        def work(analysis: DocumentAnalysis, record: ItemRecord):
+        def work(
+            analysis: DocumentAnalysis, record: ItemRecord
+        ) -> tuple[tuple[PlannedEdit, ...], str | None]:
             at = record.start
             refactoring = refactoring_named(name)
             edits, reason = resolve_at(analysis, refactoring, at + start, at + end, title, settings)
@@ -373,7 +381,7 @@ def handle(planning: Planning, message: Message) -> tuple[bool, object]:
         return False, f"{type(error).__name__}: {error}"
 
 
-def serve(connection, niceness: int) -> None:
+def serve(connection: Connection, niceness: int) -> None:
     """The loop of a planning worker process: answer each message of `connection`
     until it closes. Its standard output is not the server's protocol stream (it
     never reads its standard input)."""
