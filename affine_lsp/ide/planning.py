@@ -381,7 +381,7 @@ def handle(planning: Planning, message: Message) -> tuple[bool, object]:
         return False, f"{type(error).__name__}: {error}"
 
 
-def serve(connection: Connection, niceness: int) -> None:
+def serve(connection: Connection) -> None:
     """The loop of a planning worker process: answer each message of `connection`
     until it closes. Its standard output is not the server's protocol stream (it
     never reads its standard input)."""
@@ -390,8 +390,6 @@ def serve(connection: Connection, niceness: int) -> None:
 
     os.dup2(2, 1)  # stray output goes to the log, never into the LSP stream
     sys.stdout = sys.stderr
-    if hasattr(os, "nice"):
-        os.nice(niceness)
     planning = Planning()
     while True:
         try:

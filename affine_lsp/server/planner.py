@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.ide import planning
+from affine_lsp.ide import planning, planning_worker
 from affine_lsp.ide.code_actions import REFACTORINGS
 from affine_lsp.ide.planning import AnchorPlan, ItemPlan, PlannedAction
 from affine_lsp.ide.records import OPERATION, ItemRecord
@@ -104,7 +104,7 @@ class _Worker:
         context = multiprocessing.get_context("spawn")
         parent, child = context.Pipe()
         process = context.Process(
-            target=planning.serve,
+            target=planning_worker.main,
             args=(child, WORKER_NICENESS),
             name="affine-lsp-planner",
             daemon=True,
@@ -178,7 +178,6 @@ class Planner:
 
     def opened(self, document: OpenDocument) -> None:
         self._stop_background()
-        self._start_worker()  # (it takes a while to start: before it is needed)
 
     def changed(self, document: OpenDocument, changes: list[ContentChange]) -> None:
         for change in changes[:1]:
@@ -193,6 +192,7 @@ class Planner:
     def analysed(self, document: OpenDocument) -> None:
         """A version's analysis is done: plan once nothing else happens for a while."""
         self._stop_background()
+        self._start_worker()  # (it takes a while to start: before it is needed)
         if not self._server.settings.plan_in_background:
             return
         loop = asyncio.get_running_loop()
