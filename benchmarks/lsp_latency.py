@@ -112,6 +112,10 @@ def run_lspbench(server: str, path: Path, args: argparse.Namespace) -> dict:
         "hover_p95": summary["hover_all"].get("p95"),
         "symbols_p50": summary["symbols"].get("p50"),
         "rss": summary["vmhwm_mib"].get("max"),
+        "rss_with_workers": max(
+            (run["mem"].get("tree_vmhwm_kib", 0) / 1024 for run in data["runs"] if "mem" in run),
+            default=None,
+        ),
         "errors": data["info"]["errors"],
         "hover_nonnull": f"{data['info']['hover_nonnull']}/{data['info']['hover_total']}",
         "open_diagnostics": data["info"]["open_diag_count"],
@@ -235,6 +239,7 @@ ROWS = [
     ("hover p95 (ms)", "hover_p95"),
     ("documentSymbol p50 (ms)", "symbols_p50"),
     ("peak RSS (MiB)", "rss"),
+    ("  with its worker (MiB)", "rss_with_workers"),
     ("code action p50, idle (ms)", "action_p50"),
     ("code action p95, idle (ms)", "action_p95"),
     ("  the same, planning off (ms)", "action_p95_no_planning"),
