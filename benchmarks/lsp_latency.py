@@ -1,7 +1,9 @@
 """Language-server latency: affine-lsp vs mlir-lsp-server on the same files, same run.
 
     python benchmarks/lsp_latency.py [--sizes 1000 20000 200000] [--edits 40]
-                                     [--hovers 40] [--repeat 1] [--json out.json]
+                                     [--hovers 40] [--repeat 1] [--edit-pause MS]
+                                     [--rounds 8] [--idle 1.0] [--no-planning-comparison]
+                                     [--json out.json]
 
 Drives `../shared/tools/lspbench.py` (JSON-RPC over stdio) against each server
 on `gen_affine.py` files and prints, per size: open -> diagnostics, edit ->
