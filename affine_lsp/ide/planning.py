@@ -91,13 +91,17 @@ class ItemPlan:
     """What is planned for one item key: its anchors (once known) and their plans."""
 
     anchors: tuple[Anchor, ...] | None = None
+    outermost: int = 0  # the first `outermost` anchors are at outermost loops
     plans: dict[Anchor, AnchorPlan] | None = None
 
-    def missing(self, line: int) -> list[Anchor]:
+    def missing(self, line: int, outermost: bool = False) -> list[Anchor]:
         """The anchors not planned yet (or planned at another line, in words that
-        mention lines); all of them while the anchors are not known."""
+        mention lines), of outermost loops only if `outermost`."""
         plans = self.plans or {}
-        return [a for a in self.anchors or () if a not in plans or not plans[a].valid_at(line)]
+        anchors = self.anchors or ()
+        if outermost:
+            anchors = anchors[: self.outermost]
+        return [a for a in anchors if a not in plans or not plans[a].valid_at(line)]
 
 
 def item_key(analysis: DocumentAnalysis, record: ItemRecord, settings: Settings) -> Hashable | None:
@@ -141,13 +145,14 @@ def designated(
     return loop, (refactoring.name, at - record.start)
 
 
-def anchors_of(analysis: DocumentAnalysis, record: ItemRecord) -> tuple[Anchor, ...]:
+def anchors_of(analysis: DocumentAnalysis, record: ItemRecord) -> tuple[tuple[Anchor, ...], int]:
     """Every anchor of an item: each refactoring at each loop that designates itself;
     the outermost loops first, then the loops in them, and so on (at most
-    `budgets.REFACTORING_ANCHORS` loops)."""
+    `budgets.REFACTORING_ANCHORS` loops). With the number of anchors at outermost
+    loops (the first ones)."""
     model = _model(analysis, record)
     if model is None:
-        return ()
+        return (), 0
     line_of = _line_of(analysis.document)
     depth: dict[int, int] = {}
     for op in model.walk():  # (outer ops first: a loop's outer loops have their depth)
@@ -160,12 +165,14 @@ def anchors_of(analysis: DocumentAnalysis, record: ItemRecord) -> tuple[Anchor, 
     loops = [op for op in loops if record.start <= op.span.start_byte < record.end]
     loops.sort(key=lambda op: (depth[id(op)], op.span.start_byte))
     anchors: list[Anchor] = []
+    outermost = 0
     for loop in loops[: budgets.REFACTORING_ANCHORS]:
         at = loop.span.start_byte
         for refactoring in REFACTORINGS:
             if refactoring.designate(model, at, at, line_of) is loop:
                 anchors.append((refactoring.name, at - record.start))
-    return tuple(anchors)
+                outermost += depth[id(loop)] == 0
+    return tuple(anchors), outermost
 
 
 def _planned(name: str, action: Action, record: ItemRecord) -> PlannedAction:
@@ -306,9 +313,10 @@ class Planning:
                 found = work(analysis, record)
         return found
 
-    def anchors(self, extract: Extract) -> tuple[Anchor, ...]:
+    def anchors(self, extract: Extract) -> tuple[tuple[Anchor, ...], int]:
+        """The item's anchors, and how many of the first are at outermost loops."""
         analysis, record = self._open(extract, False)
-        return anchors_of(analysis, record) if record is not None else ()
+        return anchors_of(analysis, record) if record is not None else ((), 0)
 
     def plan(
         self,

@@ -323,10 +323,14 @@ class Planner:
     async def _plan_everything(self) -> None:
         try:
             planned = 0
-            for document, record in self._work():
-                if self._server.documents.get(document.uri) is not document or record.removed:
-                    return
-                planned += await self._plan_item(document, record)
+            work = self._work()
+            for outermost in (True, False):  # the outermost loops of every item first
+                for document, record in work:
+                    if self._server.documents.get(document.uri) is not document:
+                        continue
+                    if record.removed:
+                        return
+                    planned += await self._plan_item(document, record, outermost)
             if planned:
                 logger.info("planned refactorings at %d loops in the background", planned)
         except asyncio.CancelledError:
@@ -334,21 +338,25 @@ class Planner:
         except Exception:
             logger.exception("planning in the background failed")
 
-    async def _plan_item(self, document: OpenDocument, record: ItemRecord) -> int:
-        """Plan what is missing of one item, one anchor per call; the number planned."""
+    async def _plan_item(
+        self, document: OpenDocument, record: ItemRecord, outermost: bool = False
+    ) -> int:
+        """Plan what is missing of one item (at its outermost loops only, if
+        `outermost`), one anchor per call; the number planned."""
         settings = self._server.settings
         key = planning.item_key(document.analysis, record, settings)
         if key is None:
             return 0
         item = self.plans.get(key)
         line = document.analysis.document.point(record.start)[0]
-        if item is not None and item.anchors is not None and not item.missing(line):
+        if item is not None and item.anchors is not None and not item.missing(line, outermost):
             return 0
         extract = planning.extract_of(document.analysis, record)
         if item is None or item.anchors is None:
 
-            def keep_anchors(anchors: tuple[planning.Anchor, ...]) -> None:
-                self._store(key, {}).anchors = anchors
+            def keep_anchors(found: tuple[tuple[planning.Anchor, ...], int]) -> None:
+                kept = self._store(key, {})
+                kept.anchors, kept.outermost = found
 
             try:
                 anchors = await self._call(
@@ -358,13 +366,13 @@ class Planner:
                 logger.error(
                     "finding the loops of the item at byte %d failed: %s", record.start, error
                 )
-                keep_anchors(())
+                keep_anchors(((), 0))
                 return 0
             if anchors is None:
                 return 0
             item = self._store(key, {})
         planned = 0
-        for anchor in item.missing(line):
+        for anchor in item.missing(line, outermost):
             arguments = (extract, [anchor], settings, False)  # planned ahead: no time limits
             try:
                 plans = await self._call(

@@ -86,8 +86,8 @@ def test_plans_of_extracts_are_the_refactorings_of_the_document(name):
     worker = planning.Planning()
     for record in [r for r in analysis.records if r.kind == OPERATION]:
         extract = planning.extract_of(analysis, record)
-        anchors = worker.anchors(extract)
-        assert anchors == planning.anchors_of(analysis, record)
+        anchors, outermost = worker.anchors(extract)
+        assert (anchors, outermost) == planning.anchors_of(analysis, record)
         plans = worker.plan(extract, anchors, settings)
         for (refactoring, relative), plan in plans.items():
             at = record.start + relative
@@ -107,6 +107,15 @@ def test_plans_of_extracts_are_the_refactorings_of_the_document(name):
                 for a in plan.actions
             ]
             assert found == expected, (name, at)
+
+
+def test_anchors_outermost_loops_first():
+    analysis = analysed(TEXTS["fusion.mlir"])
+    (record,) = [r for r in analysis.records if r.kind == OPERATION]
+    anchors, outermost = planning.anchors_of(analysis, record)
+    data = TEXTS["fusion.mlir"].encode()
+    indents = [len(data[: record.start + relative].rsplit(b"\n", 1)[1]) for _, relative in anchors]
+    assert outermost == 2 and indents == [2, 2, 4, 4]
 
 
 def test_an_extract_keeps_the_line_and_column_of_its_item_when_asked():
@@ -130,6 +139,6 @@ def test_the_item_is_put_on_its_line_only_for_words_that_name_lines():
         record = next(r for r in analysis.records if r.kind == OPERATION)
         worker = planning.Planning()
         extract = planning.extract_of(analysis, record)
-        plans = worker.plan(extract, worker.anchors(extract), settings)
+        plans = worker.plan(extract, worker.anchors(extract)[0], settings)
         assert any(p.mentions_lines for plan in plans.values() for p in plan.actions) == names_lines
         assert worker._last[0][1] == names_lines  # the text it planned on last

@@ -122,6 +122,33 @@ def test_planned_in_the_background_answered_without_planning_again():
     _run(session())
 
 
+def test_the_outermost_loops_of_every_function_are_planned_first():
+    original = planning.Planning.plan
+    order: list[int] = []
+
+    def plan(self, extract, anchors, *rest):
+        order.extend(relative for _, relative in anchors)
+        return original(self, extract, anchors, *rest)
+
+    async def session():
+        server = _server()
+        await _open(server, TWO_FUNCTIONS)
+        await server.planner.start_background()
+        server.planner.shutdown()
+
+    planning.Planning.plan = plan
+    try:
+        _run(session())
+    finally:
+        planning.Planning.plan = original
+    first = FUSION.index("func.func")
+    outermost = [at - first for at in _loop_starts(FUSION) if FUSION[at - 3 : at] == "\n  "]
+    assert len(order) == 8 and len(outermost) == 2
+    # (the second function's offsets are shorter by the length of its shorter name)
+    shift = len("@scale_and_shift") - len("@again")
+    assert sorted(order[:4]) == sorted(outermost + [r - shift for r in outermost])
+
+
 def test_an_edit_elsewhere_keeps_the_plans():
     async def session():
         server = _server()
