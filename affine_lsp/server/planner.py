@@ -192,7 +192,6 @@ class Planner:
     def analysed(self, document: OpenDocument) -> None:
         """A version's analysis is done: plan once nothing else happens for a while."""
         self._stop_background()
-        self._start_worker()  # (it takes a while to start: before it is needed)
         if not self._server.settings.plan_in_background:
             return
         loop = asyncio.get_running_loop()
@@ -467,7 +466,7 @@ class Planner:
             if not self._current(call):
                 call.future.set_result(None)
                 continue
-            worker = self._start_worker()
+            worker = self.start_worker()
             self._in_flight = call
             self.calls += 1
             try:
@@ -476,7 +475,9 @@ class Planner:
                 logger.warning("the planning worker cannot be reached: %s", error)
                 self._worker_died(worker)
 
-    def _start_worker(self) -> _Worker:
+    def start_worker(self) -> _Worker:
+        """Start the worker if it is not running (it takes a while to load: the
+        server starts it once initialised, before it is needed)."""
         if self._worker is None:
             loop = asyncio.get_running_loop()
             process = not self.in_process
