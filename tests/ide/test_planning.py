@@ -9,7 +9,7 @@ import re
 import pytest
 
 from affine_lsp.ide import planning
-from affine_lsp.ide.code_actions import REFACTORINGS, code_actions
+from affine_lsp.ide.code_actions import REFACTORINGS
 from affine_lsp.ide.records import OPERATION
 from affine_lsp.ide.settings import Settings
 from tests.ide.helpers import FIXTURES, analysed
@@ -95,7 +95,7 @@ def test_plans_of_extracts_are_the_refactorings_of_the_document(name):
             assert plan.line == analysis.document.point(record.start)[0]
             expected = [
                 (a.title, a.disabled_reason, a.preferred, _relative(a.edits, record.start))
-                for a in code_actions(fresh, at, at, only=["refactor"])
+                for a in planning.refactoring_named(refactoring).prepare(fresh, at, at, settings)()
             ]
             found = [
                 (
