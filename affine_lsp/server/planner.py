@@ -230,7 +230,7 @@ class Planner:
         key = planning.item_key(analysis, record, settings)
         line = analysis.document.point(record.start)[0]
         item = self.plans.get(key) if key is not None else None
-        found: list[tuple[PlannedAction, int, PlannedRef]] = []
+        found: dict[str, list[tuple[PlannedAction, int, PlannedRef]]] = {}
         anchors: list[planning.Anchor] = []
         ranges: list[str] = []
         for refactoring in REFACTORINGS:
@@ -242,7 +242,7 @@ class Planner:
                 continue
             plan = (item.plans or {}).get(anchor) if item is not None else None
             if plan is not None and plan.valid_at(line):
-                found += self._refs(plan.actions, record.start, anchor)
+                found[refactoring.name] = self._refs(plan.actions, record.start, anchor)
             else:
                 anchors.append(anchor)
         if item is not None:
@@ -255,16 +255,16 @@ class Planner:
             except PlanningUnavailable:
                 self._failed(key, anchors, line)
                 raise
-            if plans is None:
-                return found
-            for anchor, plan in plans.items():
-                found += self._refs(plan.actions, record.start, anchor)
+            for anchor, plan in (plans or {}).items():
+                found[anchor[0]] = self._refs(plan.actions, record.start, anchor)
         for name in ranges:
             arguments = (extract, name, start - record.start, end - record.start, settings)
             actions = await self._call(document, "plan_range", *arguments)
-            for action in actions or ():
-                found.append((action, record.start, PlannedRef(name, start, end, action.title)))
-        return found
+            found[name] = [
+                (action, record.start, PlannedRef(name, start, end, action.title))
+                for action in actions or ()
+            ]
+        return [entry for r in REFACTORINGS for entry in found.get(r.name, [])]
 
     @staticmethod
     def _refs(
