@@ -101,8 +101,8 @@ def test_neovim_gets_diagnostics_hover_and_highlighting(tmp_path):
 @pytest.mark.parametrize(
     ("choose", "cli"),
     [
-        ("Fuse with the next loop nest", ["--line", "{line}"]),
-        ("Fuse all loop nests", ["--all"]),
+        ("Fuse with the next loop nest", ["fuse", "{file}", "--line", "{line}"]),
+        ("Fuse all loop nests", ["fuse", "{file}", "--all"]),
     ],
 )
 def test_neovim_code_action_menu_applies_what_the_cli_prints(tmp_path, choose, cli):
@@ -121,9 +121,9 @@ def test_neovim_code_action_menu_applies_what_the_cli_prints(tmp_path, choose, c
     assert any(t.startswith("Fuse all loop nests") for t in titles), titles
     assert result["chosen"], titles
     assert result["changed"], "the chosen action changed the buffer"
-    arguments = [a.format(line=line) for a in cli]
+    arguments = [a.format(line=line, file=FUSION) for a in cli]
     printed = subprocess.run(
-        [*SERVER, "fuse", str(FUSION), *arguments],
+        [*SERVER, *arguments],
         capture_output=True,
         text=True,
         timeout=120,
