@@ -266,7 +266,8 @@ def rewrite(context: Context, plan: BandPlan) -> Rewrite:
             skewed = band[1]
             builder.line(
                 inner_indent,
-                f"{iv_name(skewed)} = affine.apply affine_map<(d0, d1) -> (d0 - {_times('d1', plan.skew)})>"
+                f"{iv_name(skewed)} = affine.apply affine_map<(d0, d1) -> "
+                f"(d0 - {_times('d1', plan.skew)})>"
                 f"({_skew_name(context, skewed)}, {iv_name(band[0])})",
             )
         if body_ops:

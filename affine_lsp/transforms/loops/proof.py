@@ -626,7 +626,7 @@ class Prover:
                 for b in under:
                     if a.array != b.array or not (a.is_write or b.is_write):
                         continue
-                    if not self.session.run(lambda a=a, b=b: _no_carried(op, a, b)):
+                    if not self.session.run(lambda a=a, b=b, op=op: _no_carried(op, a, b)):
                         raise ProofFailed(
                             "two iterations of the new affine.parallel touch the same "
                             f"element of {a.memref.display_name}"
