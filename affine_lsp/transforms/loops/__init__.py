@@ -20,9 +20,10 @@ the dependences (`legality.py`), whose violations name the dependence broken.
 
 from __future__ import annotations
 
+import importlib
+
 from affine_lsp.ir.model import AffineForOp, ModuleModel
 from affine_lsp.poly.budgets import Budget
-from affine_lsp.transforms.loops import band
 from affine_lsp.transforms.loops.core import (
     DISTRIBUTE,
     HOIST,
@@ -39,26 +40,22 @@ from affine_lsp.transforms.loops.core import (
     run,
 )
 
-_MODULES = {INTERCHANGE: band, PERMUTE: band, TILE: band, SKEW: band}
+_MODULES = {
+    INTERCHANGE: "band",
+    PERMUTE: "band",
+    TILE: "band",
+    SKEW: "band",
+    UNROLL: "unroll",
+    UNROLL_JAM: "unroll",
+    PARALLELIZE: "parallel",
+    HOIST: "hoist",
+    DISTRIBUTE: "distribute",
+}
 
 
 def module_of(kind: str):
-    if kind not in _MODULES:
-        from affine_lsp.transforms.loops import distribute as _distribute
-        from affine_lsp.transforms.loops import hoist as _hoist
-        from affine_lsp.transforms.loops import parallel as _parallel
-        from affine_lsp.transforms.loops import unroll as _unroll
-
-        _MODULES.update(
-            {
-                UNROLL: _unroll,
-                UNROLL_JAM: _unroll,
-                PARALLELIZE: _parallel,
-                HOIST: _hoist,
-                DISTRIBUTE: _distribute,
-            }
-        )
-    return _MODULES[kind]
+    """The module implementing `kind` (`plan`, `rewrite`, `title`, `summary`)."""
+    return importlib.import_module(f"affine_lsp.transforms.loops.{_MODULES[kind]}")
 
 
 def transform(

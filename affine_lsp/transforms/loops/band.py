@@ -22,12 +22,16 @@ import islpy as isl
 
 from affine_lsp.ir.model import AffineForOp
 from affine_lsp.poly.domain import Level
-from affine_lsp.poly.forms import AffineForm, form_of_aff
-from affine_lsp.poly.isl_util import pieces
-from affine_lsp.poly.session import NotAffine
+from affine_lsp.poly.forms import AffineForm
 from affine_lsp.transforms.edits import line_start, next_line_start, rest_of_line_is_blank
-from affine_lsp.transforms.fusion.render import is_valid_symbol
-from affine_lsp.transforms.loops.bounds import dim_bounds, map_text, render_bound
+from affine_lsp.transforms.loops.bounds import (
+    dim_bounds,
+    forms_of,
+    loops_between,
+    map_text,
+    operand_namer,
+    render_bound,
+)
 from affine_lsp.transforms.loops.core import (
     INTERCHANGE,
     PERMUTE,
@@ -349,7 +353,7 @@ def _point_upper(
 ) -> str:
     """`min(ub, tile + extent)`, or `tile + extent` when every tile is full."""
     builder = analysis.window.builder
-    levels = [Level(op) for op in _loops_between(context, loop)]
+    levels = [Level(op) for op in loops_between(context.loop, loop)]
     domain = builder.build(levels)
     lowers = builder.bound_terms(loop.lower, domain.scope)
     uppers = builder.bound_terms(loop.upper, domain.scope)
@@ -363,55 +367,12 @@ def _point_upper(
         if low is not None and high is not None and (high - low) % extent == 0:
             full = True
     if not full:
-        forms += _forms(context, params, outer, [t.text for t in uppers])
-    names = {tile_dim: (tile, False)}
-
-    def operand(name: str) -> tuple[str, bool]:
-        if name in names:
-            return names[name]
-        value = analysis.window.names.value(name)
-        if value is None:
-            raise NotAffine(f"unknown name '{name}' in a bound")
-        return value.display_name, is_valid_symbol(value)
+        forms += forms_of(context.session, params, outer, [t.text for t in uppers])
+    operand = operand_namer(analysis.window, {tile_dim: tile})
 
     if len(forms) == 1:
         return map_text(forms, operand)
     return map_text(forms, operand, "min")
-
-
-def _loops_between(context: Context, loop: AffineForOp) -> list[AffineForOp]:
-    """The loops around `loop` inside the band's root (outermost first)."""
-    chain = []
-    current = loop.parent_op
-    root_block = context.loop.parent_block
-    while isinstance(current, AffineForOp):
-        if current.parent_block is None:
-            break
-        chain.append(current)
-        if current.parent_block is root_block:
-            break
-        current = current.parent_op
-    chain.reverse()
-    return chain
-
-
-def _forms(
-    context: Context, params: list[str], dims: list[str], texts: list[str]
-) -> list[AffineForm]:
-    out = []
-    for text in texts:
-        source = f"[{', '.join(params)}] -> {{ [{', '.join(dims)}] -> [({text})] }}"
-        piecewise = context.session.run(
-            lambda s=source: isl.PwAff.read_from_str(context.session.ctx, s), "a bound"
-        )
-        found = pieces(piecewise)
-        if len(found) != 1:
-            raise NotAffine("a bound is piecewise")
-        form = form_of_aff(found[0])
-        if form is None:
-            raise NotAffine("a bound is not integral")
-        out.append(form)
-    return out
 
 
 def _isl_headers(context: Context, plan: BandPlan) -> list[str]:
@@ -420,7 +381,7 @@ def _isl_headers(context: Context, plan: BandPlan) -> list[str]:
     band = plan.band
     analysis = context.analysis(band[0])
     builder = analysis.window.builder
-    levels: list[Level] = [Level(op) for op in _loops_between(context, band[0])]
+    levels: list[Level] = [Level(op) for op in loops_between(context.loop, band[0])]
     levels += [Level(op) for op in band]
     domain = builder.build(levels)
     assert domain.set is not None
@@ -456,13 +417,7 @@ def _isl_headers(context: Context, plan: BandPlan) -> list[str]:
     for position, dim in enumerate(kept):
         ssa[dim] = iv(levels[position].op).name  # type: ignore[arg-type]
 
-    def operand(name: str) -> tuple[str, bool]:
-        if name in ssa:
-            return ssa[name], False
-        value = analysis.window.names.value(name)
-        if value is None:
-            raise NotAffine(f"unknown name '{name}' in a bound")
-        return value.display_name, is_valid_symbol(value)
+    operand = operand_namer(analysis.window, ssa)
 
     headers = []
     for position in range(len(kept), len(kept) + len(outs)):

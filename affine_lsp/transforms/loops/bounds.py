@@ -15,8 +15,12 @@ from collections.abc import Callable
 
 import islpy as isl
 
-from affine_lsp.poly.forms import AffineForm, fraction, render_mlir
+from affine_lsp.ir.model import AffineForOp, Operation
+from affine_lsp.poly.forms import AffineForm, form_of_aff, fraction, render_mlir
+from affine_lsp.poly.isl_util import pieces
+from affine_lsp.poly.program import Window
 from affine_lsp.poly.session import IslSession, NotAffine
+from affine_lsp.transforms.fusion.render import is_valid_symbol
 
 
 def _linear(terms: list[tuple[str, int]], constant: int) -> AffineForm:
@@ -128,3 +132,53 @@ def map_text(
     operands = f"({', '.join(dims)})" + (f"[{', '.join(symbols)}]" if symbols else "")
     prefix = f"{keyword} " if keyword else ""
     return f"{prefix}affine_map<{header} -> ({results})>{operands}"
+
+
+def loops_between(root: AffineForOp, loop: Operation) -> list[AffineForOp]:
+    """The affine.for ops around `loop` from `root` (included) inward, outermost
+    first (empty when `loop` is `root`)."""
+    chain = []
+    current = loop.parent_op
+    root_block = root.parent_block
+    while isinstance(current, AffineForOp):
+        if current.parent_block is None:
+            break
+        chain.append(current)
+        if current.parent_block is root_block:
+            break
+        current = current.parent_op
+    chain.reverse()
+    return chain
+
+
+def forms_of(
+    session: IslSession, params: list[str], dims: list[str], texts: list[str]
+) -> list[AffineForm]:
+    """isl expression texts over `dims` and `params` as affine forms."""
+    out = []
+    for text in texts:
+        source = f"[{', '.join(params)}] -> {{ [{', '.join(dims)}] -> [({text})] }}"
+        piecewise = session.run(lambda s=source: isl.PwAff.read_from_str(session.ctx, s), "a bound")
+        found = pieces(piecewise)
+        if len(found) != 1:
+            raise NotAffine("a bound is piecewise")
+        form = form_of_aff(found[0])
+        if form is None:
+            raise NotAffine("a bound is not integral")
+        out.append(form)
+    return out
+
+
+def operand_namer(window: Window, ssa: dict[str, str]) -> Callable[[str], tuple[str, bool]]:
+    """(SSA name, is a valid symbol) of a name in a form: `ssa` names loop dims (never
+    symbols); anything else is a parameter of `window`."""
+
+    def operand(name: str) -> tuple[str, bool]:
+        if name in ssa:
+            return ssa[name], False
+        value = window.names.value(name)
+        if value is None:
+            raise NotAffine(f"unknown name '{name}' in a bound")
+        return value.display_name, is_valid_symbol(value)
+
+    return operand

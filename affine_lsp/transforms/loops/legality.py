@@ -42,6 +42,7 @@ class Dependence:
 
 
 Entry = str  # an isl expression of the statement's dims (or a constant)
+Piece = tuple[str, list[Entry]]  # (condition on the dims, "" for always; time vector)
 
 
 class NestAnalysis:
@@ -108,24 +109,36 @@ class NestAnalysis:
         return self.session.run(lambda: schedule.intersect_domain(statement.instances))
 
     def violation(
-        self, new_entries: Callable[[Statement], list[Entry]]
+        self, new_entries: Callable[[Statement], list[Entry] | list[Piece]]
     ) -> tuple[Dependence, isl.Map] | None:
         """The first dependence whose source would no longer run first (and the
-        instances concerned), or None when the new schedules keep them all."""
-        entries = {s.name: new_entries(s) for s in self.statements}
-        length = max((len(e) for e in entries.values()), default=1)
+        instances concerned), or None when the new schedules keep them all.
+        `new_entries` gives a statement's new time vector, or pieces of it
+        (a condition on the statement's dims, the vector where it holds)."""
+        pieces: dict[str, list[Piece]] = {}
+        for statement in self.statements:
+            found = new_entries(statement)
+            if found and isinstance(found[0], tuple):
+                pieces[statement.name] = list(found)  # type: ignore[arg-type]
+            else:
+                pieces[statement.name] = [("", list(found))]  # type: ignore[arg-type]
+        length = max((len(e) for p in pieces.values() for _, e in p), default=1)
         lanes = max((s.lanes for s in self.statements), default=0)
         schedules = {}
         for statement in self.statements:
-            padded = entries[statement.name] + ["0"] * (length - len(entries[statement.name]))
-            lane_entries = [f"_l{k}" for k in range(statement.lanes)]
-            lane_entries += ["0"] * (lanes - statement.lanes)
-            text = statement.domain.text(
-                f" -> [{', '.join(padded + lane_entries)}]",
-                statement.name,
-                [f"_l{k}" for k in range(statement.lanes)],
-            )
-            schedule = self.session.map(text)
+            lane_names = [f"_l{k}" for k in range(statement.lanes)]
+            lane_entries = lane_names + ["0"] * (lanes - statement.lanes)
+            schedule = None
+            for condition, entries in pieces[statement.name]:
+                padded = entries + ["0"] * (length - len(entries))
+                where = f" : {condition}" if condition else ""
+                text = statement.domain.text(
+                    f" -> [{', '.join(padded + lane_entries)}]{where}",
+                    statement.name,
+                    lane_names,
+                )
+                part = self.session.map(text)
+                schedule = part if schedule is None else schedule.union(part)
             schedules[statement.name] = self.session.run(
                 lambda s=schedule, st=statement: s.intersect_domain(st.instances)
             )

@@ -239,7 +239,7 @@ class Prover:
         new = _Side(window)
         self.sigmas: dict[int, isl.Map] = {}
         origin_map = self._statement_origins(new, origins)
-        live = set(self.original.memrefs) | {c.array for c in self.original.carried}
+        live = set(self.original.memrefs)
         mismatches = compare(self.session, self.original, window, origin_map, live)
         if mismatches:
             raise ProofFailed(self._describe(mismatches[0], window))
@@ -394,6 +394,13 @@ class Prover:
         self.new = new
         self.origins = origins
         self.rewrite = rewrite
+        for op in self._users_after(new.window):
+            origin = origins.get(id(op))
+            if origin is None or len(op.operands) != len(origin.op.operands):
+                raise ProofFailed("a use of the rewritten code's results has no original")
+            for use, old_use in zip(op.operands, origin.op.operands, strict=True):
+                if use.value is not None and _inside(new.window, use.value):
+                    self._check_operand(op, origin.op, use, old_use)
         for op in self._new_ops(new.window):
             origin = origins.get(id(op))
             if origin is None:
@@ -441,6 +448,21 @@ class Prover:
                 "in the original"
             )
 
+    def _users_after(self, window: Window) -> list[Operation]:
+        """Ops outside the window that use a value defined in it."""
+        found: dict[int, Operation] = {}
+        for op in self._new_ops(window):
+            values = list(op.results)
+            for region in op.regions:
+                for block in region.blocks:
+                    values += block.arguments
+            for value in values:
+                for use in value.uses:
+                    user = use.user
+                    if user is not None and not window.contains(user):
+                        found.setdefault(id(user), user)
+        return list(found.values())
+
     def _new_ops(self, window: Window) -> list[Operation]:
         return [op for top in window.ops for op in top.walk()]
 
@@ -468,22 +490,12 @@ class Prover:
         if declared is not None:
             return declared is w
         old_carried = _carried_use(w) if inside_old else None
-        new_carried = _carried_use(u) if inside_new else None
-        if old_carried is not None and new_carried is not None:
-            loop, kind, position = new_carried
-            old_loop, old_kind, old_position = old_carried
-            origin = self.origins.get(id(loop))
-            if (
-                origin is not None
-                and origin.op is old_loop
-                and (kind, position) == (old_kind, old_position)
-            ):
-                relation = self.carried_sigmas.get((id(loop), kind, position))
-                return relation is not None and self._consistent_with(
-                    self._sigma(new, op, self.origins[id(op)]), relation
-                )
         if old_carried is not None:
-            return self._delivered(op, u, w, old_carried)
+            read = self.old.carried.get((id(old_carried[0]), old_carried[1], old_carried[2]))
+            if read is None:
+                return False
+            sigma = self._sigma(new, op, self.origins[id(op)])
+            return self._holds(u, self._to_read(sigma, read), read, 0)
         if not inside_new or not inside_old:
             return False
         definer = _owner(u)
@@ -495,55 +507,84 @@ class Prover:
             return False
         return self._consistent(op, definer)
 
-    def _delivered(self, op: Operation, u: Value, w: Value, carried) -> bool:
-        """`u` (an ordinary value of the new text) holds what the original's carried
-        read `w` received: the yield operand of the writing iteration, or the init."""
-        old_loop, kind, position = carried
-        read = self.old.carried.get((id(old_loop), kind, position))
-        if read is None:
-            return False
-        sigma = self._sigma(self.new, op, self.origins[id(op)])
-        sources = self._sources()
+    def _to_read(self, sigma: isl.Map, read: Carried) -> isl.Map:
+        """`sigma` (N -> original instances of an op inside `read`'s loops) projected
+        on `read`'s instances."""
 
         def run():
             keep = read.domain.set.dim(isl.dim_type.set)  # type: ignore[union-attr]
             projected = sigma.project_out(
                 isl.dim_type.out, keep, sigma.dim(isl.dim_type.out) - keep
             )
-            projected = projected.set_tuple_name(isl.dim_type.out, read.name)
-            return isl.UnionMap.from_map(projected).apply_range(sources)
+            return projected.set_tuple_name(isl.dim_type.out, read.name)
 
-        delivered = self.session.run(run, "a carried value")
+        return self.session.run(run, "a carried value")
+
+    def _holds(self, u: Value, relation: isl.Map, read: Carried, depth: int) -> bool:
+        """`u` (a value of the new text, at the instances `relation` maps to original
+        instances of the carried read `read`) holds what `read` received there."""
+        if depth > 64:
+            return False
+        new_carried = _carried_use(u) if _inside(self.new.window, u) else None
+        if new_carried is not None:
+            loop, kind, position = new_carried
+            origin = self.origins.get(id(loop))
+            if (
+                origin is not None
+                and origin.op is read.loop
+                and (kind, position) == (read.kind, read.position)
+            ):
+                own = self.carried_sigmas.get((id(loop), kind, position))
+                if own is not None and self._projected_subset(relation, own):
+                    return True
+        old_loop = read.loop
+        assert isinstance(old_loop, AffineForOp)
+        delivered = self.session.run(
+            lambda: isl.UnionMap.from_map(relation).apply_range(self._sources()),
+            "a carried value",
+        )
         for piece in _maps(delivered):
+            if piece.is_empty():
+                continue
             writer_name = piece.get_tuple_name(isl.dim_type.out)
             writer = next((c for c in self.original.carried if c.name == writer_name), None)
-            if writer is None or writer.position != position or writer.loop is not old_loop:
+            if writer is None or writer.loop is not old_loop or writer.position != read.position:
                 return False
             if writer.kind == INIT:
-                init = old_loop.iter_args[position][1].value  # type: ignore[union-attr]
-                if init is None or _inside(self.original, init) or _inside(self.new.window, u):
+                init = old_loop.iter_args[read.position][1].value
+                if init is None or _inside(self.original, init):
                     return False
-                if u.display_name != init.display_name:
+                if _inside(self.new.window, u) or u.display_name != init.display_name:
                     return False
                 continue
             yield_op = _yield_of(old_loop)
-            if yield_op is None or position >= len(yield_op.operands):
+            if yield_op is None or read.position >= len(yield_op.operands):
                 return False
-            value = yield_op.operands[position].value
+            value = yield_op.operands[read.position].value
             if value is None:
                 return False
             if not _inside(self.original, value):
                 if _inside(self.new.window, u) or u.display_name != value.display_name:
                     return False
                 continue
+            passed = _carried_use(value)
+            if passed is not None and passed[0] is old_loop and passed[1] == ITERATION:
+                # The loop yields its own block argument: what it received before.
+                source = self.old.carried.get((id(old_loop), ITERATION, passed[2]))
+                if source is None:
+                    return False
+                earlier = piece.set_tuple_name(isl.dim_type.out, source.name)
+                if not self._holds(u, earlier, source, depth + 1):
+                    return False
+                continue
             definer = _owner(u)
             old_definer = _owner(value)
             if definer is None or old_definer is None or u.owner_block is not None:
                 return False
-            source = self.origins.get(id(definer))
-            if source is None or source.op is not old_definer or u.index != value.index:
+            origin = self.origins.get(id(definer))
+            if origin is None or origin.op is not old_definer or u.index != value.index:
                 return False
-            own = self._sigma(self.new, definer, source)
+            own = self._sigma(self.new, definer, origin)
             if not self._projected_subset(piece, own):
                 return False
         return True

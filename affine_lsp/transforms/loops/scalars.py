@@ -98,7 +98,21 @@ class ScalarWindow(Window):
                 loop, ITERATION, position, inside, array, False, [*path, iv, "start"], argument
             )
             self._add(loop, YIELD, position, inside, array, True, list(yield_path), argument)
-            self._add(loop, RESULT, position, outside, array, False, [*path, "after"], result)
+            if result is not None and self._read_after(loop, position, result):
+                self._add(loop, RESULT, position, outside, array, False, [*path, "after"], result)
+
+    def _read_after(self, loop: AffineForOp, position: int, result: Value) -> bool:
+        """Whether the result is used other than as the init of a loop on the same
+        array (which reads nothing: the array holds the value already)."""
+        for use in result.uses:
+            user = use.user
+            if not (
+                isinstance(user, AffineForOp)
+                and use.role == "init"
+                and self._passes_through(user, _init_position(user, use), result)
+            ):
+                return True
+        return False
 
     def _passes_through(self, loop: AffineForOp, position: int, value: Value | None) -> bool:
         """An init that is the result of a loop on the same array."""
@@ -186,3 +200,10 @@ def _doubled(path: list[object]) -> list[object]:
             out.append(entry)
         del index
     return out
+
+
+def _init_position(loop: AffineForOp, use) -> int:
+    for position, (_, init) in enumerate(loop.iter_args):
+        if init is use:
+            return position
+    return -1

@@ -130,7 +130,18 @@ class Builder:
         self.parts.append(encoded)
         self.length += len(encoded)
 
-    def line(self, indent: str, text: str) -> None:
+    def line(
+        self,
+        indent: str,
+        text: str,
+        origin: Operation | None = None,
+        renames: Renames | None = None,
+    ) -> None:
+        """A written line; `origin`: the op it stands for (a rewritten loop header)."""
+        if origin is not None:
+            self.origins[self.base + self.length + len(indent.encode())] = Origin(
+                origin, renames or Renames(), 0
+            )
         self.raw(f"{indent}{text}\n")
 
     def copy(
