@@ -95,6 +95,9 @@ class Rewrite:
     origins: dict[int, Origin]
     extra: list[TextEdit] = field(default_factory=list)
     stands_for: dict[str, Value] = field(default_factory=dict)
+    operands: dict[int, list[Value]] = field(default_factory=dict)
+    """For a new op (by its start offset) whose operands are not its origin's: the
+    original values they must hold (a parallel loop's yield of reductions)."""
 
     @property
     def edits(self) -> list[TextEdit]:
@@ -407,6 +410,17 @@ class Prover:
                 self._check_introduced(op, rewrite)
                 continue
             old = origin.op
+            expected = rewrite.operands.get(op.span.start_byte)
+            if expected is not None:
+                if op.name != old.name or len(expected) != len(op.operands):
+                    raise ProofFailed(f"{self._line_of(op)} does not repeat {old.name}")
+                for use, value in zip(op.operands, expected, strict=True):
+                    if use.value is None or not self._same_value(op, old, use.value, value):
+                        raise ProofFailed(
+                            f"{self._line_of(op)}: {use.name} does not hold what "
+                            f"{value.display_name} held in the original"
+                        )
+                continue
             if isinstance(op, _STRUCTURE) and not _same_text(self.data, old, self.new_data, op):
                 # A header the transformation wrote (domains are compared): only
                 # the values it carries in must be the original's.
