@@ -11,10 +11,11 @@ from affine_lsp.cli import check as check_command
 from affine_lsp.cli import fuse as fuse_command
 from affine_lsp.cli import parse as parse_command
 from affine_lsp.cli import serve as serve_command
+from affine_lsp.cli import transform as transform_command
 
 # Each subcommand module provides `register(subparsers)`; the parser it adds
 # carries a `run(args) -> int` function as its default `handler`.
-_COMMANDS = [parse_command, check_command, fuse_command, serve_command]
+_COMMANDS = [parse_command, check_command, fuse_command, transform_command, serve_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -450,4 +450,12 @@ def _aligned(form: AffineForm, size: int) -> AffineForm:
 
 
 def summary(context: Context, plan: BandPlan) -> str:
-    return plan.what
+    names = [iv_name(loop) for loop in plan.band]
+    done = []
+    if plan.skew is not None:
+        done.append(f"skewed {names[1]} by {plan.skew}")
+    if plan.order != list(range(len(plan.order))):
+        done.append("reordered the loops to " + ", ".join(names[k] for k in plan.order))
+    if plan.sizes:
+        done.append("tiled by " + "×".join(str(s) for s in plan.sizes))
+    return "; ".join(done) or "nothing"
