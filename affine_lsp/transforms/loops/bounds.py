@@ -138,15 +138,14 @@ def loops_between(root: AffineForOp, loop: Operation) -> list[AffineForOp]:
     """The affine.for ops around `loop` from `root` (included) inward, outermost
     first (empty when `loop` is `root`)."""
     chain = []
-    current = loop.parent_op
-    root_block = root.parent_block
+    current = loop.parent_op if loop is not root else None
     while isinstance(current, AffineForOp):
-        if current.parent_block is None:
-            break
         chain.append(current)
-        if current.parent_block is root_block:
+        if current is root:
             break
         current = current.parent_op
+    else:
+        return []
     chain.reverse()
     return chain
 
