@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from affine_lsp.checks import CheckOptions, Severity
+from affine_lsp.transforms.loops.actions import LoopOptions
 
 SECTION = "affineLsp"
 LOG_LEVELS = ("error", "warning", "info", "debug")
@@ -27,9 +28,15 @@ class Settings:
     legacy_severity: Severity = Severity.WARNING
     lints: bool = True
     log_level: str | None = None  # None: as the server was started
+    tile_sizes: tuple[int, ...] = (32,)
+    unroll_factor: int = 4
+    unroll_jam_factor: int = 2
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
+
+    def loop_options(self) -> LoopOptions:
+        return LoopOptions(self.tile_sizes, self.unroll_factor, self.unroll_jam_factor)
 
 
 def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -77,12 +84,33 @@ def _log_level(value: Any) -> str | _Invalid:
     return _Invalid(f"must be one of {', '.join(LOG_LEVELS)}")
 
 
+def _tile_sizes(value: Any) -> tuple[int, ...] | _Invalid:
+    values = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    if (
+        not isinstance(values, list | tuple)
+        or not values
+        or len(values) > 8
+        or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values)
+    ):
+        return _Invalid("must be a positive integer or a list of 1 to 8 positive integers")
+    return tuple(values)
+
+
+def _factor(value: Any) -> int | _Invalid:
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 64:
+        return _Invalid("must be an integer from 2 to 64")
+    return value
+
+
 # dotted key (relative to the section) -> (Settings field, validator)
 _KEYS = {
     "fusion.tolerance": ("fusion_tolerance", _tolerance),
     "legacySyntax.severity": ("legacy_severity", _severity),
     "lints.enabled": ("lints", _boolean),
     "logLevel": ("log_level", _log_level),
+    "transforms.tileSizes": ("tile_sizes", _tile_sizes),
+    "transforms.unrollFactor": ("unroll_factor", _factor),
+    "transforms.unrollJamFactor": ("unroll_jam_factor", _factor),
 }
 
 

@@ -284,7 +284,8 @@ class _Generator:
         loop.accesses.append((target, store, True, 0))
         return [
             f"{zero} = arith.constant {literal} : {self.elem}",
-            f"{result} = affine.for {iv} = 0 to {high} iter_args({acc} = {zero}) -> ({self.elem}) {{",
+            f"{result} = affine.for {iv} = 0 to {high} iter_args({acc} = {zero}) "
+            f"-> ({self.elem}) {{",
             f"  {x} = affine.load {source}[{self.render_subscript(parts)}] : {self.type}",
             f"  {s} = {op} {acc}, {x} : {self.elem}",
             f"  affine.yield {s} : {self.elem}",
@@ -334,7 +335,7 @@ class _Generator:
         ran = [False]
 
         def check(loop: _Loop, env: dict[str, int]) -> bool:
-            for buffer, parts, _, _ in loop.accesses:
+            for _buffer, parts, _, _ in loop.accesses:
                 for iv, coefficient, offset in parts:
                     value = offset + (coefficient * env[iv] if iv else 0)
                     if not 0 <= value < SIZE:

@@ -115,17 +115,24 @@ class NestAnalysis:
         instances concerned), or None when the new schedules keep them all.
         `new_entries` gives a statement's new time vector, or pieces of it
         (a condition on the statement's dims, the vector where it holds)."""
+        dependences = self.dependences()
+        if not dependences:
+            return None
+        involved: dict[str, Statement] = {}
+        for dependence in dependences:
+            involved[dependence.source.name] = dependence.source
+            involved[dependence.target.name] = dependence.target
         pieces: dict[str, list[Piece]] = {}
-        for statement in self.statements:
+        for statement in involved.values():
             found = new_entries(statement)
             if found and isinstance(found[0], tuple):
                 pieces[statement.name] = list(found)  # type: ignore[arg-type]
             else:
                 pieces[statement.name] = [("", list(found))]  # type: ignore[arg-type]
         length = max((len(e) for p in pieces.values() for _, e in p), default=1)
-        lanes = max((s.lanes for s in self.statements), default=0)
+        lanes = max((s.lanes for s in involved.values()), default=0)
         schedules = {}
-        for statement in self.statements:
+        for statement in involved.values():
             lane_names = [f"_l{k}" for k in range(statement.lanes)]
             lane_entries = lane_names + ["0"] * (lanes - statement.lanes)
             schedule = None
@@ -139,19 +146,21 @@ class NestAnalysis:
                 )
                 part = self.session.map(text)
                 schedule = part if schedule is None else schedule.union(part)
-            schedules[statement.name] = self.session.run(
-                lambda s=schedule, st=statement: s.intersect_domain(st.instances)
-            )
-        for dependence in self.dependences():
+            schedules[statement.name] = schedule
+        for dependence in dependences:
             source = schedules[dependence.source.name]
             target = schedules[dependence.target.name]
 
             def broken(source=source, target=target, dependence=dependence):
-                later = source.lex_ge_map(target)
-                return dependence.relation.intersect(later)
+                times = dependence.relation.apply_domain(source).apply_range(target)
+                backwards = times.intersect(isl.Map.lex_ge(times.get_space().domain()))
+                if backwards.is_empty():
+                    return None
+                late = source.lex_ge_map(target)
+                return dependence.relation.intersect(late)
 
             bad = self.session.run(broken, "a dependence check")
-            if not self.session.run(bad.is_empty):
+            if bad is not None:
                 return dependence, bad
         return None
 
