@@ -24,6 +24,7 @@ from affine_lsp.transforms.loops.nest import body_ops, defined_under, iv_name
 from affine_lsp.transforms.loops.proof import Rewrite
 from affine_lsp.transforms.loops.text import Builder, Renames, step_indent
 from affine_lsp.transforms.loops.unroll import _layout
+from affine_lsp.transforms.naming import names_in
 
 _FAULTING = frozenset(
     {
@@ -143,14 +144,24 @@ def rewrite(context: Context, plan: HoistPlan) -> Rewrite:
     builder = Builder(data, start)
     ops = body_ops(loop)
     unit = step_indent(data, loop, ops[0]) if ops else 2
+    # A hoisted value must not clash with a name used elsewhere in the function
+    # (MLIR forbids shadowing): it gets a fresh name then.
+    renames = Renames()
+    elsewhere = names_in(context.function, excluding=loop)
     for op in plan.moved:
-        builder.copy_lines([op], Renames(), -unit)
+        for value in op.results:
+            if value.index == 0 and value.name in elsewhere:
+                name = context.fresh(value.name)
+                for member in op.results:
+                    renames.set(member, name)
+    for op in plan.moved:
+        builder.copy_lines([op], renames, -unit)
     position = start
     for op in plan.moved:
         line = line_start(data, op.span.start_byte)
-        builder.copy(position, line, [loop], Renames())
+        builder.copy(position, line, [loop], renames)
         position = next_line_start(data, op.span.end_byte)
-    builder.copy(position, end, [loop], Renames())
+    builder.copy(position, end, [loop], renames)
     return Rewrite(start, end, builder.text(), builder.origins)
 
 

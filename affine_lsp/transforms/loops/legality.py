@@ -69,6 +69,8 @@ class NestAnalysis:
             for index, a in enumerate(statements):
                 for b in statements[index:]:
                     found += self.session.run(lambda a=a, b=b: _pair(a, b), "a dependence")
+            order = {"RAW": 0, "WAR": 1, "WAW": 2}
+            found.sort(key=lambda d: order[d.kind])
             self._dependences = found
         return self._dependences
 
@@ -187,6 +189,10 @@ class NestAnalysis:
     def describe(self, dependence: Dependence, relation: isl.Map) -> str:
         source, target = dependence.source, dependence.target
         backward = relation.reverse()
+        try:  # the latest source of each target: a function for uniform dependences
+            backward = backward.lexmax()
+        except isl.Error:
+            pass
         rendered = _render(backward, target, source)
         cells = _cells(target)
         target_names = _names(target)

@@ -218,7 +218,9 @@ class Prover:
         try:
             function = parse_function(new_data, self.function, self.model)
         except NotAffine as error:
-            raise ProofFailed(error.reason) from None
+            raise ProofFailed(
+                error.reason.replace("the fused code", "the rewritten code")
+            ) from None
         new_end = rewrite.start + len(rewrite.text.encode("utf-8"))
         block = self._new_block(function, rewrite.start, new_end)
         first, last = _window_range(block.operations, rewrite.start, new_end)
