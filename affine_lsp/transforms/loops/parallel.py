@@ -8,8 +8,9 @@ and commutative `arith` op (`addf`, `mulf`, `addi`, `muli`, `maximumf`,
 `minimumf`, `maxnumf`, `minnumf`, `andi`, `ori`; MLIR 22 takes the integer
 `maxs`/`mins`/`maxu`/`minu` reductions only for signed or unsigned integer types,
 which arith does not compute with), whose other operand does not depend on any
-iter_arg and whose result is only yielded, in the same position. The parallel loop yields that other operand.
-As with MLIR's parallel reductions, floating-point sums are reassociated.
+iter_arg and whose result is only yielded, in the same position. The parallel
+loop yields that other operand. As with MLIR's parallel reductions,
+floating-point sums are reassociated.
 """
 
 from __future__ import annotations
