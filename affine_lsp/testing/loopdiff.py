@@ -5,7 +5,10 @@ of `@kernel`: an applied one is lowered and run, and must print exactly what the
 original prints; a refused one is written anyway without the dependence check
 and the proof (the naive rewrite) and run, to see whether the refusal was
 needed (our conservatism). MLIR 22's own passes run on the same programs, and
-are judged the same way.
+are judged the same way. A program with `affine.parallel` loops is also run with
+every parallel loop (without reductions, step 1) turned into sequential loops
+that run backwards (`reversed_parallel`): lowered as it is, a parallel loop runs
+in order and would hide a dependence it carries.
 """
 
 from __future__ import annotations
@@ -13,10 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir import build_module
-from affine_lsp.ir.model import AffineForOp, FuncOp
+from affine_lsp.ir.model import AffineForOp, AffineParallelOp, FuncOp
 from affine_lsp.syntax import SourceDocument
+from affine_lsp.syntax.nodes import Span
 from affine_lsp.testing import oracle
+from affine_lsp.transforms.edits import apply_edits
 from affine_lsp.transforms.loops import (
     DISTRIBUTE,
     HOIST,
@@ -151,14 +157,10 @@ def check_program(
                 loop, data, model = _loops_by_line(text)[line]
                 unchecked = transform(data, model, loop, spec, prove=False, check=False)
                 if unchecked.applied and unchecked.new_text is not None:
-                    verdict = oracle.equivalent(
-                        text,
-                        unchecked.new_text.decode(),
-                        timeout=timeout,
-                        original_result=original,
+                    verdict, pair.detail = judge(
+                        text, unchecked.new_text.decode(), original, timeout
                     )
-                    pair.verdict = "naive-same" if verdict.same else "naive-different"
-                    pair.detail = verdict.detail
+                    pair.verdict = "naive-same" if verdict == "same" else "naive-different"
                 else:
                     pair.verdict = "not-applicable"
             report.pairs.append(pair)
@@ -176,8 +178,73 @@ def run_mlir_pass(
     done = oracle._run([tools.mlir_opt, "-", *flags], text, timeout)
     if done.timed_out or done.crashed or done.returncode != 0:
         return "crashed" if done.crashed else "failed"
-    verdict = oracle.equivalent(text, done.stdout, timeout=timeout, original_result=original)
-    if verdict.same:
+    verdict, _ = judge(text, done.stdout, original, timeout)
+    if verdict == "same":
         unchanged = oracle._run([tools.mlir_opt, "-"], text, timeout)
         return "unchanged" if unchanged.stdout == done.stdout else "same"
-    return "different" if verdict.outcome == oracle.Outcome.DIFFERENT else "failed"
+    return verdict
+
+
+def judge(text: str, new: str, original: oracle.RunResult, timeout: float) -> tuple[str, str]:
+    """(same | different | failed, detail): `new` run as it is, and with its parallel
+    loops run backwards, against the original's output."""
+    verdict = oracle.equivalent(text, new, timeout=timeout, original_result=original)
+    if verdict.same and "affine.parallel" in new:
+        backwards = reversed_parallel(new)
+        if backwards is not None and backwards != new:
+            verdict = oracle.equivalent(text, backwards, timeout=timeout, original_result=original)
+    if verdict.same:
+        return "same", ""
+    outcome = "different" if verdict.outcome == oracle.Outcome.DIFFERENT else "failed"
+    return outcome, verdict.detail
+
+
+def reversed_parallel(text: str) -> str | None:
+    """`text` with every `affine.parallel` without reductions and with unit steps
+    written as sequential loops running backwards (None if the text does not parse)."""
+    data = text.encode()
+    document = SourceDocument(data)
+    model = build_module(document.tree.root_node)
+    edits = []
+    counter = 0
+    for op in model.walk():
+        if not isinstance(op, AffineParallelOp) or op.reductions or op.body is None:
+            continue
+        if any(step != 1 for step in op.steps):
+            continue
+        if any(b.kind or len(b.exprs) != 1 for b in op.lower + op.upper):
+            continue
+        header = []
+        applies = []
+        for k, iv in enumerate(op.induction_variables):
+            counter += 1
+            reverse = f"%rev{counter}"
+            low = _bound_map(op.lower[k].exprs[0])
+            high = _bound_map(op.upper[k].exprs[0])
+            header.append(f"affine.for {reverse} = {low} to {high} {{")
+            applies += [
+                f"%lo{counter} = affine.apply {low}",
+                f"%hi{counter} = affine.apply {high}",
+                f"{iv.name} = affine.apply affine_map<(d0, d1, d2) -> (d1 + d2 - d0 - 1)>"
+                f"({reverse}, %lo{counter}, %hi{counter})",
+            ]
+        start = op.span.start_byte
+        body_open = op.body.span.start_byte
+        edits.append(
+            TextEdit(Span(start, body_open + 1), " ".join(header) + "\n" + "\n".join(applies))
+        )
+        closing = op.span.end_byte - 1
+        edits.append(TextEdit(Span(closing, closing + 1), "}" * len(op.induction_variables)))
+    if not edits:
+        return text
+    try:
+        return apply_edits(data, edits).decode()
+    except ValueError:
+        return None
+
+
+def _bound_map(subscripts) -> str:
+    dims = ", ".join(u.name for u in subscripts.dims)
+    symbols = ", ".join(u.name for u in subscripts.symbols)
+    text = f"affine_map<{subscripts.map}>({dims})"
+    return text + (f"[{symbols}]" if symbols else "")
