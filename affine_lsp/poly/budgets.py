@@ -117,3 +117,9 @@ TRANSFORM_PLANNING = Budget(max_operations=1_500_000, time_limit=0.1)
 """The legality of every loop transformation offered at one cursor position (the
 dependences of the nest, checked once per transformation); what is not decided
 within it is decided when the action is chosen."""
+
+FUZZ_TRANSFORM_PLANNING = Budget(max_operations=300_000, time_limit=0.1)
+"""Loop transformation actions at one position in the fuzz harness."""
+
+FUZZ_TRANSFORM = Budget(max_operations=3_000_000, time_limit=FUZZ_RESOLVE_SECONDS)
+"""A chosen loop transformation in the fuzz harness."""

@@ -141,10 +141,10 @@ def title_of(spec: Spec, loop: AffineForOp) -> str:
 
 
 def _resolver(
-    data: bytes, model: ModuleModel, loop: AffineForOp, spec: Spec
+    data: bytes, model: ModuleModel, loop: AffineForOp, spec: Spec, resolve: Budget
 ) -> Callable[[float | None], tuple[list[TextEdit], str | None]]:
     def compute(seconds: float | None) -> tuple[list[TextEdit], str | None]:
-        budget = budgets.TRANSFORM
+        budget = resolve
         if seconds is not None and time_limits_enabled():
             budget = Budget(budget.max_operations, seconds)
         result = transform(data, model, loop, spec, budget=budget)
@@ -162,13 +162,14 @@ def _planned(
     spec: Spec,
     session: IslSession,
     contexts: dict[int, Context],
+    resolve: Budget,
 ) -> list[LoopAction]:
     module = module_of(spec.kind)
     checked = check_only(data, model, loop, spec, module, session, contexts)
     title = title_of(spec, loop)
     if checked.timed_out:
         # Undecided within the planning budget: decided (and proven) when chosen.
-        return [LoopAction(title, spec=spec, _compute=_resolver(data, model, loop, spec))]
+        return [LoopAction(title, spec=spec, _compute=_resolver(data, model, loop, spec, resolve))]
     if checked.reason is not None:
         actions = [LoopAction(title, disabled_reason=checked.reason, spec=spec)]
         if checked.hint is not None:
@@ -177,11 +178,11 @@ def _planned(
                 LoopAction(
                     title_of(hint, loop),
                     spec=hint,
-                    _compute=_resolver(data, model, loop, hint),
+                    _compute=_resolver(data, model, loop, hint, resolve),
                 )
             )
         return actions
-    return [LoopAction(title, spec=spec, _compute=_resolver(data, model, loop, spec))]
+    return [LoopAction(title, spec=spec, _compute=_resolver(data, model, loop, spec, resolve))]
 
 
 _CACHE: OrderedDict[tuple, list[LoopAction]] = OrderedDict()
@@ -195,8 +196,11 @@ def loop_actions(
     end_byte: int,
     options: LoopOptions | None = None,
     budget: Budget = budgets.TRANSFORM_PLANNING,
+    resolve: Budget = budgets.TRANSFORM,
 ) -> list[LoopAction]:
-    """The loop transformation actions for a cursor or selection (byte offsets)."""
+    """The loop transformation actions for a cursor or selection (byte offsets),
+    planned within `budget`; a chosen action is written and proven within
+    `resolve` (its time limit is the one `resolve()` gets)."""
     options = options or LoopOptions()
     data = document.source
     loop = loop_at(model, start_byte, end_byte, lambda offset: document.point(offset)[0])
@@ -210,6 +214,7 @@ def loop_actions(
         loop.span.start_byte,
         options,
         budget,
+        resolve,
     )
     if key in _CACHE:
         _CACHE.move_to_end(key)
@@ -219,7 +224,7 @@ def loop_actions(
         session = IslSession(budget)
         contexts: dict[int, Context] = {}
         for spec in _specs(loop, options):
-            actions += _planned(data, model, loop, spec, session, contexts)
+            actions += _planned(data, model, loop, spec, session, contexts, resolve)
     _CACHE[key] = actions
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)

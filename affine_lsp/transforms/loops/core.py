@@ -34,6 +34,7 @@ SKEW = "skew"
 KINDS = (INTERCHANGE, PERMUTE, TILE, UNROLL, UNROLL_JAM, PARALLELIZE, HOIST, DISTRIBUTE, SKEW)
 
 TOO_COMPLEX = "too complex to analyse in time"
+INTERNAL_ERROR = "cannot transform this loop (internal error)"
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,9 @@ def run(
         return Result(spec, reason=TOO_COMPLEX, timed_out=True)
     except PolyError as error:
         return Result(spec, reason=_cannot(error.reason))
+    except (ValueError, KeyError, IndexError, AttributeError, TypeError) as error:
+        # Input we did not foresee: refused, never a crash (the tests count these).
+        return Result(spec, reason=f"{INTERNAL_ERROR}: {type(error).__name__}: {error}")
     if new_text == data:
         return Result(spec, reason="nothing to do")
     return Result(spec, new_text, minimal_edits(data, new_text), summary=summary)
@@ -206,6 +210,8 @@ def check_only(
         return Result(spec, reason=TOO_COMPLEX, timed_out=True)
     except PolyError as error:
         return Result(spec, reason=_cannot(error.reason))
+    except (ValueError, KeyError, IndexError, AttributeError, TypeError) as error:
+        return Result(spec, reason=f"{INTERNAL_ERROR}: {type(error).__name__}: {error}")
     return Result(spec)
 
 
