@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             by_kind[kind]["naive-different"] += 1
     features = Counter(f for prog in programs for f in prog["features"])
     failed = [prog["seed"] for prog in programs if prog["failed"]]
+    internal = [p for p in pairs if p[6].startswith("cannot transform this loop (internal")]
 
     print(f"{len(programs)} programs (seeds {ns.seed}..{ns.seed + ns.count - 1}), {seconds:.0f} s")
     print("features: " + ", ".join(f"{k} {v}" for k, v in sorted(features.items())))
@@ -87,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     for p in wrong[: ns.examples * 3]:
         print(f"  MISMATCH seed {p[0]} line {p[1]} {p[2]}: {p[5]} {p[7]}")
+    if internal:
+        print(f"{len(internal)} internal errors, e.g.:")
+        for p in internal[: ns.examples]:
+            print(f"  seed {p[0]} line {p[1]} {p[2]}: {p[6]}")
     print("\nper transformation: tried / applied / refused (naive rewrite: equal, different)")
     for kind, counts in sorted(by_kind.items()):
         print(
@@ -119,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{verdicts['crashed'] + verdicts['failed']:5}"
             + (f"   wrong on seeds {bad[: ns.examples * 3]}" if bad else "")
         )
-    return 1 if wrong else 0
+    return 1 if wrong or internal else 0
 
 
 def _reason_class(reason: str) -> str:
