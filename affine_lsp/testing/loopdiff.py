@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir import build_module
+from affine_lsp.ir.affine import format_expr
 from affine_lsp.ir.model import AffineForOp, AffineParallelOp, FuncOp
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.syntax.nodes import Span
@@ -244,7 +245,15 @@ def reversed_parallel(text: str) -> str | None:
 
 
 def _bound_map(subscripts) -> str:
+    affine_map = subscripts.map
+    results = ", ".join(
+        format_expr(r, dim_namer=lambda k: f"d{k}", symbol_namer=lambda k: f"s{k}")
+        for r in affine_map.results
+    )
+    header = "(" + ", ".join(f"d{k}" for k in range(affine_map.num_dims)) + ")"
+    if affine_map.num_symbols:
+        header += "[" + ", ".join(f"s{k}" for k in range(affine_map.num_symbols)) + "]"
     dims = ", ".join(u.name for u in subscripts.dims)
     symbols = ", ".join(u.name for u in subscripts.symbols)
-    text = f"affine_map<{subscripts.map}>({dims})"
+    text = f"affine_map<{header} -> ({results})>({dims})"
     return text + (f"[{symbols}]" if symbols else "")

@@ -198,6 +198,10 @@ class NestAnalysis:
         target_names = _names(target)
         if rendered is not None and target_names:
             target_text = f"iteration {_tuple(target_names)}"
+            source_names = _names(source)
+            if [id(v) for v in source.domain.ivs] != [id(v) for v in target.domain.ivs]:
+                # other loops: say which coordinate is which
+                rendered = [f"{n} = {e}" for n, e in zip(source_names, rendered, strict=False)]
             source_text = f"iteration {_tuple(rendered)}"
         else:
             point = relation.wrap().sample_point()
