@@ -15,8 +15,9 @@ import sys
 
 from affine_lsp.checks import Severity, check_document
 from affine_lsp.cli.fuse import write_atomically
+from affine_lsp.cli.output import error_reason, printable, read_input, say
 from affine_lsp.ir import build_module
-from affine_lsp.ir.model import AffineForOp
+from affine_lsp.ir.model import AffineForOp, ModuleModel
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.loops import (
     DISTRIBUTE,
@@ -81,7 +82,6 @@ def _unroll_factor(text: str) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "transform",
-        help="transform an affine.for loop (each result proven equivalent)",
         description="Transform the affine.for that starts on line N. The transformed code is "
         "parsed back and proven equivalent to the original by an exact dataflow analysis; an "
         "illegal transformation is refused with the dependence it would break. Prints the "
@@ -132,7 +132,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _error(message: str) -> None:
-    print(f"affine-lsp transform: {message}", file=sys.stderr)
+    say("transform", message)
 
 
 def spec_of(args: argparse.Namespace) -> Spec:
@@ -161,12 +161,13 @@ def _errors(document: SourceDocument, path: str) -> bool:
         if diagnostic.severity != Severity.ERROR:
             continue
         line, column = document.point(diagnostic.span.start_byte)
-        print(f"{path}:{line + 1}:{column + 1}: error: {diagnostic.message}", file=sys.stderr)
+        message = f"{path}:{line + 1}:{column + 1}: error: {diagnostic.message}"
+        print(printable(message), file=sys.stderr)
         found = True
     return found
 
 
-def loop_on_line(model, document: SourceDocument, line: int) -> AffineForOp | None:
+def loop_on_line(model: ModuleModel, document: SourceDocument, line: int) -> AffineForOp | None:
     """The (outermost) affine.for whose first line is 1-based `line`."""
     for op in model.walk():
         if isinstance(op, AffineForOp) and document.point(op.span.start_byte)[0] == line - 1:
@@ -179,11 +180,8 @@ def run(args: argparse.Namespace) -> int:
         _error("--line must be at least 1")
         return 2
     spec = spec_of(args)
-    try:
-        with open(args.file, "rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        _error(f"cannot read {args.file}: {error.strerror}")
+    data = read_input("transform", args.file)
+    if data is None:
         return 2
     document = SourceDocument(data)
     if _errors(document, args.file):
@@ -226,6 +224,6 @@ def _write(args: argparse.Namespace, output: bytes) -> int:
     try:
         write_atomically(path, output)
     except OSError as error:
-        _error(f"cannot write {path}: {error.strerror or error}; it was left untouched")
+        _error(f"cannot write {path}: {error_reason(error)}; it was left untouched")
         return 2
     return 0

@@ -155,7 +155,7 @@ def code_actions(
     start: int,
     end: int,
     only: list[str] | None = None,
-    tolerance: float = 0.3,
+    tolerance: float = FusionOptions.tolerance,
     loop_options: LoopOptions | None = None,
 ) -> list[Action]:
     """Quick fixes and (when `only` asks for rewrites) fusion and the loop

@@ -59,7 +59,7 @@ from affine_lsp.poly import (
     describe_condition,
     describe_loop,
 )
-from affine_lsp.syntax import Span
+from affine_lsp.syntax import Node, Span
 
 MAX_NEST_DEPTH = 48
 """Deeper nests get no polyhedral description: modelling them costs more than a
@@ -266,7 +266,7 @@ def _alias_sections(analysis: DocumentAnalysis, view: ItemView, target: Target) 
     return sections
 
 
-def _inline_map_sections(view: ItemView, map_node) -> list[str]:
+def _inline_map_sections(view: ItemView, map_node: Node) -> list[str]:
     value = _map_value(view, map_node)
     kind = "Affine map" if isinstance(value, AffineMap) else "Integer set"
     sections = [_code(_short(str(value))), f"{kind}: {map_summary(value)}."]
@@ -276,7 +276,7 @@ def _inline_map_sections(view: ItemView, map_node) -> list[str]:
     return sections
 
 
-def _map_value(view: ItemView, map_node) -> AffineMap | IntegerSet:
+def _map_value(view: ItemView, map_node: Node) -> AffineMap | IntegerSet:
     """The IR of a map or set node: the alias's or the op's, built only if neither has it."""
     span = Span.of(map_node)
     alias = view.item.alias

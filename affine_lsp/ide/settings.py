@@ -5,6 +5,12 @@ either nested (`{"fusion": {"tolerance": 0.5}}`, optionally under an `affineLsp`
 key) or with dotted keys (`{"affineLsp.fusion.tolerance": 0.5}` or
 `{"fusion.tolerance": 0.5}`). Unknown keys are ignored; a bad value keeps the
 previous value and is reported as a problem.
+
+The defaults are those of the layers that use them (`CheckOptions`, `FusionOptions`,
+`LoopOptions`);
+the editors repeat them (`editors/vscode/package.json` and `src/settings.ts`,
+`editors/neovim/lua/affine_lsp/init.lua`), and `tests/editors/test_settings_defaults.py`
+checks that they agree with `client_defaults()`.
 """
 
 from __future__ import annotations
@@ -15,22 +21,26 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from affine_lsp.checks import CheckOptions, Severity
+from affine_lsp.transforms.fusion import FusionOptions
 from affine_lsp.transforms.loops.actions import LoopOptions
 
 SECTION = "affineLsp"
 LOG_LEVELS = ("error", "warning", "info", "debug")
 SEVERITIES = tuple(s.label for s in Severity)
+_CHECKS = CheckOptions()
+_FUSION = FusionOptions()
+_LOOPS = LoopOptions()
 
 
 @dataclass(frozen=True)
 class Settings:
-    fusion_tolerance: float = 0.3
-    legacy_severity: Severity = Severity.WARNING
-    lints: bool = True
+    fusion_tolerance: float = _FUSION.tolerance
+    legacy_severity: Severity = _CHECKS.legacy_severity
+    lints: bool = _CHECKS.lints
     log_level: str | None = None  # None: as the server was started
-    tile_sizes: tuple[int, ...] = (32,)
-    unroll_factor: int = 4
-    unroll_jam_factor: int = 2
+    tile_sizes: tuple[int, ...] = _LOOPS.tile_sizes
+    unroll_factor: int = _LOOPS.unroll_factor
+    unroll_jam_factor: int = _LOOPS.unroll_jam_factor
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
@@ -112,6 +122,22 @@ _KEYS = {
     "transforms.unrollFactor": ("unroll_factor", _factor),
     "transforms.unrollJamFactor": ("unroll_jam_factor", _factor),
 }
+
+
+def client_defaults() -> dict[str, Any]:
+    """The default of each setting the server reads, by dotted key as clients send it
+    (JSON values; `logLevel` has none: the server keeps its `--log-level`)."""
+    defaults = Settings()
+    values: dict[str, Any] = {}
+    for key, (name, _validate) in _KEYS.items():
+        value = getattr(defaults, name)
+        if isinstance(value, Severity):
+            values[key] = value.label
+        elif isinstance(value, tuple):
+            values[key] = list(value)
+        elif value is not None:
+            values[key] = value
+    return values
 
 
 def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:

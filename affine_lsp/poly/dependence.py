@@ -74,7 +74,7 @@ def _pretty(relation: isl.Map, a: Statement, b: Statement) -> str:
             renamed = renamed.set_dim_name(kind, position, name)
         renamed = renamed.reset_tuple_id(kind)
     for position in range(renamed.dim(isl.dim_type.param)):
-        name = renamed.get_dim_name(isl.dim_type.param, position)
+        name = renamed.get_dim_name(isl.dim_type.param, position) or ""
         renamed = renamed.set_dim_name(isl.dim_type.param, position, exact_to_source(name))
     return str(renamed.coalesce())
 
@@ -110,7 +110,7 @@ def _direction(deltas: isl.Set, position: int) -> tuple[int | None, str]:
 
 
 def _pair(a: Statement, b: Statement, window: Window) -> list[Dependence]:
-    found = []
+    found: list[Dependence] = []
     if a.array != b.array or not (a.is_write or b.is_write):
         return found
     same = a.access.apply_range(b.access.reverse())

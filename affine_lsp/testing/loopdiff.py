@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir import build_module
 from affine_lsp.ir.affine import format_expr
-from affine_lsp.ir.model import AffineForOp, AffineParallelOp, FuncOp
+from affine_lsp.ir.model import AffineForOp, AffineParallelOp, FuncOp, ModuleModel, Subscripts
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.syntax.nodes import Span
 from affine_lsp.testing import oracle
@@ -108,7 +108,7 @@ class ProgramReport:
     original_failed: str | None = None
 
 
-def kernel_loops(text: str) -> Iterator[tuple[int, AffineForOp, bytes, object]]:
+def kernel_loops(text: str) -> Iterator[tuple[int, AffineForOp, bytes, ModuleModel]]:
     """(1-based line, loop, data, model) for every affine.for of @kernel."""
     data = text.encode()
     document = SourceDocument(data)
@@ -120,7 +120,7 @@ def kernel_loops(text: str) -> Iterator[tuple[int, AffineForOp, bytes, object]]:
                     yield document.point(loop.span.start_byte)[0] + 1, loop, data, model
 
 
-def _loops_by_line(text: str) -> dict[int, tuple[AffineForOp, bytes, object]]:
+def _loops_by_line(text: str) -> dict[int, tuple[AffineForOp, bytes, ModuleModel]]:
     return {line: (loop, data, model) for line, loop, data, model in kernel_loops(text)}
 
 
@@ -244,7 +244,7 @@ def reversed_parallel(text: str) -> str | None:
         return None
 
 
-def _bound_map(subscripts) -> str:
+def _bound_map(subscripts: Subscripts) -> str:
     affine_map = subscripts.map
     results = ", ".join(
         format_expr(r, dim_namer=lambda k: f"d{k}", symbol_namer=lambda k: f"s{k}")

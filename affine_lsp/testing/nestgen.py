@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from affine_lsp.testing.progen import Buffer, _render_main
@@ -54,8 +54,14 @@ class Nest:
 
 @dataclass
 class _Bound:
+    """A loop bound: its text, and its value (`outer`'s value plus `value`, or `value`)."""
+
     text: str
-    evaluate: Callable[[dict[str, int]], int]
+    value: int = 0
+    outer: str | None = None
+
+    def evaluate(self, env: dict[str, int]) -> int:
+        return self.value + (env[self.outer] if self.outer is not None else 0)
 
 
 @dataclass
@@ -71,6 +77,7 @@ class _Loop:
     accesses: list[tuple[str, list[tuple[str, int, int]], bool, int]] = field(
         default_factory=list
     )  # (buffer, [(iv or "", coefficient, offset)], is_write, place) for the simulation
+    parent: _Loop | None = None  # for an iter_args reduction loop: the loop it is in
 
 
 class _Generator:
@@ -105,25 +112,22 @@ class _Generator:
         kind = rng.random()
         if kind < 0.15:
             self.features.add("symbolic")
-            upper = _Bound(SYMBOL, lambda env: SYMBOL_VALUE)
+            upper = _Bound(SYMBOL, SYMBOL_VALUE)
         elif kind < 0.3 and ivs:
             self.features.add("triangular")
             outer = rng.choice(ivs)
             shift = rng.choice((1, 2))
-            upper = _Bound(
-                f"affine_map<(d0) -> (d0 + {shift})>({outer})",
-                lambda env, o=outer, s=shift: env[o] + s,
-            )
+            upper = _Bound(f"affine_map<(d0) -> (d0 + {shift})>({outer})", shift, outer)
         elif kind < 0.4 and ivs:
             self.features.add("triangular")
             outer = rng.choice(ivs)
-            lower = _Bound(f"affine_map<(d0) -> (d0)>({outer})", lambda env, o=outer: env[o])
+            lower = _Bound(f"affine_map<(d0) -> (d0)>({outer})", 0, outer)
             high = rng.choice((SIZE - 1, SIZE))
-            return lower, _Bound(str(high), lambda env, h=high: h), step
+            return lower, _Bound(str(high), high), step
         else:
             high = rng.choice((SIZE - 2, SIZE - 1, SIZE))
-            upper = _Bound(str(high), lambda env, h=high: h)
-        return _Bound(str(low), lambda env, v=low: v), upper, step
+            upper = _Bound(str(high), high)
+        return _Bound(str(low), low), upper, step
 
     def subscript(self, ivs: list[str], transposed: bool) -> list[tuple[str, int, int]]:
         rng = self.rng
@@ -276,9 +280,7 @@ class _Generator:
         literal = "0.0" if self.elem == "f32" else "0"
         op = "arith.addf" if self.elem == "f32" else self.rng.choice(("arith.addi", "arith.maxsi"))
         s = self.fresh("s")
-        inner_loop = _Loop(
-            iv, _Bound("0", lambda env: 0), _Bound(str(high), lambda env, h=high: h), 1
-        )
+        inner_loop = _Loop(iv, _Bound("0"), _Bound(str(high), high), 1)
         self._reduction_loops.append((inner_loop, parts, source))
         store = self.subscript(ivs, False)
         loop.accesses.append((target, store, True, 0))
@@ -353,7 +355,7 @@ class _Generator:
                     if not run(level + 1, inner_env):
                         return False
                 for reduction, parts, _ in self._reduction_loops:
-                    if reduction.parent is loop:  # type: ignore[attr-defined]
+                    if reduction.parent is loop:
                         for r in range(
                             reduction.lower.evaluate(inner_env), reduction.upper.evaluate(inner_env)
                         ):

@@ -21,6 +21,8 @@ the dependences (`legality.py`), whose violations name the dependence broken.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
+from types import ModuleType
 
 from affine_lsp.ir.model import AffineForOp, ModuleModel
 from affine_lsp.poly.budgets import Budget
@@ -53,7 +55,7 @@ _MODULES = {
 }
 
 
-def module_of(kind: str):
+def module_of(kind: str) -> ModuleType:
     """The module implementing `kind` (`plan`, `rewrite`, `title`, `summary`)."""
     return importlib.import_module(f"affine_lsp.transforms.loops.{_MODULES[kind]}")
 
@@ -71,44 +73,70 @@ def transform(
     return run(data, model, loop, spec, module_of(spec.kind), budget, prove, check)
 
 
-def interchange(data: bytes, model: ModuleModel, loop: AffineForOp, **options) -> Result:
-    return transform(data, model, loop, Spec(INTERCHANGE), **options)
+def interchange(
+    data: bytes, model: ModuleModel, loop: AffineForOp, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(INTERCHANGE), budget)
 
 
-def permute(data: bytes, model: ModuleModel, loop: AffineForOp, permutation, **options) -> Result:
-    return transform(data, model, loop, Spec(PERMUTE, permutation=tuple(permutation)), **options)
+def permute(
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    permutation: Sequence[int],
+    budget: Budget | None = None,
+) -> Result:
+    return transform(data, model, loop, Spec(PERMUTE, permutation=tuple(permutation)), budget)
 
 
-def tile(data: bytes, model: ModuleModel, loop: AffineForOp, sizes, **options) -> Result:
-    return transform(data, model, loop, Spec(TILE, sizes=tuple(sizes)), **options)
+def tile(
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    sizes: Sequence[int],
+    budget: Budget | None = None,
+) -> Result:
+    return transform(data, model, loop, Spec(TILE, sizes=tuple(sizes)), budget)
 
 
 def unroll(
-    data: bytes, model: ModuleModel, loop: AffineForOp, factor: int | None, **options
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    factor: int | None,
+    budget: Budget | None = None,
 ) -> Result:
-    return transform(data, model, loop, Spec(UNROLL, factor=factor), **options)
+    return transform(data, model, loop, Spec(UNROLL, factor=factor), budget)
 
 
 def unroll_jam(
-    data: bytes, model: ModuleModel, loop: AffineForOp, factor: int, **options
+    data: bytes, model: ModuleModel, loop: AffineForOp, factor: int, budget: Budget | None = None
 ) -> Result:
-    return transform(data, model, loop, Spec(UNROLL_JAM, factor=factor), **options)
+    return transform(data, model, loop, Spec(UNROLL_JAM, factor=factor), budget)
 
 
-def parallelize(data: bytes, model: ModuleModel, loop: AffineForOp, **options) -> Result:
-    return transform(data, model, loop, Spec(PARALLELIZE), **options)
+def parallelize(
+    data: bytes, model: ModuleModel, loop: AffineForOp, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(PARALLELIZE), budget)
 
 
-def hoist(data: bytes, model: ModuleModel, loop: AffineForOp, **options) -> Result:
-    return transform(data, model, loop, Spec(HOIST), **options)
+def hoist(
+    data: bytes, model: ModuleModel, loop: AffineForOp, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(HOIST), budget)
 
 
-def distribute(data: bytes, model: ModuleModel, loop: AffineForOp, **options) -> Result:
-    return transform(data, model, loop, Spec(DISTRIBUTE), **options)
+def distribute(
+    data: bytes, model: ModuleModel, loop: AffineForOp, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(DISTRIBUTE), budget)
 
 
-def skew(data: bytes, model: ModuleModel, loop: AffineForOp, factor: int, **options) -> Result:
-    return transform(data, model, loop, Spec(SKEW, factor=factor), **options)
+def skew(
+    data: bytes, model: ModuleModel, loop: AffineForOp, factor: int, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(SKEW, factor=factor), budget)
 
 
 __all__ = [

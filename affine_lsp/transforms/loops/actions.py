@@ -90,7 +90,9 @@ class LoopAction:
         return self.edits or []
 
 
-def loop_at(model: ModuleModel, start: int, end: int, line_of) -> AffineForOp | None:
+def loop_at(
+    model: ModuleModel, start: int, end: int, line_of: Callable[[int], int]
+) -> AffineForOp | None:
     """The loop whose header line holds the cursor, else the innermost loop around it."""
     around = [
         op

@@ -23,6 +23,8 @@ import islpy as isl
 from affine_lsp.ir.model import AffineForOp
 from affine_lsp.poly.domain import Level
 from affine_lsp.poly.forms import AffineForm
+from affine_lsp.poly.program import Statement
+from affine_lsp.syntax.nodes import Span
 from affine_lsp.transforms.edits import line_start, next_line_start, rest_of_line_is_blank
 from affine_lsp.transforms.loops.bounds import (
     dim_bounds,
@@ -215,14 +217,15 @@ def _coordinates(plan: BandPlan, x: list[str]) -> list[str]:
 def _violation(context: Context, plan: BandPlan) -> str | None:
     analysis = context.analysis(plan.band[0])
 
-    def entries(statement) -> list[str]:
+    def entries(statement: Statement) -> list[str]:
         old = analysis.entries(statement)
-        x = [analysis.dim_of(statement, loop) for loop in plan.band]
-        if any(name is None for name in x):
+        found = [analysis.dim_of(statement, loop) for loop in plan.band]
+        x = [name for name in found if name is not None]
+        if len(x) != len(found):
             return old
         first = old.index(x[0])
         last = old.index(x[-1])
-        y = _coordinates(plan, x)  # type: ignore[arg-type]
+        y = _coordinates(plan, x)
         tiles = []
         for k, size in enumerate(plan.sizes):
             if plan.keep_headers:
@@ -254,7 +257,8 @@ def rewrite(context: Context, plan: BandPlan) -> Rewrite:
     indent = indent_of(data, root)
     inner = band[-1]
     unit = step_indent(data, root, band[1]) if len(band) > 1 else 2
-    body_ops = body_block(inner).operations if body_block(inner) else []
+    inner_block = body_block(inner)
+    body_ops = inner_block.operations if inner_block is not None else []
     if plan.keep_headers and not plan.sizes:
         _swap_headers(builder, context, plan, end)
     else:
@@ -344,7 +348,7 @@ def _tiled_headers(context: Context, plan: BandPlan) -> list[str]:
     return headers
 
 
-def _text(data: bytes, span) -> str:
+def _text(data: bytes, span: Span) -> str:
     return data[span.start_byte : span.end_byte].decode("utf-8")
 
 
@@ -400,7 +404,8 @@ def _isl_headers(context: Context, plan: BandPlan) -> list[str]:
         + " and ".join(constraints)
         + " }"
     )
-    new_set = context.session.run(lambda: domain.set.apply(relation), "the new domain")
+    domain_set = domain.set
+    new_set = context.session.run(lambda: domain_set.apply(relation), "the new domain")
     for position, name in enumerate(kept + outs):
         new_set = new_set.set_dim_name(isl.dim_type.set, position, name)
     tile_names = [_tile_name(context, band[plan.order[k]]) for k in range(m)]

@@ -43,14 +43,17 @@ def dim_bounds(
     """(lower bounds, exclusive upper bounds) of set dim `position` over the dims
     before it and the parameters (names as in the set's space)."""
 
-    def run():
+    def run() -> isl.BasicSet:
         count = domain.dim(isl.dim_type.set)
         projected = domain.project_out(isl.dim_type.set, position + 1, count - position - 1)
         return projected.remove_redundancies().simple_hull()
 
     hull = session.run(run, "loop bounds")
-    names = [hull.get_dim_name(isl.dim_type.set, k) for k in range(position)]
-    params = [hull.get_dim_name(isl.dim_type.param, k) for k in range(hull.dim(isl.dim_type.param))]
+    names = [hull.get_dim_name(isl.dim_type.set, k) or f"_x{k}" for k in range(position)]
+    params = [
+        hull.get_dim_name(isl.dim_type.param, k) or f"_p{k}"
+        for k in range(hull.dim(isl.dim_type.param))
+    ]
     lowers: list[AffineForm] = []
     uppers: list[AffineForm] = []
     for constraint in hull.get_constraints():

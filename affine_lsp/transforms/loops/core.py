@@ -10,9 +10,10 @@ text; a proof that fails refuses too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import ModuleType
 
 from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel
+from affine_lsp.ir.model import AffineForOp, Block, FuncOp, ModuleModel, Operation
 from affine_lsp.poly import budgets
 from affine_lsp.poly.budgets import Budget
 from affine_lsp.poly.session import BudgetExceeded, IslSession, PolyError
@@ -118,7 +119,7 @@ class Context:
             return self.names.reuse(f"{like}_{suffix}")
         return self.names.fresh(like)
 
-    def line(self, op) -> int:
+    def line(self, op: Operation) -> int:
         return self.data.count(b"\n", 0, op.span.start_byte) + 1
 
 
@@ -126,7 +127,7 @@ def iv_label(loop: AffineForOp) -> str:
     return iv_name(loop)
 
 
-def window_range(context: Context, rewrite: Rewrite) -> tuple[object, int, int]:
+def window_range(context: Context, rewrite: Rewrite) -> tuple[Block, int, int]:
     """(block, first, last): the original ops the rewrite replaces."""
     block = context.loop.parent_block
     if block is None:
@@ -154,7 +155,7 @@ def run(
     model: ModuleModel,
     loop: AffineForOp,
     spec: Spec,
-    module,
+    module: ModuleType,
     budget: Budget | None = None,
     prove: bool = True,
     check: bool = True,
@@ -190,7 +191,7 @@ def check_only(
     model: ModuleModel,
     loop: AffineForOp,
     spec: Spec,
-    module,
+    module: ModuleType,
     session: IslSession,
     contexts: dict[int, Context] | None = None,
 ) -> Result:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from affine_lsp.ir.model import AffineAccessOp, AffineForOp, Operation
 from affine_lsp.poly.domain import Level
 from affine_lsp.poly.exprs import integer_constant
-from affine_lsp.poly.program import is_under
+from affine_lsp.poly.program import Statement, is_under
 from affine_lsp.poly.session import NotAffine
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec
@@ -74,10 +74,11 @@ def _runs(context: Context, loop: AffineForOp) -> bool:
         domain = builder.build([Level(loop)])
     except NotAffine:
         return False
-    assert domain.set is not None
+    domain_set = domain.set
+    assert domain_set is not None
 
     def check() -> bool:
-        ran = domain.set.params().intersect(window.context)
+        ran = domain_set.params().intersect(window.context)
         return window.context.is_subset(ran)
 
     return bool(context.session.run(check, "the loop's trip count"))
@@ -94,7 +95,7 @@ def _written_at(context: Context, loop: AffineForOp, load: AffineAccessOp) -> bo
         if not other.is_write or other.array != mine.array or not is_under(other.op, loop):
             continue
 
-        def clash(other=other) -> bool:
+        def clash(other: Statement = other) -> bool:
             cells = mine.access.range()
             written = other.access.range()
             return not cells.intersect(written).is_empty()

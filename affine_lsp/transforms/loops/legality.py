@@ -128,16 +128,16 @@ class NestAnalysis:
         for statement in involved.values():
             found = new_entries(statement)
             if found and isinstance(found[0], tuple):
-                pieces[statement.name] = list(found)  # type: ignore[arg-type]
+                pieces[statement.name] = [p for p in found if isinstance(p, tuple)]
             else:
-                pieces[statement.name] = [("", list(found))]  # type: ignore[arg-type]
+                pieces[statement.name] = [("", [e for e in found if isinstance(e, str)])]
         length = max((len(e) for p in pieces.values() for _, e in p), default=1)
         lanes = max((s.lanes for s in involved.values()), default=0)
-        schedules = {}
+        schedules: dict[str, isl.Map] = {}
         for statement in involved.values():
             lane_names = [f"_l{k}" for k in range(statement.lanes)]
             lane_entries = lane_names + ["0"] * (lanes - statement.lanes)
-            schedule = None
+            schedule: isl.Map | None = None
             for condition, entries in pieces[statement.name]:
                 padded = entries + ["0"] * (length - len(entries))
                 where = f" : {condition}" if condition else ""
@@ -148,12 +148,17 @@ class NestAnalysis:
                 )
                 part = self.session.map(text)
                 schedule = part if schedule is None else schedule.union(part)
+            assert schedule is not None
             schedules[statement.name] = schedule
         for dependence in dependences:
             source = schedules[dependence.source.name]
             target = schedules[dependence.target.name]
 
-            def broken(source=source, target=target, dependence=dependence):
+            def broken(
+                source: isl.Map = source,
+                target: isl.Map = target,
+                dependence: Dependence = dependence,
+            ) -> isl.Map | None:
                 times = dependence.relation.apply_domain(source).apply_range(target)
                 backwards = times.intersect(isl.Map.lex_ge(times.get_space().domain()))
                 if backwards.is_empty():

@@ -7,7 +7,7 @@ iterations (interchange, permute, tile, skew) work on bands.
 
 from __future__ import annotations
 
-from affine_lsp.ir.model import AffineForOp, Block, FuncOp, Operation, Value
+from affine_lsp.ir.model import AffineBound, AffineForOp, Block, FuncOp, Operation, Value
 from affine_lsp.syntax.nodes import Span
 
 
@@ -97,7 +97,7 @@ def constant_bounds(loop: AffineForOp) -> tuple[int, int] | None:
     return low, high
 
 
-def _constant(bound) -> int | None:
+def _constant(bound: AffineBound) -> int | None:
     if bound.shorthand_constant is not None:
         return bound.shorthand_constant
     return None

@@ -49,9 +49,11 @@ from affine_lsp.ir.model import (
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
+    Block,
     FuncOp,
     ModuleModel,
     Operation,
+    Use,
     Value,
 )
 from affine_lsp.poly.domain import Domain, DomainBuilder, enclosing_levels
@@ -195,7 +197,7 @@ class Prover:
         data: bytes,
         model: ModuleModel,
         function: FuncOp,
-        block,
+        block: Block,
         first: int,
         last: int,
     ) -> None:
@@ -252,7 +254,7 @@ class Prover:
         self._check_parallel(window)
         return Proven(new_data, function, window)
 
-    def _new_block(self, function: FuncOp, start: int, end: int):
+    def _new_block(self, function: FuncOp, start: int, end: int) -> Block:
         for op in function.walk():
             if start <= op.span.start_byte < end:
                 parent = op.parent_op
@@ -333,7 +335,11 @@ class Prover:
         access it repeats."""
         loop = statement.loop
         origin = origins.get(id(loop))
-        if origin is None or not isinstance(origin.op, AffineForOp):
+        if (
+            not isinstance(loop, AffineForOp)
+            or origin is None
+            or not isinstance(origin.op, AffineForOp)
+        ):
             raise ProofFailed("a loop with iter_args has no original")
         old_loop = origin.op
         old = self.old.carried.get((id(old_loop), statement.kind, statement.position))
@@ -454,7 +460,7 @@ class Prover:
                 continue  # the scalar array already holds it: memory compared
             self._check_operand(op, old, use, old_use)
 
-    def _check_operand(self, op: Operation, old: Operation, use, old_use) -> None:
+    def _check_operand(self, op: Operation, old: Operation, use: Use, old_use: Use) -> None:
         u, w = use.value, old_use.value
         if u is None or w is None:
             raise ProofFailed(f"{self._line_of(op)} uses an undefined value")
@@ -527,7 +533,7 @@ class Prover:
         """`sigma` (N -> original instances of an op inside `read`'s loops) projected
         on `read`'s instances."""
 
-        def run():
+        def run() -> isl.Map:
             keep = read.domain.set.dim(isl.dim_type.set)  # type: ignore[union-attr]
             projected = sigma.project_out(
                 isl.dim_type.out, keep, sigma.dim(isl.dim_type.out) - keep
@@ -610,7 +616,7 @@ class Prover:
         if self._old_sources is None:
             window = self.original
 
-            def run():
+            def run() -> isl.UnionMap:
                 info = isl.UnionAccessInfo.from_sink(window.reads())
                 info = info.set_must_source(window.writes())
                 info = info.set_schedule_map(window.schedule())
@@ -619,7 +625,7 @@ class Prover:
             self._old_sources = self.session.run(run, "the original dataflow")
         return self._old_sources
 
-    def _same_index(self, op, old, u: Value, w: Value) -> bool:
+    def _same_index(self, op: Operation, old: Operation, u: Value, w: Value) -> bool:
         new = self.new
         new_domain = new.domain(op)
         old_domain = self.old.domain(old)

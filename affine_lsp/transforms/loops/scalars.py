@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp, Operation, Value
+from affine_lsp.ir.model import AffineForOp, Operation, Use, Value
 from affine_lsp.poly.domain import Domain, Level, enclosing_levels
 from affine_lsp.poly.program import Statement, Window, _window_ops
 from affine_lsp.poly.session import NotAffine
@@ -47,7 +48,12 @@ class ScalarWindow(Window):
     """A `Window` whose loops' iter_args are scalar arrays. `array_of(loop)` names
     the array family of a loop (None: the loop's own)."""
 
-    def __init__(self, *args, array_of: Callable[[AffineForOp], str | None] | None = None, **kw):
+    def __init__(
+        self,
+        *args: Any,
+        array_of: Callable[[AffineForOp], str | None] | None = None,
+        **kw: Any,
+    ) -> None:
         self._array_of = array_of or (lambda loop: None)
         self.carried: list[Carried] = []
         super().__init__(*args, **kw)
@@ -126,7 +132,7 @@ class ScalarWindow(Window):
             and self.array(source, value.index) == self.array(loop, position)
         )
 
-    def _loops_in_window(self) -> list[Operation]:
+    def _loops_in_window(self) -> list[AffineForOp]:
         cached = self.__dict__.get("_window_loops")
         if cached is None:
             cached = [op for top in self.ops for op in top.walk() if isinstance(op, AffineForOp)]
@@ -202,7 +208,7 @@ def _doubled(path: list[object]) -> list[object]:
     return out
 
 
-def _init_position(loop: AffineForOp, use) -> int:
+def _init_position(loop: AffineForOp, use: Use) -> int:
     for position, (_, init) in enumerate(loop.iter_args):
         if init is use:
             return position

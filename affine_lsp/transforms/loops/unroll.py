@@ -20,12 +20,15 @@ the jammed loop (checked on the exact schedule, remainder included).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp
+from affine_lsp.ir.model import AffineForOp, Use
 from affine_lsp.poly.domain import Level
+from affine_lsp.poly.exprs import Term
 from affine_lsp.poly.forms import AffineForm
+from affine_lsp.poly.program import Statement
 from affine_lsp.syntax.nodes import Span
 from affine_lsp.transforms.edits import line_start, next_line_start, rest_of_line_is_blank
 from affine_lsp.transforms.loops.bounds import (
@@ -35,6 +38,7 @@ from affine_lsp.transforms.loops.bounds import (
     operand_namer,
 )
 from affine_lsp.transforms.loops.core import UNROLL_JAM, Context, Refused, Spec
+from affine_lsp.transforms.loops.legality import Piece
 from affine_lsp.transforms.loops.nest import (
     body_block,
     body_ops,
@@ -132,6 +136,13 @@ def plan(context: Context, spec: Spec, check: bool = True) -> UnrollPlan:
     return result
 
 
+def _constant_lower(loop: AffineForOp) -> int:
+    bound = loop.lower
+    if bound is None or bound.shorthand_constant is None:
+        raise Refused(f"{iv_name(loop)} does not start at a constant")
+    return bound.shorthand_constant
+
+
 def _single_bounds(loop: AffineForOp) -> None:
     lower = loop.lower
     if lower is None or lower.minmax:
@@ -144,7 +155,7 @@ def _single_bounds(loop: AffineForOp) -> None:
 # -- legality of unroll-and-jam --------------------------------------------------------
 
 
-def _split(context: Context, statement, plan: UnrollPlan, x: str) -> tuple[str, str]:
+def _split(context: Context, statement: Statement, plan: UnrollPlan, x: str) -> tuple[str, str]:
     """(group index, condition 'in the unrolled loop') of dim `x` of `plan.loop`."""
     analysis = context.analysis(plan.loop)
     loop = plan.loop
@@ -167,7 +178,7 @@ def _check_jam(context: Context, plan: UnrollPlan) -> None:
     loop = plan.loop
     step = loop.step or 1
 
-    def entries(statement):
+    def entries(statement: Statement) -> list[str] | list[Piece]:
         old = analysis.entries(statement)
         x = analysis.dim_of(statement, loop)
         if x is None:
@@ -180,6 +191,7 @@ def _check_jam(context: Context, plan: UnrollPlan) -> None:
         inner = next((j for j in plan.jammed if analysis.dim_of(statement, j) is not None), None)
         if inner is not None:
             j = analysis.dim_of(statement, inner)
+            assert j is not None
             j_at = rest.index(j)
             jammed = rest[: j_at + 1] + [copy] + rest[j_at + 1 :]
         else:
@@ -202,7 +214,9 @@ def _check_jam(context: Context, plan: UnrollPlan) -> None:
 # -- text ---------------------------------------------------------------------------
 
 
-def _bound_forms(context: Context, loop: AffineForOp, which: str):
+def _bound_forms(
+    context: Context, loop: AffineForOp, which: str
+) -> tuple[list[AffineForm], Callable[[str], tuple[str, bool]], list[Term]]:
     """(forms of the lower or upper bound results, operand namer)."""
     analysis = context.analysis(loop)
     builder = analysis.window.builder
@@ -221,7 +235,7 @@ def _split_text(context: Context, plan: UnrollPlan) -> tuple[str, str]:
     step = loop.step or 1
     width = step * (plan.factor or 1)
     if plan.trips is not None:
-        low = loop.lower.shorthand_constant  # type: ignore[union-attr]
+        low = _constant_lower(loop)
         split = low + width * (plan.trips // (plan.factor or 1))
         return str(split), str(split)
     lowers, operand, _ = _bound_forms(context, loop, "lower")
@@ -241,7 +255,9 @@ def _split_text(context: Context, plan: UnrollPlan) -> tuple[str, str]:
     return upper_text, remainder
 
 
-def _min_max_text(lower, splits, operand) -> str:
+def _min_max_text(
+    lower: AffineForm, splits: list[AffineForm], operand: Callable[[str], tuple[str, bool]]
+) -> str:
     raise Refused(
         "the loop ends at a min of several bounds and has no constant trip count: the "
         "remainder loop's start cannot be written"
@@ -349,10 +365,12 @@ def _copy_renames(
     return renames
 
 
-def _use_text(renames: Renames, use) -> str:
+def _use_text(renames: Renames, use: Use) -> str:
     """How a use of `use.value` reads in a copy with `renames` (`%r#1` kept as a
     group member)."""
     value = use.value
+    if value is None:
+        raise Refused(f"{use.name} is not defined")
     new = renames.get(value)
     if value.group_size > 1 and new == value.name:
         return use.name
@@ -479,7 +497,7 @@ def _full(
 ) -> None:
     loop = plan.loop
     iv_value = iv(loop)
-    low = loop.lower.shorthand_constant  # type: ignore[union-attr]
+    low = _constant_lower(loop)
     step = loop.step or 1
     ops = body_ops(loop)
     unit = step_indent(context.data, loop, ops[0]) if ops else 2
