@@ -88,3 +88,10 @@ def test_band_refusals_say_why():
     assert "3 tile sizes for 2 perfectly nested loops" in refused(
         STENCIL, "affine.for %i", Spec(TILE, sizes=(2, 2, 2))
     )
+
+
+def test_a_loop_written_on_one_line_is_refused_not_mangled():
+    text = STENCIL.replace(
+        "    affine.for %j = 0 to 9 {\n      %v", "    affine.for %j = 0 to 9 { %v"
+    ).replace("memref<10x10xf32>\n    }\n  }", "memref<10x10xf32> }\n  }")
+    assert "its header line" in refused(text, "affine.for %i", Spec(INTERCHANGE))

@@ -25,7 +25,7 @@ from affine_lsp.poly.domain import Level
 from affine_lsp.poly.forms import AffineForm
 from affine_lsp.poly.program import Statement
 from affine_lsp.syntax.nodes import Span
-from affine_lsp.transforms.edits import line_start, next_line_start, rest_of_line_is_blank
+from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.bounds import (
     dim_bounds,
     forms_of,
@@ -42,6 +42,7 @@ from affine_lsp.transforms.loops.core import (
     Context,
     Refused,
     Spec,
+    check_layout,
 )
 from affine_lsp.transforms.loops.legality import NestAnalysis
 from affine_lsp.transforms.loops.nest import (
@@ -151,18 +152,13 @@ def _rectangular(band: list[AffineForOp]) -> bool:
 
 
 def _check_structure(context: Context, band: list[AffineForOp]) -> None:
-    data = context.data
     for loop in band:
         if loop.iter_args or loop.results:
             raise Refused(f"{iv_name(loop)} carries values through iter_args")
         if loop.body is None or body_block(loop) is None:
             raise Refused(f"{iv_name(loop)} has no body")
-    root = band[0]
-    start = line_start(data, root.span.start_byte)
-    if data[start : root.span.start_byte].strip() or not rest_of_line_is_blank(
-        data, root.span.end_byte
-    ):
-        raise Refused("the loop shares its first or last line with other code")
+    for loop in band:
+        check_layout(context, loop)
 
 
 def plan(context: Context, spec: Spec, check: bool = True) -> BandPlan:

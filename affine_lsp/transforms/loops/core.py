@@ -18,8 +18,9 @@ from affine_lsp.poly import budgets
 from affine_lsp.poly.budgets import Budget
 from affine_lsp.poly.session import BudgetExceeded, IslSession, PolyError
 from affine_lsp.transforms.diff import minimal_edits
+from affine_lsp.transforms.edits import line_start, rest_of_line_is_blank
 from affine_lsp.transforms.loops.legality import NestAnalysis
-from affine_lsp.transforms.loops.nest import function_of, iv_name
+from affine_lsp.transforms.loops.nest import body_block, function_of, iv_name
 from affine_lsp.transforms.loops.proof import Prover, Rewrite
 from affine_lsp.transforms.naming import FreshNames, names_in
 
@@ -123,8 +124,27 @@ class Context:
         return self.data.count(b"\n", 0, op.span.start_byte) + 1
 
 
-def iv_label(loop: AffineForOp) -> str:
+def loop_name(loop: AffineForOp) -> str:
     return iv_name(loop)
+
+
+def check_layout(context: Context, loop: AffineForOp) -> None:
+    """Refused unless the loop has its own lines, its body starting on the line
+    after its header and ending on a line of its own."""
+    data = context.data
+    body = loop.body
+    if body is None or body_block(loop) is None:
+        raise Refused(f"{loop_name(loop)} has no body")
+    start = line_start(data, loop.span.start_byte)
+    if data[start : loop.span.start_byte].strip() or not rest_of_line_is_blank(
+        data, loop.span.end_byte
+    ):
+        raise Refused("the loop shares its first or last line with other code")
+    if not rest_of_line_is_blank(data, body.span.start_byte + 1):
+        raise Refused("the loop's body starts on its header line")
+    closing = body.span.end_byte - 1
+    if data[line_start(data, closing) : closing].strip():
+        raise Refused("the loop's body ends on the line of its last op")
 
 
 def window_range(context: Context, rewrite: Rewrite) -> tuple[Block, int, int]:

@@ -16,13 +16,12 @@ from dataclasses import dataclass
 
 from affine_lsp.ir.model import AffineAccessOp, AffineForOp, Operation
 from affine_lsp.transforms.edits import line_start, next_line_start
-from affine_lsp.transforms.loops.core import Context, Refused, Spec
+from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.hoist import _pure
 from affine_lsp.transforms.loops.legality import Dependence
 from affine_lsp.transforms.loops.nest import body_ops, header_span, iv_name
 from affine_lsp.transforms.loops.proof import Rewrite
 from affine_lsp.transforms.loops.text import Builder, Renames, indent_of
-from affine_lsp.transforms.loops.unroll import _layout
 
 
 @dataclass
@@ -147,7 +146,7 @@ def _order(components: list[list[int]], edges: dict[int, set[int]]) -> list[list
 
 def plan(context: Context, spec: Spec, check: bool = True) -> DistributePlan:
     loop = context.loop
-    _layout(context, loop)
+    check_layout(context, loop)
     if loop.iter_args:
         raise Refused(f"{iv_name(loop)} carries values through iter_args")
     ops = body_ops(loop)

@@ -19,11 +19,10 @@ from affine_lsp.poly.exprs import integer_constant
 from affine_lsp.poly.program import Statement, is_under
 from affine_lsp.poly.session import NotAffine
 from affine_lsp.transforms.edits import line_start, next_line_start
-from affine_lsp.transforms.loops.core import Context, Refused, Spec
+from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.nest import body_ops, defined_under, iv_name
 from affine_lsp.transforms.loops.proof import Rewrite
 from affine_lsp.transforms.loops.text import Builder, Renames, step_indent
-from affine_lsp.transforms.loops.unroll import _layout
 from affine_lsp.transforms.naming import names_in
 
 _FAULTING = frozenset(
@@ -107,7 +106,7 @@ def _written_at(context: Context, loop: AffineForOp, load: AffineAccessOp) -> bo
 
 def plan(context: Context, spec: Spec, check: bool = True) -> HoistPlan:
     loop = context.loop
-    _layout(context, loop)
+    check_layout(context, loop)
     moved: list[Operation] = []
     moved_values: set[int] = set()
     loads_refused = ""

@@ -22,11 +22,10 @@ from affine_lsp.ir.affine import format_expr
 from affine_lsp.ir.model import AffineBound, AffineForOp, Operation, Value
 from affine_lsp.syntax.nodes import Span
 from affine_lsp.transforms.edits import line_start, next_line_start
-from affine_lsp.transforms.loops.core import Context, Refused, Spec
+from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.nest import body_block, body_ops, iv, iv_name, yield_of
 from affine_lsp.transforms.loops.proof import Rewrite
 from affine_lsp.transforms.loops.text import Builder, Renames, indent_of
-from affine_lsp.transforms.loops.unroll import _layout
 
 REDUCTIONS = {
     "arith.addf": "addf",
@@ -121,7 +120,7 @@ def _reductions(loop: AffineForOp) -> list[Reduction]:
 
 def plan(context: Context, spec: Spec, check: bool = True) -> ParallelPlan:
     loop = context.loop
-    _layout(context, loop)
+    check_layout(context, loop)
     reductions = _reductions(loop) if loop.iter_args else []
     if check:
         analysis = context.analysis(loop)

@@ -30,14 +30,14 @@ from affine_lsp.poly.exprs import Term
 from affine_lsp.poly.forms import AffineForm
 from affine_lsp.poly.program import Statement
 from affine_lsp.syntax.nodes import Span
-from affine_lsp.transforms.edits import line_start, next_line_start, rest_of_line_is_blank
+from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.bounds import (
     forms_of,
     loops_between,
     map_text,
     operand_namer,
 )
-from affine_lsp.transforms.loops.core import UNROLL_JAM, Context, Refused, Spec
+from affine_lsp.transforms.loops.core import UNROLL_JAM, Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.legality import Piece
 from affine_lsp.transforms.loops.nest import (
     body_block,
@@ -74,26 +74,9 @@ def title(spec: Spec, loop: AffineForOp) -> str:
     return f"Unroll {iv_name(loop)} by {spec.factor}"
 
 
-def _layout(context: Context, loop: AffineForOp) -> None:
-    data = context.data
-    body = loop.body
-    if body is None or body_block(loop) is None:
-        raise Refused(f"{iv_name(loop)} has no body")
-    start = line_start(data, loop.span.start_byte)
-    if data[start : loop.span.start_byte].strip() or not rest_of_line_is_blank(
-        data, loop.span.end_byte
-    ):
-        raise Refused("the loop shares its first or last line with other code")
-    if not rest_of_line_is_blank(data, body.span.start_byte + 1):
-        raise Refused("the loop's body starts on its header line")
-    closing = body.span.end_byte - 1
-    if data[line_start(data, closing) : closing].strip():
-        raise Refused("the loop's body ends on the line of its last op")
-
-
 def plan(context: Context, spec: Spec, check: bool = True) -> UnrollPlan:
     loop = context.loop
-    _layout(context, loop)
+    check_layout(context, loop)
     trips = constant_trip_count(loop)
     jam = spec.kind == UNROLL_JAM
     factor = spec.factor
@@ -130,7 +113,7 @@ def plan(context: Context, spec: Spec, check: bool = True) -> UnrollPlan:
                 for use in bound.operands if bound is not None else []:
                     if use.value is not None and defined_under(use.value, loop):
                         raise Refused(f"the bounds of {iv_name(inner)} depend on {iv_name(loop)}")
-            _layout(context, inner)
+            check_layout(context, inner)
         if check:
             _check_jam(context, result)
     return result
