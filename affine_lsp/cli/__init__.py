@@ -23,6 +23,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "affine_lsp.cli.transform",
         "transform an affine.for loop (each result proven equivalent)",
     ),
+    "draw": (
+        "affine_lsp.cli.draw",
+        "draw the iteration space of a loop nest and its dependences (SVG)",
+    ),
     "serve": ("affine_lsp.cli.serve", "run the language server"),
 }
 

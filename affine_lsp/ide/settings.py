@@ -30,6 +30,10 @@ SEVERITIES = tuple(s.label for s in Severity)
 _CHECKS = CheckOptions()
 _FUSION = FusionOptions()
 _LOOPS = LoopOptions()
+HOVER_PICTURES = ("auto", "always", "never")
+IMAGE_MARKDOWN_PARSERS = frozenset({"marked"})
+"""Markdown renderers (LSP `general.markdown.parser`) known to show images in hovers:
+VS Code's (and other Monaco-based editors')."""
 
 
 @dataclass(frozen=True)
@@ -41,12 +45,24 @@ class Settings:
     tile_sizes: tuple[int, ...] = _LOOPS.tile_sizes
     unroll_factor: int = _LOOPS.unroll_factor
     unroll_jam_factor: int = _LOOPS.unroll_jam_factor
+    hover_pictures: str = "auto"  # auto | always | never
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
 
     def loop_options(self) -> LoopOptions:
         return LoopOptions(self.tile_sizes, self.unroll_factor, self.unroll_jam_factor)
+
+
+def hover_pictures(setting: str, markdown_parser: str | None) -> bool:
+    """Whether loop hovers carry a picture: `always`, `never`, or with `auto` when the
+    client's Markdown renderer (`general.markdown.parser` of its capabilities) shows
+    images. Other clients get the text alone."""
+    if setting == "always":
+        return True
+    if setting == "never":
+        return False
+    return markdown_parser in IMAGE_MARKDOWN_PARSERS
 
 
 def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -112,6 +128,14 @@ def _factor(value: Any) -> int | _Invalid:
     return value
 
 
+def _hover_pictures(value: Any) -> str | _Invalid:
+    if isinstance(value, bool):
+        return "always" if value else "never"
+    if isinstance(value, str) and value.strip().lower() in HOVER_PICTURES:
+        return value.strip().lower()
+    return _Invalid(f"must be one of {', '.join(HOVER_PICTURES)}")
+
+
 # dotted key (relative to the section) -> (Settings field, validator)
 _KEYS = {
     "fusion.tolerance": ("fusion_tolerance", _tolerance),
@@ -121,15 +145,24 @@ _KEYS = {
     "transforms.tileSizes": ("tile_sizes", _tile_sizes),
     "transforms.unrollFactor": ("unroll_factor", _factor),
     "transforms.unrollJamFactor": ("unroll_jam_factor", _factor),
+    "hover.pictures": ("hover_pictures", _hover_pictures),
 }
+
+NOT_IN_EDITORS = frozenset({"hover.pictures"})
+"""Settings the editor extensions do not offer yet: the server reads them from
+`initializationOptions` and `workspace/configuration` like the others (`hover.pictures`
+defaults to `auto`, right for both VS Code and Neovim)."""
 
 
 def client_defaults() -> dict[str, Any]:
     """The default of each setting the server reads, by dotted key as clients send it
-    (JSON values; `logLevel` has none: the server keeps its `--log-level`)."""
+    (JSON values; `logLevel` has none: the server keeps its `--log-level`), except
+    those in NOT_IN_EDITORS."""
     defaults = Settings()
     values: dict[str, Any] = {}
     for key, (name, _validate) in _KEYS.items():
+        if key in NOT_IN_EDITORS:
+            continue
         value = getattr(defaults, name)
         if isinstance(value, Severity):
             values[key] = value.label

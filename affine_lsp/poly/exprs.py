@@ -71,7 +71,8 @@ def _binary(op: str, lhs: Term, rhs: Term) -> Term:
         if lhs.value is None and rhs.value is None:
             raise NotAffine("product of two non-constant expressions")
         constant, other = (lhs, rhs) if lhs.value is not None else (rhs, lhs)
-        return Term(f"{constant.paren()}*{other.paren()}", None, params)
+        # isl reads `-1*x` but not `(-1)*x`.
+        return Term(f"{constant.value}*{other.paren()}", None, params)
     if rhs.value is None or rhs.value <= 0:
         raise NotAffine(f"'{op}' by a non-constant or non-positive divisor")
     divisor = rhs.value
