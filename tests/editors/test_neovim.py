@@ -103,6 +103,9 @@ def test_neovim_gets_diagnostics_hover_and_highlighting(tmp_path):
     [
         ("Fuse with the next loop nest", ["fuse", "{file}", "--line", "{line}"]),
         ("Fuse all loop nests", ["fuse", "{file}", "--all"]),
+        ("Interchange", ["transform", "{file}", "--line", "{line}", "--interchange"]),
+        ("Tile", ["transform", "{file}", "--line", "{line}", "--tile", "32,32"]),
+        ("Unroll", ["transform", "{file}", "--line", "{line}", "--unroll", "4"]),
     ],
 )
 def test_neovim_code_action_menu_applies_what_the_cli_prints(tmp_path, choose, cli):
@@ -119,6 +122,7 @@ def test_neovim_code_action_menu_applies_what_the_cli_prints(tmp_path, choose, c
     titles = result["titles"]
     assert any(t.startswith("Fuse with the next loop nest") for t in titles), titles
     assert any(t.startswith("Fuse all loop nests") for t in titles), titles
+    assert any(t.startswith("Tile") for t in titles), titles
     assert result["chosen"], titles
     assert result["changed"], "the chosen action changed the buffer"
     arguments = [a.format(line=line, file=FUSION) for a in cli]
