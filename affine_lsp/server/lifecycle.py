@@ -17,7 +17,6 @@ def initialize(ls: AffineLanguageServer, params: types.InitializeParams) -> None
 
 @guarded()
 async def initialized(ls: AffineLanguageServer, params: types.InitializedParams) -> None:
-    ls.planner.start_worker()
     await ls.pull_settings()
 
 

@@ -192,6 +192,7 @@ class Planner:
     def analysed(self, document: OpenDocument) -> None:
         """A version's analysis is done: plan once nothing else happens for a while."""
         self._stop_background()
+        self.start_worker()  # (after the first analysis: loading it then delays no one)
         if not self._server.settings.plan_in_background:
             return
         loop = asyncio.get_running_loop()
@@ -476,8 +477,8 @@ class Planner:
                 self._worker_died(worker)
 
     def start_worker(self) -> _Worker:
-        """Start the worker if it is not running (it takes a while to load: the
-        server starts it once initialised, before it is needed)."""
+        """Start the worker if it is not running (it takes a while to load: it is
+        started once a first document is analysed, before it is needed)."""
         if self._worker is None:
             loop = asyncio.get_running_loop()
             process = not self.in_process
