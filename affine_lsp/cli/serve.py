@@ -35,28 +35,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def _answers_are_not_errors(record: logging.LogRecord) -> bool:
-    """Drop pygls's tracebacks for the error answers the server chose to send
-    ("nothing to rename here", "the document changed", ...) and shorten those for
-    malformed messages: they are answers, not failures (unexpected exceptions are
-    still logged with their tracebacks)."""
-    from pygls.exceptions import JsonRpcException
-
-    if not record.name.startswith("pygls"):
-        return True
-    error = record.exc_info[1] if record.exc_info else None
-    if isinstance(error, JsonRpcException):
-        return False
-    if record.getMessage().startswith("Unable to deserialize message"):
-        # A client's malformed message: answered with InvalidParams; one line says it.
-        details = [line.strip(" |") for line in record.getMessage().splitlines()]
-        last = next((line for line in reversed(details) if line), "")
-        record.msg, record.args = f"Unable to deserialize a message (answered): {last}", ()
-        record.exc_info = record.exc_text = None
-        record.levelno, record.levelname = logging.WARNING, "WARNING"
-    return True
-
-
 def run(args: argparse.Namespace) -> int:
     handler: logging.Handler
     try:
@@ -73,12 +51,13 @@ def run(args: argparse.Namespace) -> int:
     pygls.addHandler(handler)
     pygls.setLevel(logging.DEBUG if args.log_level == "debug" else logging.WARNING)
     if args.log_level != "debug":
-        handler.addFilter(_answers_are_not_errors)
+        from affine_lsp.server import answers_are_not_errors
+
+        handler.addFilter(answers_are_not_errors)
 
     import gc
 
-    from affine_lsp.server.handlers import create_server
-    from affine_lsp.server.warmup import warm_up
+    from affine_lsp.server import create_server, warm_up
 
     server = create_server()
     warm_up(server.affine_protocol)

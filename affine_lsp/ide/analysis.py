@@ -443,6 +443,12 @@ class DocumentAnalysis:
             if f.name != "aliases"
         )
 
+    def facts_key(self, record: ItemRecord) -> tuple:
+        """The module facts an (analysed) item's diagnostics and IR depend on: the
+        aliases it mentions, the top-level values of its chunk, the chunk's other
+        facts."""
+        return self._key(record)
+
     def _key(self, record: ItemRecord) -> tuple:
         """The module facts an item's diagnostics depend on."""
         chunk = self.chunks[record.chunk]

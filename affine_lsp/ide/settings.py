@@ -46,6 +46,7 @@ class Settings:
     unroll_factor: int = _LOOPS.unroll_factor
     unroll_jam_factor: int = _LOOPS.unroll_jam_factor
     hover_pictures: str = "auto"  # auto | always | never
+    plan_in_background: bool = True  # plan refactorings before they are asked for
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
@@ -146,12 +147,14 @@ _KEYS = {
     "transforms.unrollFactor": ("unroll_factor", _factor),
     "transforms.unrollJamFactor": ("unroll_jam_factor", _factor),
     "hover.pictures": ("hover_pictures", _hover_pictures),
+    "refactorings.planInBackground": ("plan_in_background", _boolean),
 }
 
-NOT_IN_EDITORS = frozenset({"hover.pictures"})
+NOT_IN_EDITORS = frozenset({"hover.pictures", "refactorings.planInBackground"})
 """Settings the editor extensions do not offer yet: the server reads them from
 `initializationOptions` and `workspace/configuration` like the others (`hover.pictures`
-defaults to `auto`, right for both VS Code and Neovim)."""
+defaults to `auto`, right for both VS Code and Neovim; `refactorings.planInBackground`
+to true)."""
 
 
 def client_defaults() -> dict[str, Any]:

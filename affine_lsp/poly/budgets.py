@@ -97,6 +97,10 @@ FUSION_PLANNING = Budget(max_operations=600_000, time_limit=0.25)
 it are offered without their cost and analysed when chosen. The operation cap (about
 a fifth of a second) keeps one long isl call from overrunning the time much."""
 
+REFACTORING_ANCHORS = 200
+"""Loops of one top-level item whose refactorings are planned ahead (outermost
+first); others are planned when asked for."""
+
 ACTION_RESOLVE_SECONDS = 10.0
 """Computing one chosen code action (in the server: in its worker thread)."""
 

@@ -93,7 +93,7 @@ class SourceDocument:
         copy.encoding = self.encoding
         copy._parser = new_parser()
         copy.data = bytearray(self.data)
-        copy.lines = LineIndex(copy.data)
+        copy.lines = self.lines.copy()
         copy._has_lone_cr = self._has_lone_cr
         copy.tree = self.tree.copy()
         return copy

@@ -107,6 +107,16 @@ class LineIndex:
         self._chunks: list[list[int]] = []
         self._store(0, starts, 0)
 
+    def copy(self) -> LineIndex:
+        """An independent copy (chunks are replaced by edits, never changed in place,
+        so the copy shares them)."""
+        copy = object.__new__(LineIndex)
+        copy._length = self._length
+        copy._bases = list(self._bases)
+        copy._first_lines = list(self._first_lines)
+        copy._chunks = list(self._chunks)
+        return copy
+
     # -- construction -------------------------------------------------------
 
     def _store(self, at: int, starts: Sequence[int], first_line: int) -> None:
