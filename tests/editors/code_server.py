@@ -187,3 +187,85 @@ class CodeServer:
             self.process.kill()
             self.process.wait(timeout=20)
         self.process = None
+
+
+# -- a stand-in for LLVM's MLIR extension ---------------------------------------------
+
+LLVM_MLIR_ID = ("llvm-vs-code-extensions", "vscode-mlir")
+# The stand-in's grammar gives every line this scope, which Dark Modern colours like a string.
+STUB_SCOPE = "string.quoted.stub.mlir"
+STUB_DIAGNOSTIC_MARKER = "affine.apply"
+STUB_EXTENSION_JS = """
+const vscode = require("vscode");
+// Like mlir-lsp-server, which reports under the source "mlir": one error on every
+// line containing the marker, for every MLIR document.
+exports.activate = (context) => {
+  const collection = vscode.languages.createDiagnosticCollection("mlir");
+  const publish = (document) => {
+    if (document.languageId !== "mlir") return;
+    const found = [];
+    for (let line = 0; line < document.lineCount; line++) {
+      const column = document.lineAt(line).text.indexOf(MARKER);
+      if (column < 0) continue;
+      const range = new vscode.Range(line, column, line, column + MARKER.length);
+      const severity = vscode.DiagnosticSeverity.Error;
+      const diagnostic = new vscode.Diagnostic(range, "stand-in verifier error", severity);
+      diagnostic.source = "mlir";
+      found.push(diagnostic);
+    }
+    collection.set(document.uri, found);
+  };
+  vscode.workspace.textDocuments.forEach(publish);
+  context.subscriptions.push(collection, vscode.workspace.onDidOpenTextDocument(publish),
+    vscode.workspace.onDidChangeTextDocument((event) => publish(event.document)));
+};
+"""
+
+
+def build_llvm_mlir_stand_in(directory: Path) -> Path:
+    """A .vsix with the id of LLVM's MLIR extension that registers the same language
+    and grammar scope and reports an error under the source `mlir` on each line
+    containing `STUB_DIAGNOSTIC_MARKER`."""
+    import zipfile
+
+    publisher, name = LLVM_MLIR_ID
+    manifest = {
+        "name": name,
+        "publisher": publisher,
+        "displayName": "MLIR (test stand-in)",
+        "version": "0.0.1",
+        "engines": {"vscode": "^1.60.0"},
+        "main": "./extension.js",
+        "activationEvents": ["onLanguage:mlir"],
+        "contributes": {
+            "languages": [{"id": "mlir", "aliases": ["MLIR"], "extensions": [".mlir"]}],
+            "grammars": [
+                {"language": "mlir", "scopeName": "source.mlir", "path": "./grammar.json"}
+            ],
+        },
+    }
+    grammar = {"scopeName": "source.mlir", "patterns": [{"match": ".+", "name": STUB_SCOPE}]}
+    vsix_manifest = f"""<?xml version="1.0" encoding="utf-8"?>
+<PackageManifest Version="2.0.0" xmlns="http://schemas.microsoft.com/developer/vsx-schema/2011">
+  <Metadata>
+    <Identity Language="en-US" Id="{name}" Version="0.0.1" Publisher="{publisher}" />
+    <DisplayName>MLIR (test stand-in)</DisplayName>
+    <Properties>
+      <Property Id="Microsoft.VisualStudio.Code.Engine" Value="^1.60.0" />
+    </Properties>
+  </Metadata>
+  <Installation><InstallationTarget Id="Microsoft.VisualStudio.Code"/></Installation>
+  <Dependencies/>
+  <Assets>
+    <Asset Type="Microsoft.VisualStudio.Code.Manifest" Path="extension/package.json" />
+  </Assets>
+</PackageManifest>
+"""
+    path = directory / f"{publisher}.{name}-stand-in.vsix"
+    script = f"const MARKER = {json.dumps(STUB_DIAGNOSTIC_MARKER)};\n{STUB_EXTENSION_JS}"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("extension.vsixmanifest", vsix_manifest)
+        archive.writestr("extension/package.json", json.dumps(manifest, indent=2))
+        archive.writestr("extension/grammar.json", json.dumps(grammar))
+        archive.writestr("extension/extension.js", script)
+    return path

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +29,15 @@ from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.hover import iteration_domain
 from affine_lsp.syntax import SourceDocument
 
-from .code_server import REQUIRED_VARIABLE, CodeServer, Unavailable, chromium, install_code_server
+from .code_server import (
+    REQUIRED_VARIABLE,
+    STUB_DIAGNOSTIC_MARKER,
+    CodeServer,
+    Unavailable,
+    build_llvm_mlir_stand_in,
+    chromium,
+    install_code_server,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -100,6 +109,22 @@ class Workbench:
             page.keyboard.press("ArrowDown")
         raise AssertionError(f"{title!r} is not in the menu: {rows.all_inner_texts()}")
 
+    def line_tokens(self, line: int) -> list[list[str]]:
+        """[text, colour] of the spans on 1-based `line`, as the editor renders them."""
+        return self.page.evaluate(
+            """(line) => {
+              const number = [...document.querySelectorAll('.monaco-editor .line-numbers')]
+                .find((element) => element.textContent.trim() === String(line));
+              if (!number) return [];
+              const top = number.getBoundingClientRect().top;
+              const row = [...document.querySelectorAll('.monaco-editor .view-lines .view-line')]
+                .find((element) => Math.abs(element.getBoundingClientRect().top - top) < 2);
+              return row ? [...row.querySelectorAll('span > span')]
+                .map((e) => [e.textContent, getComputedStyle(e).color]) : [];
+            }""",
+            line,
+        )
+
     def token_box(self, line: int, text: str) -> dict:
         """The on-screen box of the first token `text` on 1-based `line`."""
         box = self.page.evaluate(
@@ -148,24 +173,35 @@ def code_server_entry() -> Path:
     return entry
 
 
-def _open_workbench(server: CodeServer, folder: Path) -> Iterator[Workbench]:
+@pytest.fixture(scope="module")
+def browser(code_server_entry) -> Iterator[object]:
+    """Debian's Chromium, headless, driven by Playwright (one per module)."""
     from playwright.sync_api import sync_playwright
 
-    url = server.start(folder)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
+        launched = playwright.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(url)
-            page.wait_for_selector(".monaco-workbench .part.editor", timeout=UI_TIMEOUT_MS)
-            page.wait_for_selector("#status\\.problems", timeout=UI_TIMEOUT_MS)
-            yield Workbench(page, folder)
+            yield launched
         finally:
-            browser.close()
+            launched.close()
+
+
+@contextmanager
+def open_workbench(browser, server: CodeServer, folder: Path) -> Iterator[Workbench]:
+    url = server.start(folder)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector(".monaco-workbench .part.editor", timeout=UI_TIMEOUT_MS)
+        page.wait_for_selector("#status\\.problems", timeout=UI_TIMEOUT_MS)
+        yield Workbench(page, folder)
+    finally:
+        context.close()
 
 
 @pytest.fixture(scope="module")
-def workbench(tmp_path_factory, code_server_entry, vsix) -> Iterator[Workbench]:
+def workbench(tmp_path_factory, code_server_entry, browser, vsix) -> Iterator[Workbench]:
     home = tmp_path_factory.mktemp("code-server")
     folder = home / "workspace"
     folder.mkdir()
@@ -175,18 +211,20 @@ def workbench(tmp_path_factory, code_server_entry, vsix) -> Iterator[Workbench]:
     server = CodeServer(code_server_entry, home)
     server.install_extension(vsix)
     try:
-        yield from _open_workbench(server, folder)
+        with open_workbench(browser, server, folder) as opened:
+            yield opened
     finally:
         server.stop()
 
 
 @pytest.fixture(autouse=True)
-def screenshot_on_failure(request, workbench) -> Iterator[None]:
-    """A failed test leaves a picture of the window as it was (failed-<test>.png)."""
+def screenshot_on_failure(request) -> Iterator[None]:
+    """A failed test leaves a picture of its window as it was (failed-<test>.png)."""
     yield
     report = getattr(request.node, "report_call", None)
-    if report is not None and report.failed:
-        workbench.screenshot(f"failed-{request.node.name}")
+    shown = request.node.funcargs.get("workbench")
+    if report is not None and report.failed and shown is not None:
+        shown.screenshot(f"failed-{request.node.name}")
 
 
 # -- what the project itself says the editor should show ------------------------------
@@ -354,3 +392,64 @@ def test_choosing_fuse_changes_the_text_to_the_cli_result(workbench):
     )
     workbench.screenshot("fused")
     assert path.read_text() == expected
+
+
+# -- beside LLVM's MLIR extension --------------------------------------------------------
+
+NOTICE = "LLVM's MLIR extension is also active"
+
+
+def test_beside_llvm_mlir_extension(tmp_path, code_server_entry, browser, vsix):
+    """With a stand-in of LLVM's MLIR extension (same id, language and grammar scope,
+    errors under the source `mlir`): its grammar is the one used whatever the install
+    order, our errors on the lines it reports are left out, and the user is told once."""
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    shutil.copy(EXAMPLES / MISTAKES, folder / MISTAKES)
+    text = (folder / MISTAKES).read_text()
+    marked = {n for n, row in enumerate(text.split("\n"), 1) if STUB_DIAGNOSTIC_MARKER in row}
+    ours = [d for d in check_document(SourceDocument(text)) if d.severity == Severity.ERROR]
+    ours_on_marked = [
+        d for d in ours if text.encode()[: d.span.start_byte].count(b"\n") + 1 in marked
+    ]
+    assert len(ours_on_marked) >= 2, "the example must have several errors on a marked line"
+    expected_errors = len(ours) - len(ours_on_marked) + len(marked)
+    # Semantic highlighting off, so the colours are the TextMate grammar's alone.
+    server = CodeServer(
+        code_server_entry, tmp_path / "home", {"editor.semanticHighlighting.enabled": False}
+    )
+    server.install_extension(build_llvm_mlir_stand_in(tmp_path))
+    server.install_extension(vsix)
+    try:
+        with open_workbench(browser, server, folder) as workbench:
+            page = workbench.page
+            workbench.open_file(MISTAKES)
+            page.wait_for_function(
+                """(errors) => {
+                  const item = document.querySelector('#status\\\\.problems');
+                  const numbers = ((item ? item.innerText : '').match(/\\d+/g) || []).map(Number);
+                  return numbers[0] === errors;
+                }""",
+                arg=expected_errors,
+                timeout=UI_TIMEOUT_MS,
+            )
+            page.wait_for_selector(
+                f'.notification-list-item:has-text("{NOTICE}")', timeout=UI_TIMEOUT_MS
+            )
+            workbench.screenshot("beside-llvm-mlir")
+            notices = page.locator(".notification-list-item", has_text=NOTICE).count()
+            assert notices == 1
+            assert "affineLsp.diagnostics.besideLlvmMlir" in page.inner_text(
+                ".notification-list-item"
+            )
+            # The stand-in's grammar gives a whole line one scope, so one colour; ours
+            # colours `func.func`, `@mistakes`, `%A` and the types differently.
+            function_line = next(
+                n for n, row in enumerate(text.split("\n"), 1) if "func.func" in row
+            )
+            tokens = workbench.line_tokens(function_line)
+            assert tokens, "the function's line is not on screen"
+            assert len({colour for _, colour in tokens}) == 1, tokens
+            assert "func.func" not in [token for token, _ in tokens]
+    finally:
+        server.stop()
