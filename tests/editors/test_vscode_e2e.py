@@ -278,12 +278,10 @@ def cli_fuse(path: Path, line: int, depth: int) -> str:
 # -- the tests --------------------------------------------------------------------------
 
 
-def _status_counts(page) -> tuple[int, int] | None:
-    label = page.get_attribute("#status\\.problems a", "aria-label") or ""
-    text = page.inner_text("#status\\.problems")
-    numbers = [int(n) for n in re.findall(r"\d+", text)]
-    if "Errors" not in label and "No Problems" not in label or len(numbers) < 2:
-        return None
+def _status_counts(page) -> tuple[int, int]:
+    """(errors, warnings) as the status bar's problems item shows them."""
+    numbers = [int(n) for n in re.findall(r"\d+", page.inner_text("#status\\.problems"))]
+    assert len(numbers) >= 2, f"unexpected problems item: {numbers}"
     return numbers[0], numbers[1]
 
 
@@ -304,9 +302,7 @@ def test_problems_count_of_a_file_with_several_errors(workbench):
     )
     workbench.screenshot("problems")
     assert _status_counts(page) == (errors, warnings)
-    assert page.get_attribute("#status\\.problems", "aria-label") == f"Errors: {errors}" + (
-        f", Warnings: {warnings}" if warnings else ""
-    )
+    assert f"Errors: {errors}" in (page.get_attribute("#status\\.problems", "aria-label") or "")
 
 
 def _wait_for_lightbulb(workbench: Workbench):
