@@ -265,8 +265,17 @@ def expected_domain(path: Path, line: int) -> str:
 
 def cli_fuse(path: Path, line: int, depth: int) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "affine_lsp", "fuse", str(path), "--line", str(line)]
-        + ["--depth", str(depth)],
+        [
+            sys.executable,
+            "-m",
+            "affine_lsp",
+            "fuse",
+            str(path),
+            "--line",
+            str(line),
+            "--depth",
+            str(depth),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
