@@ -5,6 +5,7 @@ read from the shared folder, never copied into the project."""
 from __future__ import annotations
 
 import csv
+import os
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -13,7 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+# ../shared next to the checkout, or where AFFINE_LSP_SHARED points (e.g. from a worktree).
+SHARED = Path(os.environ.get("AFFINE_LSP_SHARED") or ROOT.parent / "shared")
 CORPUS = SHARED / "corpus"
 SEEDS = SHARED / "seeds"
 TOOLS = SHARED / "tools"

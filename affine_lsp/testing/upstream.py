@@ -1,0 +1,194 @@
+"""Conformance over MLIR's own test suite (`../shared/upstream/`): every chunk
+MLIR 22 accepts must get no syntax error and no error diagnostic from the
+checker. Shared by the suite test and `benchmarks/upstream_conformance.py`.
+
+`chunks.tsv` gives each `// -----` chunk's line range and MLIR 22's verdict;
+the files are checked as `affine-lsp check` checks them (one process, chunk by
+chunk) and each diagnostic is attributed to the chunk holding its line.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from bisect import bisect_right
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from affine_lsp.checks import CheckOptions, Diagnostic, Severity, check_document
+from affine_lsp.checks.chunks import shift_diagnostic, split_chunks
+from affine_lsp.checks.registry import RULES
+from affine_lsp.syntax import SourceDocument
+
+# Groups whose warnings and hints are advice, allowed on valid code.
+ADVICE_GROUPS = frozenset({"lint", "legacy"})
+
+
+@dataclass(frozen=True)
+class UpstreamChunk:
+    path: str  # as in chunks.tsv: mlir/test/...
+    number: int
+    first_line: int  # 1-based, inclusive
+    last_line: int
+    valid: bool
+    first_error: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A diagnostic on a valid chunk that should not be there."""
+
+    chunk: UpstreamChunk
+    line: int  # 1-based
+    code: str
+    severity: Severity
+    message: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.chunk.path}:{self.line}"
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    chunks: list[UpstreamChunk]
+    findings: list[Finding] = field(default_factory=list)
+    split_mismatch: str = ""  # our chunk splitting differs from chunks.tsv
+    crash: str = ""
+    seconds: float = 0.0
+
+
+def read_chunks(root: Path) -> dict[str, list[UpstreamChunk]]:
+    """chunks.tsv as lists of chunks per file, in file order."""
+    by_file: dict[str, list[UpstreamChunk]] = defaultdict(list)
+    with open(root / "chunks.tsv", newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            by_file[row["path"]].append(
+                UpstreamChunk(
+                    row["path"],
+                    int(row["chunk"]),
+                    int(row["first_line"]),
+                    int(row["last_line"]),
+                    row["verdict"] == "valid",
+                    row["first_error"],
+                )
+            )
+    for chunks in by_file.values():
+        chunks.sort(key=lambda c: c.number)
+    return dict(by_file)
+
+
+def _line_starts(data: bytes) -> list[int]:
+    starts = [0]
+    position = data.find(b"\n")
+    while position >= 0:
+        starts.append(position + 1)
+        position = data.find(b"\n", position + 1)
+    return starts
+
+
+def _split_mismatch(data: bytes, starts: list[int], chunks: list[UpstreamChunk]) -> str:
+    """'' when the checker's chunks start on the lines chunks.tsv gives."""
+    ours = split_chunks(data)
+    if len(ours) != len(chunks):
+        return f"{len(ours)} chunks, chunks.tsv has {len(chunks)}"
+    for mine, theirs in zip(ours, chunks, strict=True):
+        first_line = bisect_right(starts, mine.start_byte)
+        if mine.start_byte < len(data) and first_line != theirs.first_line:
+            return f"chunk {theirs.number} starts on line {first_line}, not {theirs.first_line}"
+    return ""
+
+
+def is_false(diagnostic: Diagnostic) -> bool:
+    """Whether a diagnostic on a valid chunk is wrong: every error, and warnings or
+    hints that are not advice from the lint and legacy groups."""
+    if diagnostic.severity == Severity.ERROR:
+        return True
+    info = RULES.get(diagnostic.code)
+    return info is None or info.group not in ADVICE_GROUPS
+
+
+def check_file(
+    root: Path, path: str, chunks: list[UpstreamChunk], options: CheckOptions
+) -> FileOutcome:
+    """Check one file chunk by chunk and keep the false diagnostics of valid chunks."""
+    outcome = FileOutcome(path, chunks)
+    start = time.perf_counter()
+    data = (root / path).read_bytes()
+    starts = _line_starts(data)
+    outcome.split_mismatch = _split_mismatch(data, starts, chunks)
+    firsts = [c.first_line for c in chunks]
+    try:
+        for piece in split_chunks(data):
+            document = SourceDocument(piece.data)
+            for diagnostic in check_document(document, options):
+                if not is_false(diagnostic):
+                    continue
+                diagnostic = shift_diagnostic(diagnostic, piece.start_byte)
+                line = bisect_right(starts, diagnostic.span.start_byte)
+                index = bisect_right(firsts, line) - 1
+                chunk = chunks[max(index, 0)]
+                if chunk.valid:
+                    outcome.findings.append(
+                        Finding(
+                            chunk, line, diagnostic.code, diagnostic.severity, diagnostic.message
+                        )
+                    )
+    except Exception as error:  # noqa: BLE001 - a crash is a result to report
+        outcome.crash = f"{type(error).__name__}: {error}"
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+def directory_of(path: str, depth: int) -> str:
+    """`mlir/test/Dialect/SCF/x.mlir` -> `Dialect` (depth 1) or `Dialect/SCF` (depth 2)."""
+    parts = path.split("/")[2:-1]
+    return "/".join(parts[:depth]) or "."
+
+
+@dataclass
+class Summary:
+    outcomes: list[FileOutcome]
+    seconds: float
+    cpu_seconds: float
+
+    @property
+    def valid_chunks(self) -> list[UpstreamChunk]:
+        return [c for o in self.outcomes for c in o.chunks if c.valid]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [f for o in self.outcomes for f in o.findings]
+
+    def failing_chunks(self) -> set[tuple[str, int]]:
+        return {(f.chunk.path, f.chunk.number) for f in self.findings}
+
+    def by_directory(self, depth: int) -> list[tuple[str, int, int]]:
+        """(directory, valid chunks, valid chunks with false diagnostics), sorted."""
+        valid: Counter = Counter(directory_of(c.path, depth) for c in self.valid_chunks)
+        failing: Counter = Counter(directory_of(path, depth) for path, _ in self.failing_chunks())
+        return [(d, valid[d], failing[d]) for d in sorted(valid)]
+
+    def by_code(self) -> Counter:
+        return Counter(f.code for f in self.findings)
+
+    def crashes(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.crash]
+
+    def split_mismatches(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.split_mismatch]
+
+
+def run(
+    root: Path, paths: Iterable[str] | None = None, options: CheckOptions | None = None
+) -> Summary:
+    """Check the given files of chunks.tsv (all by default) in this process."""
+    options = options or CheckOptions()
+    table = read_chunks(root)
+    selected = sorted(table) if paths is None else list(paths)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    outcomes = [check_file(root, path, table[path], options) for path in selected]
+    return Summary(outcomes, time.perf_counter() - start, time.process_time() - cpu_start)
