@@ -106,6 +106,7 @@ module.exports = grammar({
     $._fallback_region_open,
     $._fallback_dict_open,
     $._error_sentinel,
+    $._fallback_brace_open,
   ],
 
   supertypes: ($) => [],
@@ -115,6 +116,12 @@ module.exports = grammar({
   conflicts: ($) => [
     // `#a = () -> ...`: a legacy affine map or a function type attribute.
     [$.dim_list, $.type_list_parens],
+    // 2019 op names that are also bare ops of other dialects (see custom_operation).
+    [$.memref_alloc, $._legacy_op_word],
+    [$.memref_dealloc, $._legacy_op_word],
+    [$.memref_load, $._legacy_op_word],
+    [$.memref_store, $._legacy_op_word],
+    [$.memref_dim, $._legacy_op_word],
   ],
 
   rules: {
@@ -127,8 +134,12 @@ module.exports = grammar({
       $.operation,
     ),
 
+    // `// -----` alone on its line (or followed by a `//` comment), as mlir-opt's
+    // --split-input-file recognises it. It comes before `comment` with the same
+    // precedence: on a tie in length the marker wins, and a longer comment
+    // (`// ------`, `// ----- x`) stays a comment.
+    split_marker: (_) => token(seq('//', / -----[ \t\r]*(\/\/[^\n]*)?/)),
     comment: (_) => token(seq('//', /[^\n]*/)),
-    split_marker: (_) => token(prec(2, seq('//', /[ \t]*-----[^\n]*/))),
 
     // {-# dialect_resources: { ... } #-}
     resource_block: (_) => token(seq('{-#', /([^#]|#+[^#-])*#*/, '#-}')),
@@ -316,8 +327,10 @@ module.exports = grammar({
     // arith
     // ------------------------------------------------------------------
 
-    arith_constant: ($) => prec.right(seq(
+    // `attr-dict $value`: a dictionary right after the name is the attr-dict.
+    arith_constant: ($) => prec.right(1, seq(
       field('name', 'arith.constant'),
+      optional(field('attributes', $.dictionary)),
       field('value', $._attribute_value),
     )),
 
@@ -352,12 +365,17 @@ module.exports = grammar({
       ':', field('type', $._type),
     ),
 
+    // `$in (, $scale)? ($roundingmode)? (fastmath<...>)? attr-dict : type (, type)? to type`
     arith_cast: ($) => seq(
       field('name', choice(...ARITH_CAST)),
       field('operand', $._value_use),
+      optional(seq(',', field('scale', $._value_use))),
+      optional(field('rounding_mode', $.bare_id)),
       repeat(field('flag', $.op_flag)),
       optional(field('attributes', $.dictionary)),
-      ':', field('from', $._type), 'to', field('to', $._type),
+      ':', field('from', $._type),
+      optional(seq(',', field('scale_type', $._type))),
+      'to', field('to', $._type),
     ),
 
     arith_select: ($) => seq(
@@ -412,6 +430,7 @@ module.exports = grammar({
     affine_for: ($) => seq(
       field('name', 'affine.for'),
       field('induction_variable', alias($.ssa_value, $.value_def)),
+      optional(field('location', $.location)),
       '=',
       field('lower', $.lower_bound),
       'to',
@@ -531,9 +550,14 @@ module.exports = grammar({
       field('destination', $._value_use), field('destination_subscripts', $.subscript_list), ',',
       field('tag', $._value_use), field('tag_subscripts', $.subscript_list), ',',
       field('num_elements', $._value_use),
-      optional(seq(',', field('stride', $._value_use), ',', field('elements_per_stride', $._value_use))),
+      optional($._dma_stride_operands),
       optional(field('attributes', $.dictionary)),
       ':', field('types', $.type_list),
+    ),
+    // MLIR parses them as a trailing operand list: `, %stride, %per_stride`, or a lone `,`.
+    _dma_stride_operands: ($) => seq(
+      ',',
+      optional(seq(field('stride', $._value_use), ',', field('elements_per_stride', $._value_use))),
     ),
 
     affine_dma_wait: ($) => seq(
@@ -722,7 +746,7 @@ module.exports = grammar({
       field('destination', $._value_use), field('destination_indices', $.subscript_list), ',',
       field('num_elements', $._value_use), ',',
       field('tag', $._value_use), field('tag_indices', $.subscript_list),
-      optional(seq(',', field('stride', $._value_use), ',', field('elements_per_stride', $._value_use))),
+      optional($._dma_stride_operands),
       optional(field('attributes', $.dictionary)),
       ':', field('types', $.type_list),
     ),
@@ -760,6 +784,7 @@ module.exports = grammar({
       field('name', 'scf.for'),
       optional(field('unsigned', 'unsigned')),
       field('induction_variable', alias($.ssa_value, $.value_def)),
+      optional(field('location', $.location)),
       '=', field('lower', $._value_use),
       'to', field('upper', $._value_use),
       'step', field('step', $._value_use),
@@ -812,13 +837,20 @@ module.exports = grammar({
     // cf
     // ------------------------------------------------------------------
 
-    cf_br: ($) => seq(field('name', 'cf.br'), field('target', $.successor)),
+    cf_br: ($) => seq(
+      field('name', 'cf.br'),
+      field('target', $.successor),
+      optional(field('attributes', $.dictionary)),
+    ),
 
     cf_cond_br: ($) => seq(
       field('name', 'cf.cond_br'),
-      field('condition', $._value_use), ',',
+      field('condition', $._value_use),
+      optional(seq('weights', '(', field('weights', $._attribute_value), ')')),
+      ',',
       field('true_target', $.successor), ',',
       field('false_target', $.successor),
+      optional(field('attributes', $.dictionary)),
     ),
 
     // ------------------------------------------------------------------
@@ -827,35 +859,59 @@ module.exports = grammar({
     // so it never swallows the next operation.
     // ------------------------------------------------------------------
 
-    custom_operation: ($) => seq(
-      field('name', $.bare_id),
-      repeat($._custom_item),
-      $._fallback_end,
+    custom_operation: ($) => choice(
+      seq(field('name', $.bare_id), repeat($._custom_item), $._fallback_end),
+      // A 2019 op name (`load`) is also a bare op of some dialect's default
+      // namespace (emitc's `load %v : <i32>`): both parses are tried, and the
+      // legacy rule wins where both succeed.
+      prec.dynamic(-1, seq(
+        field('name', alias($._legacy_op_word, $.bare_id)),
+        repeat($._custom_item),
+        $._fallback_end,
+      )),
     ),
+    _legacy_op_word: (_) => choice('load', 'store', 'dim', 'alloc', 'alloca', 'dealloc'),
 
     // Separators bind to the item after them, so an operation whose line ends
-    // in `:`, `,`, `=` or `->` cannot end there: it continues on the next line.
+    // in `:`, `,`, `=`, `->` or `<-` cannot end there: it continues on the next line.
     _custom_item: ($) => choice(
       $._custom_atom,
-      seq(choice(',', ':', '=', '->'), $._custom_atom),
+      seq(repeat1($._custom_separator), $._custom_atom),
     ),
+    // `<-` (omp.tile) only before a space: `dense<-1>` opens a group.
+    _custom_separator: (_) => choice(',', ':', '=', '->', token(prec(1, /<-[ \t]/)), '|'),
+
+    // Anything MLIR's lexer can produce, with brackets balanced: SSA values,
+    // blocks, types, attributes, keywords, groups, regions and dictionaries.
     _custom_atom: ($) => choice(
       $._value_use,
       $.block_id,
       $._non_function_type,
       $._custom_attribute,
       $.bare_id,
+      alias($._keyword_word, $.bare_id),
       $.custom_group,
       alias($._fallback_region, $.region),
       alias($._fallback_dictionary, $.dictionary),
       '*', '+', '-', '?', '...',
     ),
 
+    // Words that start a type or an attribute elsewhere but are plain keywords
+    // in a custom format (`acc.loop vector`, `sparse(%m : ...)`, `loc([%root])`).
+    // When `<` follows, the type or attribute wins.
+    _keyword_word: (_) => prec(-1, choice(
+      'memref', 'tensor', 'vector', 'complex', 'tuple', 'affine_map', 'affine_set',
+      'array', 'dense', 'sparse', 'dense_resource', 'strided', 'distinct', 'loc',
+    )),
+
     custom_group: ($) => choice(
       seq('(', repeat($._custom_nested_item), ')'),
       seq('[', repeat($._custom_nested_item), ']'),
+      $._angle_group,
+      seq($._fallback_brace_open, repeat($._custom_nested_item), '}'),
     ),
-    _custom_nested_item: ($) => choice($._custom_atom, ',', ':', '=', '->', '<', '>'),
+    _angle_group: ($) => seq('<', repeat($._custom_nested_item), '>'),
+    _custom_nested_item: ($) => choice($._custom_atom, $._custom_separator),
 
     _fallback_region: ($) => seq(
       $._fallback_region_open,
@@ -871,10 +927,11 @@ module.exports = grammar({
 
     // A balanced token soup for locations.
     _balanced: ($) => choice(
-      $.string, $.integer, $.float, $.bare_id, $.attribute_alias, $.symbol_ref,
-      ':', ',', '-', '>', '<', '=',
+      $.string, $.integer, $.float, $.bare_id, $.attribute_alias, $.symbol_ref, $._value_use,
+      $.type_alias, ':', ',', '-', '>', '<', '=', '->', '*', '+', '?', '|',
       seq('(', repeat($._balanced), ')'),
       seq('[', repeat($._balanced), ']'),
+      seq('{', repeat($._balanced), '}'),
     ),
 
     // ------------------------------------------------------------------
@@ -1018,7 +1075,9 @@ module.exports = grammar({
     dictionary: ($) => seq('{', commaSep($.dictionary_entry), '}'),
     dictionary_entry: ($) => seq(
       field('name', choice($.bare_id, $.string)),
-      optional(seq('=', field('value', $._attribute_value))),
+      optional(seq('=', field('value', choice(
+        $._attribute_value, $.bare_id, $._value_use, alias($._angle_group, $.custom_group),
+      )))),
     ),
 
     _attribute_value: ($) => choice($._attribute_value_not_type, $._type),
@@ -1044,7 +1103,6 @@ module.exports = grammar({
     // Attributes inside fallback operations: `[...]` and `{...}` are handled
     // by the fallback's own groups, regions and dictionaries.
     _custom_attribute: ($) => choice(
-      $.typed_literal,
       $._literal,
       $.affine_map,
       $.integer_set,
@@ -1080,7 +1138,8 @@ module.exports = grammar({
     boolean: (_) => choice('true', 'false'),
     unit_attribute: (_) => 'unit',
 
-    array_attribute: ($) => seq('[', commaSep($._attribute_value), ']'),
+    // SSA values appear in the arrays of some custom formats (`exclude = [%a, %b]`).
+    array_attribute: ($) => seq('[', commaSep(choice($._attribute_value, $._value_use)), ']'),
 
     // dense<...>, sparse<...>, dense_resource<...>
     dense_attribute: ($) => seq(

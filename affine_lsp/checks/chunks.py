@@ -10,7 +10,9 @@ from dataclasses import dataclass, replace
 from affine_lsp.checks.diagnostics import Diagnostic, Fix, Related, TextEdit
 from affine_lsp.syntax.nodes import Span
 
-_SPLIT = re.compile(rb"^// -----", re.MULTILINE)
+# A line that is `// -----`, indented or not, with at most spaces or a `//` comment
+# after it: the lines mlir-opt's --split-input-file splits at (`// ------` is not one).
+_SPLIT = re.compile(rb"^[ \t]*// -----[ \t\r]*(?://[^\n]*)?$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
