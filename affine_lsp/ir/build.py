@@ -51,7 +51,12 @@ from affine_lsp.ir.model import (
     Use,
     Value,
 )
-from affine_lsp.ir.registry import ISOLATED_FROM_ABOVE, SSACFG_REGIONS, canonical_name
+from affine_lsp.ir.registry import (
+    ISOLATED_FROM_ABOVE,
+    SSACFG_REGIONS,
+    canonical_name,
+    knows_scoping,
+)
 from affine_lsp.ir.types import (
     INDEX,
     FunctionType,
@@ -765,6 +770,22 @@ def _build_scf_while(builder: _ItemBuilder, body: Node) -> Operation:
     return op
 
 
+def _build_scf_parallel(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body)
+    ivs = _field(body, "induction_variables")
+    arguments = [
+        Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
+        for index, iv in enumerate(
+            c for c in (ivs.named_children if ivs else []) if c.type == "value_def"
+        )
+    ]
+    for name in ("lower", "upper", "steps", "inits"):
+        op.operands += [builder.use(n) for n in _value_uses(_field(body, name))]
+    op.result_types = types_from_list(_field(body, "result_types"))
+    builder.region(_field(body, "body"), op, arguments)
+    return op
+
+
 _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
     "generic_operation": _build_generic,
     "func_func": _build_func,
@@ -799,6 +820,7 @@ _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
     "builtin_module": _build_module,
     "scf_for": _build_scf_for,
     "scf_while": _build_scf_while,
+    "scf_parallel": _build_scf_parallel,
 }
 
 
@@ -806,10 +828,27 @@ _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
 
 
 class _Scope:
-    __slots__ = ("values", "parent", "isolated", "region", "checks_dominance", "depth", "floor")
+    __slots__ = (
+        "values",
+        "parent",
+        "isolated",
+        "region",
+        "checks_dominance",
+        "depth",
+        "floor",
+        "skimmed",
+        "boundary",
+    )
 
     def __init__(
-        self, parent: _Scope | None, isolated: bool, region: Region | None, checks_dominance: bool
+        self,
+        parent: _Scope | None,
+        isolated: bool,
+        region: Region | None,
+        checks_dominance: bool,
+        *,
+        skimmed: bool = False,
+        opaque: bool = False,
     ):
         self.values: dict[str, list[Value]] = {}
         self.parent = parent
@@ -820,6 +859,13 @@ class _Scope:
         # The shallowest scope whose values this one sees: isolated regions see
         # their own values and nothing above.
         self.floor = self.depth if isolated or parent is None else parent.floor
+        # Inside the region of an op whose custom syntax is only skimmed: it may
+        # define names the model cannot see, so an unknown name is no error here.
+        self.skimmed = skimmed or (parent is not None and parent.skimmed)
+        # The depth of the innermost scope of an op whose scoping we do not know
+        # (it may be isolated from above): a name defined outside it may be
+        # defined again inside it.
+        self.boundary = self.depth if opaque else (parent.boundary if parent else -1)
 
 
 class _Path:
@@ -871,6 +917,8 @@ def _declare(scope: _Scope, value: Value, item: TopLevelItem, path: _Path | None
             and earlier[0] is not value
             and earlier[0].span.start_byte < value.span.start_byte
         ):
+            if visible is not scope and _may_shadow(earlier[0], scope, visible):
+                break
             if earlier[0].index == 0 and value.index == 0:
                 item.redefinitions.append((value, earlier[0]))
             return
@@ -879,6 +927,24 @@ def _declare(scope: _Scope, value: Value, item: TopLevelItem, path: _Path | None
         scope.values[name] = [value]
     elif value not in group:
         group.append(value)
+
+
+def _may_shadow(earlier: Value, scope: _Scope, holder: _Scope) -> bool:
+    """Whether a name of `holder` (an outer scope) may be defined again in `scope`:
+    across an op whose scoping we do not know, or when `earlier` is a result of an
+    op whose region `scope` is in (MLIR defines an op's results after its regions,
+    so `%0 = linalg.generic ... { %0 = arith.addf ... }` is valid)."""
+    if holder.depth < scope.boundary:
+        return True
+    owner = earlier.defining_op
+    if owner is None or not owner.regions:
+        return False
+    current: _Scope | None = scope
+    while current is not None and current is not holder:
+        if current.region is not None and current.region.parent_op is owner:
+            return True
+        current = current.parent
+    return False
 
 
 def _lookup(path: _Path, scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
@@ -927,6 +993,7 @@ _OPERATION, _ENTER, _LEAVE = 0, 1, 2
 def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
     """Resolve every use under `root`, in document order."""
     positions = _Positions()
+    reachability = _Reachability()
     path = _Path(module_scope)
     # A depth-first walk with an explicit stack of steps: resolve an operation's
     # operands in its scope, enter a region's scope (declaring what it defines), or
@@ -952,14 +1019,15 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
             work.extend(reversed(children))
             continue
         assert op is not None
+        skimmed = op.kind == "custom_operation"
         for use in op.operands:
             value, found_in = _lookup(path, scope, use.name)
             if value is None:
-                if op.kind == "custom_operation" and op.regions and op.regions[0].blocks:
+                if skimmed and op.regions and op.regions[0].blocks:
                     # An op we do not model may define region arguments in its own
                     # syntax (`test.polyfor %i, %j {`, `gpu.launch blocks(%bx) ...`).
                     _implicit_argument(op, use)
-                else:
+                elif not skimmed and not scope.skimmed:
                     item.unresolved.append(use)
                 continue
             use.value = value
@@ -967,13 +1035,74 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
             defining_op = value.defining_op
             if found_in is not None and found_in.checks_dominance and defining_op is not None:
                 block = defining_op.parent_block
-                if block is not None and _defined_after(defining_op, block, op, positions):
+                if (
+                    block is not None
+                    and _defined_after(defining_op, block, op, positions)
+                    and reachability.reachable(block)
+                ):
                     item.dominance_violations.append(use)
         if op.regions:
             isolated = op.name in ISOLATED_FROM_ABOVE
             checks_dominance = op.name in SSACFG_REGIONS
+            opaque = skimmed or not knows_scoping(op.name)
             for region in reversed(op.regions):
-                work.append((_ENTER, None, _Scope(scope, isolated, region, checks_dominance)))
+                inner = _Scope(
+                    scope, isolated, region, checks_dominance, skimmed=skimmed, opaque=opaque
+                )
+                work.append((_ENTER, None, inner))
+
+
+class _Reachability:
+    """Which blocks of a region control can reach from its entry block. MLIR does
+    not check dominance in unreachable blocks (`%a = arith.addi %a, %c` is valid
+    there)."""
+
+    __slots__ = ("_reached",)
+
+    def __init__(self) -> None:
+        self._reached: dict[int, set[int]] = {}
+
+    def reachable(self, block: Block) -> bool:
+        region = block.parent_region
+        if region is None or len(region.blocks) < 2 or block is region.blocks[0]:
+            return True
+        reached = self._reached.get(id(region))
+        if reached is None:
+            reached = self._reached[id(region)] = _reached_blocks(region)
+        return id(block) in reached
+
+
+def _reached_blocks(region: Region) -> set[int]:
+    """ids of the blocks reached from the entry through the block names their
+    operations mention (successors, in any syntax)."""
+    by_label = {b.label: b for b in region.blocks if b.label is not None}
+    reached = {id(region.blocks[0])}
+    pending = [region.blocks[0]]
+    while pending:
+        block = pending.pop()
+        for op in block.operations:
+            for label in _mentioned_blocks(op):
+                target = by_label.get(label)
+                if target is not None and id(target) not in reached:
+                    reached.add(id(target))
+                    pending.append(target)
+    return reached
+
+
+def _mentioned_blocks(op: Operation) -> list[str]:
+    """`^name`s written in an op's own syntax (not in its regions)."""
+    if op.node is None:
+        return []
+    found = []
+    stack = [op.node]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind == "block_id":
+            found.append(text(node))
+        elif kind not in ("region", "block", "region_list"):
+            stack.extend(node.named_children)
+    return found
 
 
 def _implicit_argument(op: Operation, use: Use) -> Value:

@@ -75,6 +75,43 @@ MLIR_DIALECTS = frozenset(
     "test_dyn test_irdl_to_cpp tosa transform ub vector wasmssa x86vector xegpu xevm".split()
 )
 
+# Ops with regions that are not isolated from above (MLIR 22). With the isolated
+# ones above, the ops whose scoping the model knows; any other op of a dialect
+# mlir-opt registers may be isolated from above (a name used outside may be
+# defined again inside it). Unregistered ops never are.
+NOT_ISOLATED = frozenset(
+    {
+        "affine.for",
+        "affine.if",
+        "affine.parallel",
+        "scf.for",
+        "scf.if",
+        "scf.while",
+        "scf.parallel",
+        "scf.forall",
+        "scf.reduce",
+        "scf.execute_region",
+        "scf.index_switch",
+        "memref.alloca_scope",
+        "memref.generic_atomic_rmw",
+        "linalg.generic",
+        "linalg.map",
+        "linalg.reduce",
+        "tensor.generate",
+        "tensor.pad",
+        "vector.mask",
+        "gpu.launch",
+    }
+)
+
+
+def knows_scoping(name: str) -> bool:
+    """Whether the model knows if the regions of op `name` see the values above it."""
+    if name in ISOLATED_FROM_ABOVE or name in NOT_ISOLATED:
+        return True
+    return "." not in name or name.split(".", 1)[0] not in MLIR_DIALECTS
+
+
 # Ops whose results are valid symbols when built from constants.
 CONSTANT_OPS = frozenset({"arith.constant", "index.constant", "llvm.mlir.constant", "tosa.const"})
 
