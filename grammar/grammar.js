@@ -107,6 +107,7 @@ module.exports = grammar({
     $._fallback_dict_open,
     $._error_sentinel,
     $._fallback_brace_open,
+    $._region_end_of_input,
   ],
 
   supertypes: ($) => [],
@@ -254,8 +255,12 @@ module.exports = grammar({
       '{',
       repeat($.operation),
       repeat($.block),
-      '}',
+      $._region_close,
     ),
+    // A region still open at the end of the input (while typing) keeps its
+    // structure; `unclosed_region` (empty) is reported as a missing `}`.
+    _region_close: ($) => choice('}', $.unclosed_region),
+    unclosed_region: ($) => $._region_end_of_input,
 
     block: ($) => seq(field('label', $.block_label), repeat($.operation)),
     block_label: ($) => seq(
@@ -917,7 +922,7 @@ module.exports = grammar({
       $._fallback_region_open,
       repeat($.operation),
       repeat($.block),
-      '}',
+      $._region_close,
     ),
     _fallback_dictionary: ($) => seq(
       $._fallback_dict_open,

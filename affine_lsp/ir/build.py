@@ -434,6 +434,11 @@ def _build_arith(builder: _ItemBuilder, body: Node) -> Operation:
     elif kind == "arith_cmp":
         compared = type_from_node(_field(body, "type"))
         op.result_types = [IntegerType(1)] if compared is not None else []
+    elif op.name == "arith.addui_extended":  # `: sum type, overflow type`
+        op.result_types = types_from_list(_field(body, "type"))
+    elif op.name in ("arith.mulsi_extended", "arith.mului_extended"):  # low and high halves
+        declared = types_from_list(_field(body, "type"))
+        op.result_types = declared[-1:] * 2 if declared else []
     else:
         declared = types_from_list(_field(body, "type"))
         op.result_types = declared[-1:] if declared else []

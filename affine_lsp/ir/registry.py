@@ -112,6 +112,63 @@ def knows_scoping(name: str) -> bool:
     return "." not in name or name.split(".", 1)[0] not in MLIR_DIALECTS
 
 
+# Pure ops (no memory effects, always speculatable) that can produce an index
+# (MLIR 22). The result of a pure op whose operands are all valid symbols is a
+# valid symbol (MLIR 22's isValidSymbol; the affine dialect's document does not
+# list this rule).
+PURE_OPS = frozenset(
+    [
+        f"arith.{n}"
+        for n in (
+            "addi subi muli andi ori xori shli shrsi shrui maxsi maxui minsi minui remsi remui "
+            "floordivsi index_cast index_castui select constant"
+        ).split()
+    ]
+    + [
+        f"index.{n}"
+        for n in (
+            "add sub mul maxs maxu mins minu shl shrs shru and or xor casts castu constant sizeof"
+        ).split()
+    ]
+    + [f"math.{n}" for n in "absi ctlz cttz ctpop ipowi".split()]
+    + [f"affine.{n}" for n in "apply min max linearize_index delinearize_index".split()]
+    + [
+        f"gpu.{n}"
+        for n in (
+            "thread_id block_id block_dim grid_dim lane_id subgroup_id num_subgroups subgroup_size "
+            "global_id cluster_id cluster_dim cluster_block_id cluster_dim_blocks"
+        ).split()
+    ]
+    + ["vector.vscale", "ub.poison"]
+)
+# Divisions that are speculatable (hence pure) only by a constant divisor that is
+# not 0 (nor -1 for the signed ones).
+PURE_WITH_CONSTANT_DIVISOR = {
+    "arith.divsi": (0, -1),
+    "arith.ceildivsi": (0, -1),
+    "arith.divui": (0,),
+    "arith.ceildivui": (0,),
+}
+# Ops known to have memory effects or not to be speculatable.
+IMPURE_OPS = frozenset(
+    {
+        "memref.load",
+        "affine.load",
+        "memref.atomic_rmw",
+        "memref.generic_atomic_rmw",
+        "func.call",
+        "func.call_indirect",
+        "index.divs",
+        "index.divu",
+        "index.ceildivs",
+        "index.ceildivu",
+        "index.floordivs",
+        "index.rems",
+        "index.remu",
+    }
+)
+
+
 # Ops whose results are valid symbols when built from constants.
 CONSTANT_OPS = frozenset({"arith.constant", "index.constant", "llvm.mlir.constant", "tosa.const"})
 

@@ -11,6 +11,8 @@
  *   FALLBACK_DICT_OPEN    or one that opens an attribute dictionary,
  *   FALLBACK_BRACE_OPEN   or one that opens any other balanced group
  *                         (`ops{["func.func"]}`, `{[0, 1], [2]}`).
+ *   REGION_END_OF_INPUT   zero-width: the input ends (after spaces and comments)
+ *                         where a region could close.
  *   ERROR_SENTINEL        never valid during normal parsing; when the parser asks
  *                         for it, it is recovering from an error and the scanner
  *                         stays out of the way.
@@ -27,6 +29,7 @@ enum TokenType {
   FALLBACK_DICT_OPEN,
   ERROR_SENTINEL,
   FALLBACK_BRACE_OPEN,
+  REGION_END_OF_INPUT,
 };
 
 #define MAX_NESTING 256
@@ -333,7 +336,15 @@ bool tree_sitter_mlir_external_scanner_scan(void *payload, TSLexer *lexer, const
   bool want_end = valid[FALLBACK_END];
   bool want_brace =
       valid[FALLBACK_REGION_OPEN] || valid[FALLBACK_DICT_OPEN] || valid[FALLBACK_BRACE_OPEN];
-  if (!want_end && !want_brace) return false;
+  if (!want_end && !want_brace) {
+    if (!valid[REGION_END_OF_INPUT]) return false;
+    bool saw_newline = false;
+    skip_space_and_comments(lexer, &saw_newline);
+    if (!lexer->eof(lexer)) return false;
+    lexer->mark_end(lexer);
+    lexer->result_symbol = REGION_END_OF_INPUT;
+    return true;
+  }
 
   if (want_end) {
     while (!lexer->eof(lexer) && is_horizontal_space(lexer->lookahead)) skip(lexer);
