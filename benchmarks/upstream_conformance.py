@@ -6,7 +6,8 @@
 Every chunk MLIR 22 accepts (`valid` in chunks.tsv) must get no syntax error and
 no error diagnostic (warnings and hints only from the lint and legacy groups).
 Prints the valid chunks with false diagnostics per directory, the diagnostics
-by code with examples, crashes, chunk-splitting mismatches and the run time.
+by code with examples, how many invalid affine/memref chunks get an error on
+MLIR's error line, crashes, chunk-splitting mismatches and the run time.
 Exit status 1 when any valid chunk has a false diagnostic.
 """
 
@@ -17,7 +18,13 @@ import sys
 
 from _common import SHARED
 
-from affine_lsp.testing.upstream import Summary, directory_of, read_chunks, run
+from affine_lsp.testing.upstream import (
+    Summary,
+    directory_of,
+    mlir_error_line,
+    read_chunks,
+    run,
+)
 
 UPSTREAM = SHARED / "upstream"
 
@@ -74,6 +81,14 @@ def main() -> int:
                 print(f"    {finding.where}: {finding.message}")
                 if len(seen) >= args.examples:
                     break
+    found, missed = summary.affine_memref_recall()
+    print(
+        f"\ninvalid affine/memref chunks (invalid*.mlir) with an error on MLIR's error line: "
+        f"{len(found)}/{len(found) + len(missed)}"
+    )
+    for chunk in missed[: args.examples]:
+        line, message = mlir_error_line(chunk) or (chunk.first_line, "")
+        print(f"  missed {chunk.path}:{line}: {message[:100]}")
     for outcome in summary.crashes():
         print(f"crash: {outcome.path}: {outcome.crash}")
     for outcome in summary.split_mismatches():

@@ -108,6 +108,7 @@ module.exports = grammar({
     $._error_sentinel,
     $._fallback_brace_open,
     $._region_end_of_input,
+    $._left_arrow,
   ],
 
   supertypes: ($) => [],
@@ -822,9 +823,9 @@ module.exports = grammar({
     scf_parallel: ($) => seq(
       field('name', 'scf.parallel'),
       field('induction_variables', $.parallel_ivs),
-      '=', '(', field('lower', $.value_use_list), ')',
-      'to', '(', field('upper', $.value_use_list), ')',
-      'step', '(', field('steps', $.value_use_list), ')',
+      '=', '(', optional(field('lower', $.value_use_list)), ')',
+      'to', '(', optional(field('upper', $.value_use_list)), ')',
+      'step', '(', optional(field('steps', $.value_use_list)), ')',
       optional(seq('init', '(', field('inits', $.value_use_list), ')')),
       optional(seq('->', field('result_types', $._result_types))),
       field('body', $.region),
@@ -883,8 +884,8 @@ module.exports = grammar({
       $._custom_atom,
       seq(repeat1($._custom_separator), $._custom_atom),
     ),
-    // `<-` (omp.tile) only before a space: `dense<-1>` opens a group.
-    _custom_separator: (_) => choice(',', ':', '=', '->', token(prec(1, /<-[ \t]/)), '|'),
+    // `<-` (omp.tile); the scanner tells it from `<` before a negative number (`dense<-1>`).
+    _custom_separator: ($) => choice(',', ':', '=', '->', alias($._left_arrow, '<-'), '|'),
 
     // Anything MLIR's lexer can produce, with brackets balanced: SSA values,
     // blocks, types, attributes, keywords, groups, regions and dictionaries.

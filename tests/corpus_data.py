@@ -17,8 +17,14 @@ ROOT = Path(__file__).resolve().parent.parent
 # ../shared next to the checkout, or where AFFINE_LSP_SHARED points (e.g. from a worktree).
 SHARED = Path(os.environ.get("AFFINE_LSP_SHARED") or ROOT.parent / "shared")
 CORPUS = SHARED / "corpus"
+UPSTREAM = SHARED / "upstream"  # MLIR 22's test files with chunks.tsv
 SEEDS = SHARED / "seeds"
 TOOLS = SHARED / "tools"
+
+
+def require_upstream() -> None:
+    if not (UPSTREAM / "chunks.tsv").is_file():
+        pytest.skip(f"MLIR's test suite not found at {UPSTREAM} (clone next to ../shared)")
 
 
 def require_shared() -> None:

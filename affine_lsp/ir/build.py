@@ -1028,7 +1028,7 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
         for use in op.operands:
             value, found_in = _lookup(path, scope, use.name)
             if value is None:
-                if skimmed and op.regions and op.regions[0].blocks:
+                if skimmed and op.regions:
                     # An op we do not model may define region arguments in its own
                     # syntax (`test.polyfor %i, %j {`, `gpu.launch blocks(%bx) ...`).
                     _implicit_argument(op, use)
@@ -1110,15 +1110,25 @@ def _mentioned_blocks(op: Operation) -> list[str]:
     return found
 
 
-def _implicit_argument(op: Operation, use: Use) -> Value:
-    """Turn an unresolved name in a fallback op's header into a region argument."""
-    entry = op.regions[0].blocks[0]
+def _implicit_argument(op: Operation, use: Use) -> None:
+    """Turn an unresolved name in a skimmed op's header into an argument of the
+    region that follows it (`case %it, _ {`: the region after the name); a name
+    given again for the same region means that argument."""
+    region = next((r for r in op.regions if r.span.start_byte > use.span.start_byte), None)
+    if region is None or not region.blocks:
+        return
+    entry = region.blocks[0]
     op.operands = [u for u in op.operands if u is not use]
-    value = Value(
-        use.name, use.span, None, "argument", owner_block=entry, arg_number=len(entry.arguments)
+    for argument in entry.arguments:
+        if argument.name == use.name:
+            use.value = argument
+            argument.uses.append(use)
+            return
+    entry.arguments.append(
+        Value(
+            use.name, use.span, None, "argument", owner_block=entry, arg_number=len(entry.arguments)
+        )
     )
-    entry.arguments.append(value)
-    return value
 
 
 def _defined_after(

@@ -10,6 +10,7 @@ chunk) and each diagnostic is attributed to the chunk holding its line.
 from __future__ import annotations
 
 import csv
+import re
 import time
 from bisect import bisect_right
 from collections import Counter, defaultdict
@@ -56,6 +57,8 @@ class FileOutcome:
     path: str
     chunks: list[UpstreamChunk]
     findings: list[Finding] = field(default_factory=list)
+    # chunk number -> lines with an error diagnostic, for the invalid chunks
+    error_lines: dict[int, set[int]] = field(default_factory=dict)
     split_mismatch: str = ""  # our chunk splitting differs from chunks.tsv
     crash: str = ""
     seconds: float = 0.0
@@ -125,13 +128,13 @@ def check_file(
         for piece in split_chunks(data):
             document = SourceDocument(piece.data)
             for diagnostic in check_document(document, options):
-                if not is_false(diagnostic):
-                    continue
                 diagnostic = shift_diagnostic(diagnostic, piece.start_byte)
                 line = bisect_right(starts, diagnostic.span.start_byte)
                 index = bisect_right(firsts, line) - 1
                 chunk = chunks[max(index, 0)]
-                if chunk.valid:
+                if not chunk.valid and diagnostic.severity == Severity.ERROR:
+                    outcome.error_lines.setdefault(chunk.number, set()).add(line)
+                elif chunk.valid and is_false(diagnostic):
                     outcome.findings.append(
                         Finding(
                             chunk, line, diagnostic.code, diagnostic.severity, diagnostic.message
@@ -141,6 +144,28 @@ def check_file(
         outcome.crash = f"{type(error).__name__}: {error}"
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+_FIRST_ERROR = re.compile(r"CHUNK:(\d+):\d+: error: (.*)")
+_ABOUT_AFFINE_OR_MEMREF = re.compile(r"'(affine|memref)\.")
+
+
+def mlir_error_line(chunk: UpstreamChunk) -> tuple[int, str] | None:
+    """(line, message) of MLIR's first error in an invalid chunk."""
+    match = _FIRST_ERROR.match(chunk.first_error)
+    return (int(match.group(1)), match.group(2)) if match else None
+
+
+def about_affine_or_memref(chunk: UpstreamChunk) -> bool:
+    """An invalid chunk of an `invalid*.mlir` file whose first MLIR error is about an
+    affine or memref op (or in the affine and memref test directories)."""
+    if chunk.valid or not chunk.path.rsplit("/", 1)[-1].startswith("invalid"):
+        return False
+    error = mlir_error_line(chunk)
+    if error is None:
+        return False
+    in_directory = "/Dialect/Affine/" in chunk.path or "/Dialect/MemRef/" in chunk.path
+    return in_directory or bool(_ABOUT_AFFINE_OR_MEMREF.match(error[1]))
 
 
 def directory_of(path: str, depth: int) -> str:
@@ -174,6 +199,20 @@ class Summary:
 
     def by_code(self) -> Counter:
         return Counter(f.code for f in self.findings)
+
+    def affine_memref_recall(self) -> tuple[list[UpstreamChunk], list[UpstreamChunk]]:
+        """(found, missed): invalid affine/memref chunks where we report an error on the
+        line of MLIR's first error, or do not."""
+        found: list[UpstreamChunk] = []
+        missed: list[UpstreamChunk] = []
+        for outcome in self.outcomes:
+            for chunk in outcome.chunks:
+                if not about_affine_or_memref(chunk):
+                    continue
+                error = mlir_error_line(chunk)
+                lines = outcome.error_lines.get(chunk.number, set())
+                (found if error and error[0] in lines else missed).append(chunk)
+        return found, missed
 
     def crashes(self) -> list[FileOutcome]:
         return [o for o in self.outcomes if o.crash]

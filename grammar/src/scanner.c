@@ -13,6 +13,7 @@
  *                         (`ops{["func.func"]}`, `{[0, 1], [2]}`).
  *   REGION_END_OF_INPUT   zero-width: the input ends (after spaces and comments)
  *                         where a region could close.
+ *   LEFT_ARROW            `<-` (not `<` before a negative number: `dense<-1>`).
  *   ERROR_SENTINEL        never valid during normal parsing; when the parser asks
  *                         for it, it is recovering from an error and the scanner
  *                         stays out of the way.
@@ -30,6 +31,7 @@ enum TokenType {
   ERROR_SENTINEL,
   FALLBACK_BRACE_OPEN,
   REGION_END_OF_INPUT,
+  LEFT_ARROW,
 };
 
 #define MAX_NESTING 256
@@ -331,6 +333,20 @@ bool tree_sitter_mlir_external_scanner_scan(void *payload, TSLexer *lexer, const
   if (valid[DIALECT_BODY] && lexer->lookahead == '<') {
     lexer->result_symbol = DIALECT_BODY;
     return scan_dialect_body(lexer);
+  }
+
+  if (valid[LEFT_ARROW]) {
+    while (!lexer->eof(lexer) && is_horizontal_space(lexer->lookahead)) skip(lexer);
+    if (lexer->lookahead == '<') {
+      advance(lexer);
+      if (lexer->lookahead != '-') return false;
+      advance(lexer);
+      int32_t c = lexer->lookahead;
+      if ((c >= '0' && c <= '9') || c == '.') return false;
+      lexer->mark_end(lexer);
+      lexer->result_symbol = LEFT_ARROW;
+      return true;
+    }
   }
 
   bool want_end = valid[FALLBACK_END];
