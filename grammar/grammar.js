@@ -225,6 +225,14 @@ module.exports = grammar({
       $.scf_while,
       $.scf_parallel,
       $.scf_condition,
+      $.scf_forall,
+      $.scf_execute_region,
+      $.scf_index_switch,
+      $.scf_reduce,
+      $.gpu_launch,
+      $.linalg_generic,
+      $.transform_sequence,
+      $.transform_match,
       $.cf_br,
       $.cf_cond_br,
       $.custom_operation,
@@ -290,7 +298,7 @@ module.exports = grammar({
     ),
 
     func_func: ($) => prec.right(seq(
-      field('name', choice('func.func', alias('func', $.legacy_keyword))),
+      field('name', choice('func.func', 'transform.named_sequence', alias('func', $.legacy_keyword))),
       optional(field('visibility', choice('private', 'public', 'nested', $.string))),
       field('symbol', $.symbol_ref),
       field('arguments', $.func_arguments),
@@ -777,7 +785,9 @@ module.exports = grammar({
 
     // Terminators of the shape `name (operands : types)?`.
     terminator_with_values: ($) => prec.right(seq(
-      field('name', choice('memref.atomic_yield', 'memref.alloca_scope.return', 'scf.yield')),
+      field('name', choice(
+        'memref.atomic_yield', 'memref.alloca_scope.return', 'scf.yield', 'scf.reduce.return',
+      )),
       optional(field('attributes', $.dictionary)),
       optional(seq(field('operands', $.value_use_list), ':', field('types', $.type_list))),
     )),
@@ -838,6 +848,136 @@ module.exports = grammar({
       optional(field('attributes', $.dictionary)),
       optional(seq(field('operands', $.value_use_list), ':', field('types', $.type_list))),
     )),
+
+    // `(%i, %j) in (%n, 4)` or `= (lbs) to (ubs) step (steps)`, then the values
+    // the body shares with the result (`shared_outs(%o = %t)`).
+    scf_forall: ($) => seq(
+      field('name', 'scf.forall'),
+      field('induction_variables', $.parallel_ivs),
+      choice(
+        seq('in', field('upper', $.mixed_value_list)),
+        seq(
+          '=', field('lower', $.mixed_value_list),
+          'to', field('upper', $.mixed_value_list),
+          'step', field('steps', $.mixed_value_list),
+        ),
+      ),
+      optional(seq('shared_outs', '(', commaSep(field('shared_out', $.iter_arg)), ')')),
+      optional(seq('->', field('result_types', $._result_types))),
+      field('body', $.region),
+      optional(field('attributes', $.dictionary)),
+    ),
+    mixed_value_list: ($) => seq('(', commaSep(choice($._value_use, $._signed_integer)), ')'),
+
+    scf_execute_region: ($) => seq(
+      field('name', 'scf.execute_region'),
+      optional(seq('->', field('result_types', $._result_types))),
+      optional(field('no_inline', 'no_inline')),
+      field('body', $.region),
+      optional(field('attributes', $.dictionary)),
+    ),
+
+    scf_index_switch: ($) => seq(
+      field('name', 'scf.index_switch'),
+      field('argument', $._value_use),
+      optional(field('attributes', $.dictionary)),
+      optional(seq('->', field('result_types', $.type_list))),
+      repeat(field('case', $.switch_case)),
+      'default', field('default', $.region),
+    ),
+    switch_case: ($) => seq('case', field('value', $._signed_integer), field('body', $.region)),
+
+    // `scf.reduce(%a, %b : f32, i32) { ^bb0(...): ... }, { ... }`
+    scf_reduce: ($) => prec.right(seq(
+      field('name', 'scf.reduce'),
+      optional(seq('(', field('operands', $.value_use_list), ':', field('types', $.type_list), ')')),
+      optional(seq(field('body', $.region), repeat(seq(',', field('body', $.region))))),
+    )),
+
+    // ------------------------------------------------------------------
+    // gpu
+    // ------------------------------------------------------------------
+
+    gpu_launch: ($) => seq(
+      field('name', 'gpu.launch'),
+      optional(field('async', 'async')),
+      optional(seq('[', optional(field('dependencies', $.value_use_list)), ']')),
+      repeat1(field('clause', choice(
+        $.launch_dimensions,
+        $.launch_attribution,
+        seq('dynamic_shared_memory_size', field('shared_memory_size', $._value_use)),
+        seq(choice('module', 'function'), '(', $.symbol_ref, ')'),
+      ))),
+      field('body', $.region),
+      optional(field('attributes', $.dictionary)),
+    ),
+    // `blocks(%bx, %by, %bz) in (%gx = %n, %gy = %c1, %gz = %c1)`
+    launch_dimensions: ($) => seq(
+      field('kind', choice('clusters', 'blocks', 'threads')),
+      '(', commaSep(field('id', alias($.ssa_value, $.value_def))), ')',
+      'in', '(', commaSep(field('size', $.iter_arg)), ')',
+    ),
+    // `workgroup(%w : memref<32xf32, 3>)`, `private(...)`
+    launch_attribution: ($) => seq(
+      field('kind', choice('workgroup', 'private')),
+      '(', commaSep(field('argument', $.block_argument)), ')',
+    ),
+
+    // ------------------------------------------------------------------
+    // linalg
+    // ------------------------------------------------------------------
+
+    // `linalg.generic {indexing_maps = ..., iterator_types = ...} ins(...) outs(...)
+    // attrs = {...} { ^bb0(...): ... } -> types`; the traits may be an alias.
+    linalg_generic: ($) => seq(
+      field('name', 'linalg.generic'),
+      field('traits', choice($.dictionary, $.attribute_alias)),
+      optional(field('inputs', $.linalg_inputs)),
+      optional(field('outputs', $.linalg_outputs)),
+      optional(seq('attrs', '=', field('attributes', $.dictionary))),
+      field('body', $.region),
+      optional(seq('->', field('result_types', $._result_types))),
+    ),
+    linalg_inputs: ($) => seq(
+      'ins', '(', optional(seq(field('operands', $.value_use_list), ':', field('types', $.type_list))), ')',
+    ),
+    linalg_outputs: ($) => seq(
+      'outs', '(', optional(seq(field('operands', $.value_use_list), ':', field('types', $.type_list))), ')',
+    ),
+
+    // ------------------------------------------------------------------
+    // transform
+    // ------------------------------------------------------------------
+
+    // `transform.sequence %root : !transform.any_op -> !transform.any_op
+    //  failures(propagate) attributes {...} { ^bb0(%arg0: ...): ... }`
+    transform_sequence: ($) => seq(
+      field('name', 'transform.sequence'),
+      optional(seq(
+        field('operands', $.value_use_list), ':',
+        field('operand_types', choice($.type_list, $.type_list_parens)),
+      )),
+      optional(seq('->', field('result_types', $.type_list))),
+      'failures', '(', field('failures', choice('propagate', 'suppress')), ')',
+      optional(seq('attributes', field('attributes', $.dictionary))),
+      field('body', $.region),
+    ),
+
+    // `transform.structured.match ops{["scf.for"]} interface{LinalgOp}
+    //  attributes{...} filter_result_type = t filter_operand_types = [...] in %h : (t) -> t`
+    transform_match: ($) => seq(
+      field('name', 'transform.structured.match'),
+      repeat(field('filter', choice(
+        seq('ops', '{', $.array_attribute, '}'),
+        seq('interface', '{', $.bare_id, '}'),
+        seq('attributes', $.dictionary),
+        seq('filter_result_type', '=', $._type),
+        seq('filter_operand_types', '=', $.array_attribute),
+      ))),
+      'in', field('target', $._value_use),
+      optional(field('attributes', $.dictionary)),
+      ':', field('type', $.function_type),
+    ),
 
     // ------------------------------------------------------------------
     // cf
@@ -1032,7 +1172,9 @@ module.exports = grammar({
     index_type: (_) => 'index',
     none_type: (_) => 'none',
 
-    function_type: ($) => prec.right(seq(
+    // `(a) -> b, c` after `:` is a function type and another type, not `(a)` with
+    // two results (transform.sequence's operand types).
+    function_type: ($) => prec.right(1, seq(
       field('inputs', $.type_list_parens),
       '->',
       field('results', choice($._non_function_type, $.type_list_parens, $.function_type)),

@@ -352,13 +352,31 @@ def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Opera
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
-    elif body.type in ("memref_alloca_scope", "scf_if", "scf_parallel"):
+    elif body.type in _RESULT_TYPES_FIELD:
         op.result_types = types_from_list(_field(body, "result_types"))
+    elif body.type == "transform_match" and declared is not None:
+        function_type = type_from_node(declared)
+        if isinstance(function_type, FunctionType):
+            op.result_types = list(function_type.results)
     elif body.type == "scf_while" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
     return op
+
+
+# Ops whose result types are the types after their `->`.
+_RESULT_TYPES_FIELD = frozenset(
+    {
+        "memref_alloca_scope",
+        "scf_if",
+        "scf_parallel",
+        "scf_execute_region",
+        "scf_index_switch",
+        "linalg_generic",
+        "transform_sequence",
+    }
+)
 
 
 def _build_func(builder: _ItemBuilder, body: Node) -> Operation:
@@ -791,6 +809,88 @@ def _build_scf_parallel(builder: _ItemBuilder, body: Node) -> Operation:
     return op
 
 
+def _iter_arg_definitions(
+    builder: _ItemBuilder, nodes: Iterable[Node], role: str, first: int
+) -> tuple[list[Value], list[Use]]:
+    """`%x = %init` pairs (iter_arg nodes) as region arguments and the uses of their
+    initial values."""
+    arguments: list[Value] = []
+    inits: list[Use] = []
+    for node in nodes:
+        name, init = _field(node, "name"), _field(node, "init")
+        if name is None or name.is_missing:
+            continue
+        arguments.append(
+            Value(text(name), Span.of(name), None, role, arg_number=first + len(arguments))
+        )
+        if init is not None and not init.is_missing:
+            inits.append(builder.use(init, "init"))
+    return arguments, inits
+
+
+def _build_scf_forall(builder: _ItemBuilder, body: Node) -> Operation:
+    """scf.forall: induction variables, then the shared outputs, as region arguments."""
+    op = _base(builder, body)
+    ivs = _field(body, "induction_variables")
+    arguments = [
+        Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
+        for index, iv in enumerate(
+            c for c in (ivs.named_children if ivs else []) if c.type == "value_def"
+        )
+    ]
+    for name in ("lower", "upper", "steps"):
+        op.operands += [builder.use(n) for n in _value_uses(_field(body, name))]
+    outs, inits = _iter_arg_definitions(
+        builder, body.children_by_field_name("shared_out"), "iter_arg", len(arguments)
+    )
+    op.result_types = types_from_list(_field(body, "result_types"))
+    for index, value in enumerate(outs):
+        value.type = op.result_types[index] if index < len(op.result_types) else None
+    op.operands += inits
+    builder.region(_field(body, "body"), op, arguments + outs)
+    return op
+
+
+def _build_gpu_launch(builder: _ItemBuilder, body: Node) -> Operation:
+    """gpu.launch: the ids and sizes of its clusters, blocks and threads and its
+    workgroup and private attributions are region arguments."""
+    op = _base(builder, body)
+    arguments: list[Value] = []
+    for clause in body.children_by_field_name("clause"):
+        if clause.type == "launch_dimensions":
+            for iv in clause.children_by_field_name("id"):
+                if not iv.is_missing:
+                    arguments.append(
+                        Value(text(iv), Span.of(iv), INDEX, "argument", arg_number=len(arguments))
+                    )
+            sizes, uses = _iter_arg_definitions(
+                builder, clause.children_by_field_name("size"), "argument", len(arguments)
+            )
+            for size in sizes:
+                size.type = INDEX
+            arguments += sizes
+            op.operands += uses
+        elif clause.type == "launch_attribution":
+            for argument in clause.children_by_field_name("argument"):
+                name = _field(argument, "name")
+                if name is None or name.is_missing:
+                    continue
+                declared = type_from_node(_field(argument, "type"))
+                arguments.append(
+                    Value(
+                        text(name), Span.of(name), declared, "argument", arg_number=len(arguments)
+                    )
+                )
+    op.operands += [builder.use(n) for n in _value_uses(_field(body, "dependencies"))]
+    size = _field(body, "shared_memory_size")
+    if size is not None and not size.is_missing:
+        op.operands.append(builder.use(size))
+    if _field(body, "async") is not None:
+        op.result_types = [OpaqueType("!gpu.async.token")]
+    builder.region(_field(body, "body"), op, arguments)
+    return op
+
+
 _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
     "generic_operation": _build_generic,
     "func_func": _build_func,
@@ -826,6 +926,8 @@ _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
     "scf_for": _build_scf_for,
     "scf_while": _build_scf_while,
     "scf_parallel": _build_scf_parallel,
+    "scf_forall": _build_scf_forall,
+    "gpu_launch": _build_gpu_launch,
 }
 
 

@@ -32,6 +32,11 @@ SSACFG_REGIONS = frozenset(
         "scf.while",
         "scf.parallel",
         "scf.execute_region",
+        "scf.forall",
+        "scf.index_switch",
+        "scf.reduce",
+        "gpu.launch",
+        "linalg.generic",
     }
 )
 
@@ -101,6 +106,8 @@ NOT_ISOLATED = frozenset(
         "tensor.pad",
         "vector.mask",
         "gpu.launch",
+        "transform.sequence",
+        "transform.named_sequence",
     }
 )
 
