@@ -24,6 +24,7 @@ from affine_lsp.ir.affine_syntax import (
     set_from_node,
     subscripts_from_exprs,
 )
+from affine_lsp.ir.custom_forms import custom_result_types
 from affine_lsp.ir.generic import GENERIC_CLASSES, specialise
 from affine_lsp.ir.model import (
     AffineAccessOp,
@@ -188,6 +189,8 @@ class _ItemBuilder:
             op.attributes_node = body.child_by_field_name("attributes")
         results = op_node.child_by_field_name("results")
         if results is not None:
+            if body.type == "custom_operation" and not op.result_types:
+                op.result_types = custom_result_types(op.name, body, _result_count(results))
             self._attach_results(op, results)
         for use in op.operands:
             use.user = op
@@ -265,6 +268,16 @@ class _ItemBuilder:
                     )
                 )
         return block
+
+
+def _result_count(results_node: Node) -> int:
+    """How many values an `op_result_list` defines (`%a, %b:2 = ...` defines 3)."""
+    total = 0
+    for result in results_node.named_children:
+        if result.type == "op_result":
+            count = result.child_by_field_name("count")
+            total += max(1, parse_integer(count) or 1) if count is not None else 1
+    return total
 
 
 def _value_uses(node: Node | None) -> list[Node]:

@@ -231,3 +231,21 @@ def run(
     start, cpu_start = time.perf_counter(), time.process_time()
     outcomes = [check_file(root, path, table[path], options) for path in selected]
     return Summary(outcomes, time.perf_counter() - start, time.process_time() - cpu_start)
+
+
+def chunk_texts(root: Path, every: int = 1, valid_only: bool = False) -> list[bytes]:
+    """The chunks of every `every`-th file of chunks.tsv (path order), as bytes, for
+    seeding fuzzers and exercising the editor features."""
+    table = read_chunks(root)
+    texts: list[bytes] = []
+    for path in sorted(table)[::every]:
+        chunks = table[path]
+        pieces = split_chunks((root / path).read_bytes())
+        if len(pieces) != len(chunks):
+            continue
+        texts += [
+            piece.data
+            for piece, chunk in zip(pieces, chunks, strict=True)
+            if piece.data.strip() and (chunk.valid or not valid_only)
+        ]
+    return texts
