@@ -135,12 +135,26 @@ class Validity:
         return self._evaluate(DIM, value, self._scope(user))
 
     def _scope(self, user: Operation) -> Operation | None:
-        """affine_scope(user), memoised per parent op (siblings share it)."""
-        parent = user.parent_op
-        key = id(parent)
-        if key not in self._scopes:
-            self._scopes[key] = affine_scope(user)
-        return self._scopes[key]
+        """affine_scope(user), memoised per parent op (siblings share it); the walk up
+        stops at the first ancestor already known, so a deep nest costs its depth once."""
+        chain: list[Operation] = []
+        current = user.parent_op
+        found: Operation | None = None
+        while current is not None:
+            key = id(current)
+            if key in self._scopes:
+                found = self._scopes[key]
+                break
+            if current.name in AFFINE_SCOPE:
+                found = current
+                break
+            chain.append(current)
+            current = current.parent_op
+        for op in chain:
+            self._scopes[id(op)] = found
+        if current is not None:
+            self._scopes.setdefault(id(current), found)
+        return found
 
     # -- evaluation ---------------------------------------------------------------
 

@@ -44,7 +44,9 @@ _NESTED_ALIAS = re.compile(rb"(?<![\w$.])[#!][A-Za-z_][\w$.\-]*")
 @cache
 def _alias_query() -> tree_sitter.Query:
     return tree_sitter.Query(
-        mlir_language(), "[(attribute_alias) (type_alias)] @alias (dialect_body) @body"
+        mlir_language(),
+        "[(attribute_alias) (type_alias)] @alias (dialect_body) @body "
+        "(dialect_type name: (_) @dialect) (dialect_attribute name: (_) @dialect)",
     )
 
 
@@ -118,15 +120,17 @@ def _placeholder(kind: str, dims: int, symbols: int) -> str:
     return f"affine_map<({dim_names}){symbol_names} -> ({first})>"
 
 
-def _is_alias_name(node: Node) -> bool:
-    """`#foo.bar` and `#foo<...>` name dialect attributes (types), not aliases."""
-    if "." in text(node):
-        return False
-    parent = node.parent
-    if parent is not None and parent.type in ("dialect_type", "dialect_attribute"):
-        return False
-    following = node.next_sibling
-    return following is None or following.type != "<"
+def _dialect_names(item: TopLevelItem) -> set[int]:
+    """Start bytes of the names of dialect types and attributes (`#foo<...>`,
+    `!foo<...>`): they are no aliases. (Found by query: asking each name for its
+    parent costs the depth of the tree.)"""
+    node = item.alias.node if item.alias is not None else None
+    if node is None and item.operation is not None:
+        node = item.operation.node
+    if node is None:
+        return set()
+    captures = tree_sitter.QueryCursor(_alias_query()).captures(node)
+    return {n.start_byte for n in captures.get("dialect", [])}
 
 
 @item_rule
@@ -134,7 +138,9 @@ def undefined_aliases(item: TopLevelItem, ctx: CheckContext) -> None:
     known = ctx.module.aliases
     if all(name in known for name in referenced_aliases(item)):
         return
-    uses = [n for n in alias_uses(item) if text(n) not in known and _is_alias_name(n)]
+    unknown = [n for n in alias_uses(item) if text(n) not in known and "." not in text(n)]
+    dialect = _dialect_names(item) if unknown else set()
+    uses = [n for n in unknown if n.start_byte not in dialect]
     if not uses:
         return
     refs = _map_refs(item) if item.operation is not None else {}
