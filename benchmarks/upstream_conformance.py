@@ -92,7 +92,10 @@ def main() -> int:
     for outcome in summary.crashes():
         print(f"crash: {outcome.path}: {outcome.crash}")
     for outcome in summary.split_mismatches():
-        print(f"chunk splitting differs: {outcome.path}: {outcome.split_mismatch}")
+        print(
+            f"our splitting (mlir-opt's) differs from chunks.tsv: {outcome.path}: "
+            f"{outcome.split_mismatch}"
+        )
     slowest = sorted(summary.outcomes, key=lambda o: -o.seconds)[:3]
     print("\nslowest files: " + ", ".join(f"{o.path} {o.seconds:.2f} s" for o in slowest))
     if args.list:

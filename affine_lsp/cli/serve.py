@@ -6,6 +6,8 @@ import argparse
 import logging
 import sys
 
+from affine_lsp.cli.output import error_reason, say
+
 
 def _host_port(value: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
@@ -17,7 +19,6 @@ def _host_port(value: str) -> tuple[str, int]:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "serve",
-        help="run the language server",
         description="Run the affine-lsp language server over stdio (the default) or TCP. "
         "Logs go to stderr (or --log-file); the client's logLevel setting overrides --log-level.",
     )
@@ -58,7 +59,11 @@ def _answers_are_not_errors(record: logging.LogRecord) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     handler: logging.Handler
-    handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
+    try:
+        handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
+    except OSError as error:
+        say("serve", f"cannot write {args.log_file}: {error_reason(error)}")
+        return 2
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     ours = logging.getLogger("affine_lsp")
     ours.addHandler(handler)

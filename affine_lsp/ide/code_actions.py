@@ -109,7 +109,7 @@ def code_actions(
     start: int,
     end: int,
     only: list[str] | None = None,
-    tolerance: float = 0.3,
+    tolerance: float = FusionOptions.tolerance,
 ) -> list[Action]:
     """Quick fixes and (when `only` asks for rewrites) fusion, computed here and now."""
     actions: list[Action] = []

@@ -159,11 +159,11 @@ class _MapNames:
         if map_node is None:
             return None
         if map_node.start_byte not in self._names:
-            dims = map_node.child_by_field_name("dimensions")
-            symbols = map_node.child_by_field_name("symbols")
+            dim_list = map_node.child_by_field_name("dimensions")
+            symbol_list = map_node.child_by_field_name("symbols")
             self._names[map_node.start_byte] = (
-                {text(n) for n in (dims.named_children if dims else [])},
-                {text(n) for n in (symbols.named_children if symbols else [])},
+                {text(n) for n in (dim_list.named_children if dim_list else [])},
+                {text(n) for n in (symbol_list.named_children if symbol_list else [])},
             )
         dims, symbols = self._names[map_node.start_byte]
         name = text(identifier)

@@ -751,7 +751,7 @@ def _build_dim(builder: _ItemBuilder, body: Node) -> Operation:
     return op
 
 
-def _build_module(builder: _ItemBuilder, body: Node) -> Operation:
+def _build_builtin_module(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
     if op.name == "module":
         op.name = "builtin.module"
@@ -935,7 +935,7 @@ _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
     "memref_load": _build_memref_access,
     "memref_store": _build_memref_access,
     "memref_dim": _build_dim,
-    "builtin_module": _build_module,
+    "builtin_module": _build_builtin_module,
     "scf_for": _build_scf_for,
     "scf_while": _build_scf_while,
     "scf_parallel": _build_scf_parallel,
@@ -975,17 +975,17 @@ class _Scope:
         self.isolated = isolated
         self.region = region
         self.checks_dominance = checks_dominance
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
         # The shallowest scope whose values this one sees: isolated regions see
         # their own values and nothing above.
-        self.floor = self.depth if isolated or parent is None else parent.floor
+        self.floor: int = self.depth if isolated or parent is None else parent.floor
         # Inside the region of an op whose custom syntax is only skimmed: it may
         # define names the model cannot see, so an unknown name is no error here.
-        self.skimmed = skimmed or (parent is not None and parent.skimmed)
+        self.skimmed: bool = skimmed or (parent is not None and parent.skimmed)
         # The depth of the innermost scope of an op whose scoping we do not know
         # (it may be isolated from above): a name defined outside it may be
         # defined again inside it.
-        self.boundary = self.depth if opaque else (parent.boundary if parent else -1)
+        self.boundary: int = self.depth if opaque else (parent.boundary if parent else -1)
 
 
 class _Path:

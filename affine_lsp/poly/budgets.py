@@ -103,9 +103,39 @@ ACTION_RESOLVE_SECONDS = 10.0
 FUZZ_HOVER = Budget(max_operations=200_000, time_limit=0.2)
 """Hover data in the fuzz harness."""
 
+FUZZ_PICTURE = Budget(max_operations=1_000_000, time_limit=0.3)
+"""A picture of an iteration space in the fuzz harness."""
+
 FUZZ_RESOLVE_SECONDS = 1.0
 """A chosen fusion in the fuzz harness."""
 
 FUZZ_ANALYSIS_SECONDS = 1.0
 """What the long fuzz run (benchmarks/fuzz.py) allows the analysis of a document of
 at most 100 KB; reported by the benchmark, never decided in a test."""
+
+DRAW = Budget(max_operations=20_000_000, time_limit=10.0)
+"""One picture of an iteration space on the command line (`affine-lsp draw`)."""
+
+HOVER_PICTURE = Budget(max_operations=1_000_000, time_limit=0.03)
+"""The picture in a loop hover: points, `affine.if` marks and dependence arrows. When
+the dependences do not fit, the points are drawn without them."""
+
+
+@dataclass(frozen=True)
+class PictureLimits:
+    """How much a picture of an iteration space shows: above `points` integer points
+    it is sampled on a coarser lattice (and says so); 3-D and deeper spaces get one
+    panel per value of the outer loops, at most `panels`; at most `arrows` dependence
+    arrows (more are thinned, and it says so)."""
+
+    points: int
+    panels: int
+    arrows: int
+
+
+DRAW_LIMITS = PictureLimits(points=4096, panels=64, arrows=8192)
+"""`affine-lsp draw`."""
+
+HOVER_PICTURE_LIMITS = PictureLimits(points=1024, panels=16, arrows=256)
+"""The picture in a hover: a 32×32 nest has all its points drawn, and the arrows from
+enough of them to show the directions while the image stays small."""

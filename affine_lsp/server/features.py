@@ -116,7 +116,8 @@ def register_features(server: AffineLanguageServer) -> None:
         analysis = _analysis(ls, params.text_document.uri)
         if analysis is None:
             return None
-        found = hover.hover(analysis, offset(analysis.document, params.position))
+        at = offset(analysis.document, params.position)
+        found = hover.hover(analysis, at, pictures=ls.hover_pictures())
         if found is None:
             return None
         return types.Hover(

@@ -26,7 +26,7 @@ from pygls.lsp.server import LanguageServer
 from affine_lsp import __version__
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.folding import FoldingCache
-from affine_lsp.ide.settings import SECTION, Settings, parse_settings
+from affine_lsp.ide.settings import SECTION, Settings, hover_pictures, parse_settings
 from affine_lsp.server.convert import diagnostic_data
 from affine_lsp.server.outline import OutlineCache
 from affine_lsp.server.protocol import AffineProtocol
@@ -108,6 +108,16 @@ class AffineLanguageServer(LanguageServer):
             if current is None:
                 return False
         return bool(current)
+
+    def hover_pictures(self) -> bool:
+        """Whether hovers carry pictures (`hover.pictures`; `auto`: the client's Markdown
+        renderer shows images)."""
+        parser = getattr(self.client_markdown(), "parser", None)
+        return hover_pictures(self.settings.hover_pictures, parser)
+
+    def client_markdown(self) -> object:
+        capabilities = getattr(self.protocol, "client_capabilities", None)
+        return getattr(getattr(capabilities, "general", None), "markdown", None)
 
     async def sliced(self, parts: Iterable[T], analysis: DocumentAnalysis) -> AsyncIterator[T]:
         """The items of `parts` (computed from `analysis`'s current document), with a

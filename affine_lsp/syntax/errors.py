@@ -264,11 +264,12 @@ def _failure_point(
 def _anonymous_names() -> frozenset[str]:
     """Spellings of the grammar's keywords and punctuation."""
     language = mlir_language()
-    return frozenset(
+    names = (
         language.node_kind_for_id(i)
         for i in range(language.node_kind_count)
         if not language.node_kind_is_named(i) and language.node_kind_is_visible(i)
     )
+    return frozenset(name for name in names if name is not None)
 
 
 def _is_named(name: str) -> bool:
@@ -346,6 +347,8 @@ def _error_problems(root: tree_sitter.Node, source: bytes) -> list[SyntaxProblem
     path: list[tree_sitter.Node] = []  # the ancestors of cursor.node
     while True:
         node = cursor.node
+        if node is None:  # never, for a cursor on a node
+            return problems
         descend = True
         if node.is_missing:
             problem = SyntaxProblem(_missing_message(node), Span.of(node))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _CHUNK_LINES = 512
@@ -23,7 +23,7 @@ def _line_starts(data: bytes | bytearray, start: int, end: int) -> list[int]:
     return [m.end() for m in _LINE_BREAK.finditer(data, start, end)]
 
 
-def _characters(text: bytes):
+def _characters(text: bytes) -> Iterator[tuple[int, int]]:
     """(byte length, UTF-16 units) of each character of possibly invalid UTF-8.
 
     An invalid byte counts as one character of one unit, as a decoder that

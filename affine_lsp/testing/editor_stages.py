@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from contextlib import suppress
 
-from affine_lsp.ide import completion, folding, hover, inlay_hints, navigation, symbols
+from affine_lsp.ide import completion, folding, hover, inlay_hints, navigation, picture, symbols
 from affine_lsp.ide import semantic_tokens as tokens
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.code_actions import quick_fixes
+from affine_lsp.poly import budgets
+from affine_lsp.poly.space import LOOPS
 from affine_lsp.syntax import ContentChange
 
 
@@ -61,8 +63,27 @@ def _edits(ctx) -> None:
         analysis.diagnostics()
 
 
+def _pictures(ctx) -> None:
+    """The picture of the first loop's iteration space (as the hover draws it, within
+    the fuzz budget), and a hover with its picture at the first offset."""
+    loop = next((op for op in ctx.model.walk() if isinstance(op, LOOPS)), None)
+    if loop is not None:
+        picture.draw(
+            loop,
+            ctx.model,
+            ctx.document,
+            style=picture.SMALL,
+            limits=budgets.HOVER_PICTURE_LIMITS,
+            budget=budgets.FUZZ_PICTURE,
+        )
+    analysis = _analysis(ctx)
+    for offset in ctx.offsets[:1]:
+        hover.hover(analysis, offset, pictures=True)
+
+
 STAGES = {
     "editor_requests": _requests,
+    "editor_pictures": _pictures,
     "editor_document": _whole_document,
     "editor_edits": _edits,
 }

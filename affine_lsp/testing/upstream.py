@@ -3,8 +3,10 @@ MLIR 22 accepts must get no syntax error and no error diagnostic from the
 checker. Shared by the suite test and `benchmarks/upstream_conformance.py`.
 
 `chunks.tsv` gives each `// -----` chunk's line range and MLIR 22's verdict;
-the files are checked as `affine-lsp check` checks them (one process, chunk by
-chunk) and each diagnostic is attributed to the chunk holding its line.
+each chunk is checked on its own as chunks.tsv cuts it (the text MLIR verified),
+all in one process, and each diagnostic is attributed to that chunk. Where our
+own splitting (mlir-opt's: at every `// -----`, also inside decorative
+`// -------` lines) cuts a file differently, that is reported apart.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from affine_lsp.checks import CheckOptions, Diagnostic, Severity, check_document
-from affine_lsp.checks.chunks import shift_diagnostic, split_chunks
+from affine_lsp.checks.chunks import Chunk, split_chunks
 from affine_lsp.checks.registry import RULES
 from affine_lsp.syntax import SourceDocument
 
@@ -94,15 +96,26 @@ def _line_starts(data: bytes) -> list[int]:
 
 
 def _split_mismatch(data: bytes, starts: list[int], chunks: list[UpstreamChunk]) -> str:
-    """'' when the checker's chunks start on the lines chunks.tsv gives."""
+    """'' when our chunks (as `affine-lsp check` splits) start on the lines chunks.tsv
+    gives."""
     ours = split_chunks(data)
     if len(ours) != len(chunks):
         return f"{len(ours)} chunks, chunks.tsv has {len(chunks)}"
     for mine, theirs in zip(ours, chunks, strict=True):
         first_line = bisect_right(starts, mine.start_byte)
+        end_of_line = data.find(b"\n", mine.start_byte)
+        if mine.start_byte and end_of_line >= 0 and not data[mine.start_byte : end_of_line].strip():
+            first_line += 1  # the rest of the marker's line is blank
         if mine.start_byte < len(data) and first_line != theirs.first_line:
             return f"chunk {theirs.number} starts on line {first_line}, not {theirs.first_line}"
     return ""
+
+
+def chunk_of(data: bytes, starts: list[int], chunk: UpstreamChunk) -> Chunk:
+    """The text of a chunk as chunks.tsv cuts it (its lines, with their offsets)."""
+    begin = starts[chunk.first_line - 1] if chunk.first_line - 1 < len(starts) else len(data)
+    end = starts[chunk.last_line] if chunk.last_line < len(starts) else len(data)
+    return Chunk(begin, data[begin:end])
 
 
 def is_false(diagnostic: Diagnostic) -> bool:
@@ -123,15 +136,12 @@ def check_file(
     data = (root / path).read_bytes()
     starts = _line_starts(data)
     outcome.split_mismatch = _split_mismatch(data, starts, chunks)
-    firsts = [c.first_line for c in chunks]
     try:
-        for piece in split_chunks(data):
-            document = SourceDocument(piece.data)
-            for diagnostic in check_document(document, options):
-                diagnostic = shift_diagnostic(diagnostic, piece.start_byte)
+        for chunk in chunks:
+            piece = chunk_of(data, starts, chunk)
+            for diagnostic in check_document(SourceDocument(piece.data), options):
+                diagnostic = piece.to_file(diagnostic)
                 line = bisect_right(starts, diagnostic.span.start_byte)
-                index = bisect_right(firsts, line) - 1
-                chunk = chunks[max(index, 0)]
                 if not chunk.valid and diagnostic.severity == Severity.ERROR:
                     outcome.error_lines.setdefault(chunk.number, set()).add(line)
                 elif chunk.valid and is_false(diagnostic):
@@ -239,13 +249,10 @@ def chunk_texts(root: Path, every: int = 1, valid_only: bool = False) -> list[by
     table = read_chunks(root)
     texts: list[bytes] = []
     for path in sorted(table)[::every]:
-        chunks = table[path]
-        pieces = split_chunks((root / path).read_bytes())
-        if len(pieces) != len(chunks):
-            continue
-        texts += [
-            piece.data
-            for piece, chunk in zip(pieces, chunks, strict=True)
-            if piece.data.strip() and (chunk.valid or not valid_only)
-        ]
+        data = (root / path).read_bytes()
+        starts = _line_starts(data)
+        for chunk in table[path]:
+            text = chunk_of(data, starts, chunk).data
+            if text.strip() and (chunk.valid or not valid_only):
+                texts.append(text)
     return texts

@@ -26,7 +26,6 @@ def _report(summary: Summary) -> list[str]:
         print(f"  {directory}: {wrong}/{total}")
     problems = [f"{f.where}: [{f.code}] {f.message}" for f in summary.findings[:20]]
     problems += [f"crash in {o.path}: {o.crash}" for o in summary.crashes()]
-    problems += [f"{o.path}: {o.split_mismatch}" for o in summary.split_mismatches()]
     return problems
 
 

@@ -92,3 +92,73 @@ def test_neovim_gets_diagnostics_hover_and_highlighting(tmp_path):
     lines = sorted({d["lnum"] for d in result["diagnostics"]})
     assert lines[0] < lines[-1], "both independent errors are reported"
     assert "hover" in result and result["hover"], result.get("hover_error")
+
+
+VIEWER = """import json, os, sys
+with open(os.environ["AFFINE_VIEWED"], "a") as handle:
+    handle.write(json.dumps(sys.argv[1:]) + "\\n")
+"""
+
+
+def test_neovim_draw_command_writes_the_svg_and_opens_the_viewer(tmp_path):
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        pytest.skip("Neovim not found: apt-get install -y neovim")
+    from tests.draw.svg import read_svg
+
+    fixture = tmp_path / "nests.mlir"
+    fixture.write_bytes((ROOT / "tests" / "draw" / "fixtures" / "nests.mlir").read_bytes())
+    viewer = tmp_path / "viewer.py"
+    viewer.write_text(VIEWER)
+    viewed = tmp_path / "viewed.json"
+    pictures = tmp_path / "pictures"
+    result_file = tmp_path / "result.json"
+    env = dict(
+        os.environ,
+        AFFINE_REPO=str(ROOT),
+        AFFINE_FIXTURE=str(fixture),
+        AFFINE_SERVER_CMD=json.dumps([sys.executable, "-m", "affine_lsp", "serve"]),
+        AFFINE_VIEWER=json.dumps([sys.executable, str(viewer)]),
+        AFFINE_VIEWED=str(viewed),
+        AFFINE_DIR=str(pictures),
+        AFFINE_OUT=str(result_file),
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+    )
+    subprocess.run(
+        [
+            nvim,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "-c",
+            f"luafile {ROOT / 'tests' / 'editors' / 'nvim_draw.lua'}",
+        ],
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+        capture_output=True,
+    )
+    result = json.loads(result_file.read_text())
+    assert "error" not in result, result.get("error")
+    assert result["command_defined"]
+    assert result["draw_command"] == [sys.executable, "-m", "affine_lsp", "draw"]
+    # The unsaved buffer was drawn: %i runs 1..11 now, %j 1..9.
+    stencil = read_svg(Path(result["stencil_svg"]).read_bytes())
+    assert len(stencil.circles) == 99
+    assert result["viewed"]
+    opened = [json.loads(line) for line in viewed.read_text().splitlines()]
+    assert opened == [[result["stencil_svg"]], [result["triangle_svg"]]]
+    triangle = read_svg(Path(result["triangle_svg"]).read_bytes())
+    assert len(triangle.circles) == 55 and len(triangle.arrows) == 45
+    assert result["no_loop"]
+    errors = [n["message"] for n in result["notes"] if n["level"] == 4]
+    assert any("heads no affine.for or affine.parallel loop" in m for m in errors), result["notes"]
+    assert result["broken"].startswith(f"{fixture}:"), result["broken"]
+    assert "nothing was drawn" in result["broken"]
