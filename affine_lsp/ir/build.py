@@ -854,7 +854,7 @@ def _build_scf_forall(builder: _ItemBuilder, body: Node) -> Operation:
     for name in ("lower", "upper", "steps"):
         op.operands += [builder.use(n) for n in _value_uses(_field(body, name))]
     outs, inits = _iter_arg_definitions(
-        builder, body.children_by_field_name("shared_out"), "iter_arg", len(arguments)
+        builder, body.children_by_field_name("shared_out"), "argument", len(arguments)
     )
     op.result_types = types_from_list(_field(body, "result_types"))
     for index, value in enumerate(outs):
