@@ -19,6 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "parse": ("affine_lsp.cli.parse", "parse files and report syntax errors"),
     "check": ("affine_lsp.cli.check", "verify affine code and report every error"),
     "fuse": ("affine_lsp.cli.fuse", "fuse affine loop nests (checked by dependence analysis)"),
+    "transform": (
+        "affine_lsp.cli.transform",
+        "transform an affine.for loop (each result proven equivalent)",
+    ),
     "draw": (
         "affine_lsp.cli.draw",
         "draw the iteration space of a loop nest and its dependences (SVG)",

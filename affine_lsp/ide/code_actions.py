@@ -1,9 +1,11 @@
-"""Code actions: the quick fixes diagnostics carry, and the "Fuse loops" rewrites
-of `affine_lsp.transforms.fusion`.
+"""Code actions: the quick fixes diagnostics carry, the "Fuse loops" rewrites of
+`affine_lsp.transforms.fusion` and the loop transformations of
+`affine_lsp.transforms.loops`.
 
-Fusion runs a dependence analysis, so it is only computed when asked for
-explicitly, and on a snapshot of the document (`prepare_fusion`) so that it can
-run in another thread while the document keeps being edited.
+Both run a dependence analysis, so they are only computed when asked for
+explicitly, and on a snapshot of the document (`prepare_fusion`,
+`prepare_loop_transforms`) so that they can run in another thread while the
+document keeps being edited.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from affine_lsp.ide.records import OPERATION
 from affine_lsp.ir import build_operation_item
 from affine_lsp.ir.model import ModuleModel
 from affine_lsp.transforms.fusion import FusionOptions, fusion_actions
+from affine_lsp.transforms.loops.actions import LoopOptions, loop_actions
 
 logger = logging.getLogger("affine_lsp.ide")
 
@@ -104,17 +107,63 @@ def prepare_fusion(
     return compute
 
 
+def prepare_loop_transforms(
+    analysis: DocumentAnalysis,
+    start: int,
+    end: int,
+    options: LoopOptions | None = None,
+) -> Callable[[], list[Action]]:
+    """The loop transformation actions at [start, end] (interchange, tile, unroll,
+    ...), as a function to call later, possibly in another thread: it reads only a
+    snapshot taken now. Edits are computed (and proven) on `Action.resolve()`."""
+    record = analysis.record_at(start)
+    if record is None or record.kind != OPERATION:
+        return list
+    snapshot = analysis.document.snapshot()
+    chunk = analysis.chunks[record.chunk]
+    aliases = chunk.alias_items
+    scope = chunk.scope()
+    item_start = record.start
+
+    def compute() -> list[Action]:
+        root = snapshot.tree.root_node
+        node = next(
+            (n for n in children_overlapping(root, item_start, item_start) if n.type == OPERATION),
+            None,
+        )
+        if node is None:
+            return []
+        model = ModuleModel(items=[*aliases, build_operation_item(node, scope)])
+        found = loop_actions(snapshot, model, start, end, options)
+        return [
+            Action(
+                a.title,
+                a.kind,
+                a.edits,
+                preferred=a.preferred,
+                disabled_reason=a.disabled_reason,
+                source=a,
+            )
+            for a in found
+        ]
+
+    return compute
+
+
 def code_actions(
     analysis: DocumentAnalysis,
     start: int,
     end: int,
     only: list[str] | None = None,
     tolerance: float = FusionOptions.tolerance,
+    loop_options: LoopOptions | None = None,
 ) -> list[Action]:
-    """Quick fixes and (when `only` asks for rewrites) fusion, computed here and now."""
+    """Quick fixes and (when `only` asks for rewrites) fusion and the loop
+    transformations, computed here and now."""
     actions: list[Action] = []
     if wanted(only, QUICKFIX):
         actions += quick_fixes(analysis, start, end)
     if only is not None and wanted(only, REWRITE):
         actions += prepare_fusion(analysis, start, end, tolerance)()
+        actions += prepare_loop_transforms(analysis, start, end, loop_options)()
     return actions

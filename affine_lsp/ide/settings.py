@@ -6,7 +6,8 @@ key) or with dotted keys (`{"affineLsp.fusion.tolerance": 0.5}` or
 `{"fusion.tolerance": 0.5}`). Unknown keys are ignored; a bad value keeps the
 previous value and is reported as a problem.
 
-The defaults are those of the layers that use them (`CheckOptions`, `FusionOptions`);
+The defaults are those of the layers that use them (`CheckOptions`, `FusionOptions`,
+`LoopOptions`);
 the editors repeat them (`editors/vscode/package.json` and `src/settings.ts`,
 `editors/neovim/lua/affine_lsp/init.lua`), and `tests/editors/test_settings_defaults.py`
 checks that they agree with `client_defaults()`.
@@ -21,12 +22,14 @@ from typing import Any
 
 from affine_lsp.checks import CheckOptions, Severity
 from affine_lsp.transforms.fusion import FusionOptions
+from affine_lsp.transforms.loops.actions import LoopOptions
 
 SECTION = "affineLsp"
 LOG_LEVELS = ("error", "warning", "info", "debug")
 SEVERITIES = tuple(s.label for s in Severity)
 _CHECKS = CheckOptions()
 _FUSION = FusionOptions()
+_LOOPS = LoopOptions()
 HOVER_PICTURES = ("auto", "always", "never")
 IMAGE_MARKDOWN_PARSERS = frozenset({"marked"})
 """Markdown renderers (LSP `general.markdown.parser`) known to show images in hovers:
@@ -39,10 +42,16 @@ class Settings:
     legacy_severity: Severity = _CHECKS.legacy_severity
     lints: bool = _CHECKS.lints
     log_level: str | None = None  # None: as the server was started
+    tile_sizes: tuple[int, ...] = _LOOPS.tile_sizes
+    unroll_factor: int = _LOOPS.unroll_factor
+    unroll_jam_factor: int = _LOOPS.unroll_jam_factor
     hover_pictures: str = "auto"  # auto | always | never
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
+
+    def loop_options(self) -> LoopOptions:
+        return LoopOptions(self.tile_sizes, self.unroll_factor, self.unroll_jam_factor)
 
 
 def hover_pictures(setting: str, markdown_parser: str | None) -> bool:
@@ -101,6 +110,24 @@ def _log_level(value: Any) -> str | _Invalid:
     return _Invalid(f"must be one of {', '.join(LOG_LEVELS)}")
 
 
+def _tile_sizes(value: Any) -> tuple[int, ...] | _Invalid:
+    values = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    if (
+        not isinstance(values, list | tuple)
+        or not values
+        or len(values) > 8
+        or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values)
+    ):
+        return _Invalid("must be a positive integer or a list of 1 to 8 positive integers")
+    return tuple(values)
+
+
+def _factor(value: Any) -> int | _Invalid:
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 64:
+        return _Invalid("must be an integer from 2 to 64")
+    return value
+
+
 def _hover_pictures(value: Any) -> str | _Invalid:
     if isinstance(value, bool):
         return "always" if value else "never"
@@ -115,6 +142,9 @@ _KEYS = {
     "legacySyntax.severity": ("legacy_severity", _severity),
     "lints.enabled": ("lints", _boolean),
     "logLevel": ("log_level", _log_level),
+    "transforms.tileSizes": ("tile_sizes", _tile_sizes),
+    "transforms.unrollFactor": ("unroll_factor", _factor),
+    "transforms.unrollJamFactor": ("unroll_jam_factor", _factor),
     "hover.pictures": ("hover_pictures", _hover_pictures),
 }
 

@@ -113,6 +113,20 @@ FUZZ_ANALYSIS_SECONDS = 1.0
 """What the long fuzz run (benchmarks/fuzz.py) allows the analysis of a document of
 at most 100 KB; reported by the benchmark, never decided in a test."""
 
+TRANSFORM = Budget(max_operations=30_000_000, time_limit=5.0)
+"""One loop transformation applied and proven (CLI and chosen code actions)."""
+
+TRANSFORM_PLANNING = Budget(max_operations=1_500_000, time_limit=0.1)
+"""The legality of every loop transformation offered at one cursor position (the
+dependences of the nest, checked once per transformation); what is not decided
+within it is decided when the action is chosen."""
+
+FUZZ_TRANSFORM_PLANNING = Budget(max_operations=300_000, time_limit=0.1)
+"""Loop transformation actions at one position in the fuzz harness."""
+
+FUZZ_TRANSFORM = Budget(max_operations=3_000_000, time_limit=FUZZ_RESOLVE_SECONDS)
+"""A chosen loop transformation in the fuzz harness."""
+
 DRAW = Budget(max_operations=20_000_000, time_limit=10.0)
 """One picture of an iteration space on the command line (`affine-lsp draw`)."""
 

@@ -337,6 +337,10 @@ def register_features(server: AffineLanguageServer) -> None:
                 analysis, span.start_byte, span.end_byte, ls.settings.fusion_tolerance
             )
             found += await asyncio.get_running_loop().run_in_executor(ls.fusion_pool, compute)
+            transforms = code_actions.prepare_loop_transforms(
+                analysis, span.start_byte, span.end_byte, ls.settings.loop_options()
+            )
+            found += await asyncio.get_running_loop().run_in_executor(ls.fusion_pool, transforms)
             if open_document.version != version or ls.documents.get(open_document.uri) is not (
                 open_document
             ):

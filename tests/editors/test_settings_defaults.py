@@ -36,9 +36,10 @@ def _block(text: str, opening: str) -> str:
 
 
 def _literal(source: str) -> dict:
-    """A TypeScript object literal or Lua table of keys, numbers, strings and
-    booleans, as JSON."""
-    as_json = re.sub(r"([A-Za-z_]\w*)\s*[:=]\s", r'"\1": ', source)
+    """A TypeScript object literal or Lua table of keys, numbers, strings, booleans
+    and lists of numbers, as JSON."""
+    as_json = re.sub(r"\{\s*(-?\d+(?:\s*,\s*-?\d+)*)\s*\}", r"[\1]", source)  # Lua lists
+    as_json = re.sub(r"([A-Za-z_]\w*)\s*[:=]\s", r'"\1": ', as_json)
     as_json = re.sub(r",(\s*})", r"\1", as_json)
     return json.loads(as_json)
 

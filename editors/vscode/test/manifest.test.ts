@@ -82,6 +82,12 @@ describe("package.json contributions", () => {
     assert.deepEqual(properties[key("logLevel")].enum, [...LOG_LEVELS]);
     assert.equal(properties[key("logLevel")].default, DEFAULT_SERVER_SETTINGS.logLevel);
     assert.deepEqual(properties[key("trace.server")].enum, ["off", "messages", "verbose"]);
+    assert.deepEqual(properties[key("transforms.tileSizes")].default, DEFAULT_SERVER_SETTINGS.transforms.tileSizes);
+    assert.equal(properties[key("transforms.unrollFactor")].default, DEFAULT_SERVER_SETTINGS.transforms.unrollFactor);
+    assert.equal(
+      properties[key("transforms.unrollJamFactor")].default,
+      DEFAULT_SERVER_SETTINGS.transforms.unrollJamFactor,
+    );
   });
 
   it("names a main module that the compiler produced", () => {

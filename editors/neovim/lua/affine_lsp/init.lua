@@ -21,6 +21,7 @@ local defaults = {
       legacySyntax = { severity = "warning" },
       lints = { enabled = true },
       logLevel = "info",
+      transforms = { tileSizes = { 32 }, unrollFactor = 4, unrollJamFactor = 2 },
     },
   },
   -- Register the tree-sitter grammar and queries of this repository
