@@ -139,13 +139,16 @@ def _alias_occurrences(analysis: DocumentAnalysis, view: ItemView, name: str) ->
     definitions: list[Span] = []
     references: list[Span] = []
     for record in _chunk_records(analysis, view, name):
-        for node in _nodes(analysis.node_of(record), ("attribute_alias", "type_alias"), name):
-            parent = node.parent
-            defining = (
-                parent is not None
-                and parent.type in ("attribute_alias_def", "type_alias_def")
-                and parent.child_by_field_name("name") == node
-            )
+        top = analysis.node_of(record)
+        # Aliases are defined at the top level only: the item's own name, if any
+        # (asking each node for its parent would cost the depth of the tree).
+        defined = (
+            top.child_by_field_name("name")
+            if top.type in ("attribute_alias_def", "type_alias_def")
+            else None
+        )
+        for node in _nodes(top, ("attribute_alias", "type_alias"), name):
+            defining = defined is not None and node.start_byte == defined.start_byte
             (definitions if defining else references).append(Span.of(node))
     return Occurrences(definitions, references)
 
