@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -9,7 +10,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+# ../shared next to the checkout, or where AFFINE_LSP_SHARED points (e.g. from a worktree).
+SHARED = Path(os.environ.get("AFFINE_LSP_SHARED") or ROOT.parent / "shared")
 GEN_AFFINE = SHARED / "tools" / "gen_affine.py"
 LSPBENCH = SHARED / "tools" / "lspbench.py"
 

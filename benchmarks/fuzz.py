@@ -22,6 +22,7 @@ from _common import SHARED, generated_file
 from affine_lsp.poly.budgets import FUZZ_ANALYSIS_SECONDS as ANALYSIS_BUDGET
 from affine_lsp.testing.fuzz import analyze
 from affine_lsp.testing.mutate import PATHOLOGICAL_KINDS, mutate, pathological
+from affine_lsp.testing.upstream import chunk_texts
 
 
 def seeds() -> list[bytes]:
@@ -34,6 +35,9 @@ def seeds() -> list[bytes]:
     chunks = []
     for text in texts:
         chunks += [c for c in text.split(b"// -----") if c.strip()]
+    upstream = SHARED / "upstream"
+    if (upstream / "chunks.tsv").is_file():  # every dialect's custom syntax
+        chunks += chunk_texts(upstream, every=3)
     return chunks
 
 

@@ -106,6 +106,9 @@ module.exports = grammar({
     $._fallback_region_open,
     $._fallback_dict_open,
     $._error_sentinel,
+    $._fallback_brace_open,
+    $._region_end_of_input,
+    $._left_arrow,
   ],
 
   supertypes: ($) => [],
@@ -115,6 +118,12 @@ module.exports = grammar({
   conflicts: ($) => [
     // `#a = () -> ...`: a legacy affine map or a function type attribute.
     [$.dim_list, $.type_list_parens],
+    // 2019 op names that are also bare ops of other dialects (see custom_operation).
+    [$.memref_alloc, $._legacy_op_word],
+    [$.memref_dealloc, $._legacy_op_word],
+    [$.memref_load, $._legacy_op_word],
+    [$.memref_store, $._legacy_op_word],
+    [$.memref_dim, $._legacy_op_word],
   ],
 
   rules: {
@@ -127,8 +136,12 @@ module.exports = grammar({
       $.operation,
     ),
 
+    // `// -----` alone on its line (or followed by a `//` comment), as mlir-opt's
+    // --split-input-file recognises it. It comes before `comment` with the same
+    // precedence: on a tie in length the marker wins, and a longer comment
+    // (`// ------`, `// ----- x`) stays a comment.
+    split_marker: (_) => token(seq('//', / -----[ \t\r]*(\/\/[^\n]*)?/)),
     comment: (_) => token(seq('//', /[^\n]*/)),
-    split_marker: (_) => token(prec(2, seq('//', /[ \t]*-----[^\n]*/))),
 
     // {-# dialect_resources: { ... } #-}
     resource_block: (_) => token(seq('{-#', /([^#]|#+[^#-])*#*/, '#-}')),
@@ -212,6 +225,14 @@ module.exports = grammar({
       $.scf_while,
       $.scf_parallel,
       $.scf_condition,
+      $.scf_forall,
+      $.scf_execute_region,
+      $.scf_index_switch,
+      $.scf_reduce,
+      $.gpu_launch,
+      $.linalg_generic,
+      $.transform_sequence,
+      $.transform_match,
       $.cf_br,
       $.cf_cond_br,
       $.custom_operation,
@@ -243,8 +264,12 @@ module.exports = grammar({
       '{',
       repeat($.operation),
       repeat($.block),
-      '}',
+      $._region_close,
     ),
+    // A region still open at the end of the input (while typing) keeps its
+    // structure; `unclosed_region` (empty) is reported as a missing `}`.
+    _region_close: ($) => choice('}', $.unclosed_region),
+    unclosed_region: ($) => $._region_end_of_input,
 
     block: ($) => seq(field('label', $.block_label), repeat($.operation)),
     block_label: ($) => seq(
@@ -273,7 +298,7 @@ module.exports = grammar({
     ),
 
     func_func: ($) => prec.right(seq(
-      field('name', choice('func.func', alias('func', $.legacy_keyword))),
+      field('name', choice('func.func', 'transform.named_sequence', alias('func', $.legacy_keyword))),
       optional(field('visibility', choice('private', 'public', 'nested', $.string))),
       field('symbol', $.symbol_ref),
       field('arguments', $.func_arguments),
@@ -316,8 +341,10 @@ module.exports = grammar({
     // arith
     // ------------------------------------------------------------------
 
-    arith_constant: ($) => prec.right(seq(
+    // `attr-dict $value`: a dictionary right after the name is the attr-dict.
+    arith_constant: ($) => prec.right(1, seq(
       field('name', 'arith.constant'),
+      optional(field('attributes', $.dictionary)),
       field('value', $._attribute_value),
     )),
 
@@ -352,12 +379,17 @@ module.exports = grammar({
       ':', field('type', $._type),
     ),
 
+    // `$in (, $scale)? ($roundingmode)? (fastmath<...>)? attr-dict : type (, type)? to type`
     arith_cast: ($) => seq(
       field('name', choice(...ARITH_CAST)),
       field('operand', $._value_use),
+      optional(seq(',', field('scale', $._value_use))),
+      optional(field('rounding_mode', $.bare_id)),
       repeat(field('flag', $.op_flag)),
       optional(field('attributes', $.dictionary)),
-      ':', field('from', $._type), 'to', field('to', $._type),
+      ':', field('from', $._type),
+      optional(seq(',', field('scale_type', $._type))),
+      'to', field('to', $._type),
     ),
 
     arith_select: ($) => seq(
@@ -412,6 +444,7 @@ module.exports = grammar({
     affine_for: ($) => seq(
       field('name', 'affine.for'),
       field('induction_variable', alias($.ssa_value, $.value_def)),
+      optional(field('location', $.location)),
       '=',
       field('lower', $.lower_bound),
       'to',
@@ -531,9 +564,14 @@ module.exports = grammar({
       field('destination', $._value_use), field('destination_subscripts', $.subscript_list), ',',
       field('tag', $._value_use), field('tag_subscripts', $.subscript_list), ',',
       field('num_elements', $._value_use),
-      optional(seq(',', field('stride', $._value_use), ',', field('elements_per_stride', $._value_use))),
+      optional($._dma_stride_operands),
       optional(field('attributes', $.dictionary)),
       ':', field('types', $.type_list),
+    ),
+    // MLIR parses them as a trailing operand list: `, %stride, %per_stride`, or a lone `,`.
+    _dma_stride_operands: ($) => seq(
+      ',',
+      optional(seq(field('stride', $._value_use), ',', field('elements_per_stride', $._value_use))),
     ),
 
     affine_dma_wait: ($) => seq(
@@ -722,7 +760,7 @@ module.exports = grammar({
       field('destination', $._value_use), field('destination_indices', $.subscript_list), ',',
       field('num_elements', $._value_use), ',',
       field('tag', $._value_use), field('tag_indices', $.subscript_list),
-      optional(seq(',', field('stride', $._value_use), ',', field('elements_per_stride', $._value_use))),
+      optional($._dma_stride_operands),
       optional(field('attributes', $.dictionary)),
       ':', field('types', $.type_list),
     ),
@@ -747,7 +785,9 @@ module.exports = grammar({
 
     // Terminators of the shape `name (operands : types)?`.
     terminator_with_values: ($) => prec.right(seq(
-      field('name', choice('memref.atomic_yield', 'memref.alloca_scope.return', 'scf.yield')),
+      field('name', choice(
+        'memref.atomic_yield', 'memref.alloca_scope.return', 'scf.yield', 'scf.reduce.return',
+      )),
       optional(field('attributes', $.dictionary)),
       optional(seq(field('operands', $.value_use_list), ':', field('types', $.type_list))),
     )),
@@ -760,6 +800,7 @@ module.exports = grammar({
       field('name', 'scf.for'),
       optional(field('unsigned', 'unsigned')),
       field('induction_variable', alias($.ssa_value, $.value_def)),
+      optional(field('location', $.location)),
       '=', field('lower', $._value_use),
       'to', field('upper', $._value_use),
       'step', field('step', $._value_use),
@@ -792,9 +833,9 @@ module.exports = grammar({
     scf_parallel: ($) => seq(
       field('name', 'scf.parallel'),
       field('induction_variables', $.parallel_ivs),
-      '=', '(', field('lower', $.value_use_list), ')',
-      'to', '(', field('upper', $.value_use_list), ')',
-      'step', '(', field('steps', $.value_use_list), ')',
+      '=', '(', optional(field('lower', $.value_use_list)), ')',
+      'to', '(', optional(field('upper', $.value_use_list)), ')',
+      'step', '(', optional(field('steps', $.value_use_list)), ')',
       optional(seq('init', '(', field('inits', $.value_use_list), ')')),
       optional(seq('->', field('result_types', $._result_types))),
       field('body', $.region),
@@ -808,17 +849,154 @@ module.exports = grammar({
       optional(seq(field('operands', $.value_use_list), ':', field('types', $.type_list))),
     )),
 
+    // `(%i, %j) in (%n, 4)` or `= (lbs) to (ubs) step (steps)`, then the values
+    // the body shares with the result (`shared_outs(%o = %t)`).
+    scf_forall: ($) => seq(
+      field('name', 'scf.forall'),
+      field('induction_variables', $.parallel_ivs),
+      choice(
+        seq('in', field('upper', $.mixed_value_list)),
+        seq(
+          '=', field('lower', $.mixed_value_list),
+          'to', field('upper', $.mixed_value_list),
+          'step', field('steps', $.mixed_value_list),
+        ),
+      ),
+      optional(seq('shared_outs', '(', commaSep(field('shared_out', $.iter_arg)), ')')),
+      optional(seq('->', field('result_types', $._result_types))),
+      field('body', $.region),
+      optional(field('attributes', $.dictionary)),
+    ),
+    mixed_value_list: ($) => seq('(', commaSep(choice($._value_use, $._signed_integer)), ')'),
+
+    scf_execute_region: ($) => seq(
+      field('name', 'scf.execute_region'),
+      optional(seq('->', field('result_types', $._result_types))),
+      optional(field('no_inline', 'no_inline')),
+      field('body', $.region),
+      optional(field('attributes', $.dictionary)),
+    ),
+
+    scf_index_switch: ($) => seq(
+      field('name', 'scf.index_switch'),
+      field('argument', $._value_use),
+      optional(field('attributes', $.dictionary)),
+      optional(seq('->', field('result_types', $.type_list))),
+      repeat(field('case', $.switch_case)),
+      'default', field('default', $.region),
+    ),
+    switch_case: ($) => seq('case', field('value', $._signed_integer), field('body', $.region)),
+
+    // `scf.reduce(%a, %b : f32, i32) { ^bb0(...): ... }, { ... }`
+    scf_reduce: ($) => prec.right(seq(
+      field('name', 'scf.reduce'),
+      optional(seq('(', field('operands', $.value_use_list), ':', field('types', $.type_list), ')')),
+      optional(seq(field('body', $.region), repeat(seq(',', field('body', $.region))))),
+    )),
+
+    // ------------------------------------------------------------------
+    // gpu
+    // ------------------------------------------------------------------
+
+    gpu_launch: ($) => seq(
+      field('name', 'gpu.launch'),
+      optional(field('async', 'async')),
+      optional(seq('[', optional(field('dependencies', $.value_use_list)), ']')),
+      repeat1(field('clause', choice(
+        $.launch_dimensions,
+        $.launch_attribution,
+        seq('dynamic_shared_memory_size', field('shared_memory_size', $._value_use)),
+        seq(choice('module', 'function'), '(', $.symbol_ref, ')'),
+      ))),
+      field('body', $.region),
+      optional(field('attributes', $.dictionary)),
+    ),
+    // `blocks(%bx, %by, %bz) in (%gx = %n, %gy = %c1, %gz = %c1)`
+    launch_dimensions: ($) => seq(
+      field('kind', choice('clusters', 'blocks', 'threads')),
+      '(', commaSep(field('id', alias($.ssa_value, $.value_def))), ')',
+      'in', '(', commaSep(field('size', $.iter_arg)), ')',
+    ),
+    // `workgroup(%w : memref<32xf32, 3>)`, `private(...)`
+    launch_attribution: ($) => seq(
+      field('kind', choice('workgroup', 'private')),
+      '(', commaSep(field('argument', $.block_argument)), ')',
+    ),
+
+    // ------------------------------------------------------------------
+    // linalg
+    // ------------------------------------------------------------------
+
+    // `linalg.generic {indexing_maps = ..., iterator_types = ...} ins(...) outs(...)
+    // attrs = {...} { ^bb0(...): ... } -> types`; the traits may be an alias.
+    linalg_generic: ($) => seq(
+      field('name', 'linalg.generic'),
+      field('traits', choice($.dictionary, $.attribute_alias)),
+      optional(field('inputs', $.linalg_inputs)),
+      optional(field('outputs', $.linalg_outputs)),
+      optional(seq('attrs', '=', field('attributes', $.dictionary))),
+      field('body', $.region),
+      optional(seq('->', field('result_types', $._result_types))),
+    ),
+    linalg_inputs: ($) => seq(
+      'ins', '(', optional(seq(field('operands', $.value_use_list), ':', field('types', $.type_list))), ')',
+    ),
+    linalg_outputs: ($) => seq(
+      'outs', '(', optional(seq(field('operands', $.value_use_list), ':', field('types', $.type_list))), ')',
+    ),
+
+    // ------------------------------------------------------------------
+    // transform
+    // ------------------------------------------------------------------
+
+    // `transform.sequence %root : !transform.any_op -> !transform.any_op
+    //  failures(propagate) attributes {...} { ^bb0(%arg0: ...): ... }`
+    transform_sequence: ($) => seq(
+      field('name', 'transform.sequence'),
+      optional(seq(
+        field('operands', $.value_use_list), ':',
+        field('operand_types', choice($.type_list, $.type_list_parens)),
+      )),
+      optional(seq('->', field('result_types', $.type_list))),
+      'failures', '(', field('failures', choice('propagate', 'suppress')), ')',
+      optional(seq('attributes', field('attributes', $.dictionary))),
+      field('body', $.region),
+    ),
+
+    // `transform.structured.match ops{["scf.for"]} interface{LinalgOp}
+    //  attributes{...} filter_result_type = t filter_operand_types = [...] in %h : (t) -> t`
+    transform_match: ($) => seq(
+      field('name', 'transform.structured.match'),
+      repeat(field('filter', choice(
+        seq('ops', '{', $.array_attribute, '}'),
+        seq('interface', '{', $.bare_id, '}'),
+        seq('attributes', $.dictionary),
+        seq('filter_result_type', '=', $._type),
+        seq('filter_operand_types', '=', $.array_attribute),
+      ))),
+      'in', field('target', $._value_use),
+      optional(field('attributes', $.dictionary)),
+      ':', field('type', $.function_type),
+    ),
+
     // ------------------------------------------------------------------
     // cf
     // ------------------------------------------------------------------
 
-    cf_br: ($) => seq(field('name', 'cf.br'), field('target', $.successor)),
+    cf_br: ($) => seq(
+      field('name', 'cf.br'),
+      field('target', $.successor),
+      optional(field('attributes', $.dictionary)),
+    ),
 
     cf_cond_br: ($) => seq(
       field('name', 'cf.cond_br'),
-      field('condition', $._value_use), ',',
+      field('condition', $._value_use),
+      optional(seq('weights', '(', field('weights', $._attribute_value), ')')),
+      ',',
       field('true_target', $.successor), ',',
       field('false_target', $.successor),
+      optional(field('attributes', $.dictionary)),
     ),
 
     // ------------------------------------------------------------------
@@ -827,41 +1005,65 @@ module.exports = grammar({
     // so it never swallows the next operation.
     // ------------------------------------------------------------------
 
-    custom_operation: ($) => seq(
-      field('name', $.bare_id),
-      repeat($._custom_item),
-      $._fallback_end,
+    custom_operation: ($) => choice(
+      seq(field('name', $.bare_id), repeat($._custom_item), $._fallback_end),
+      // A 2019 op name (`load`) is also a bare op of some dialect's default
+      // namespace (emitc's `load %v : <i32>`): both parses are tried, and the
+      // legacy rule wins where both succeed.
+      prec.dynamic(-1, seq(
+        field('name', alias($._legacy_op_word, $.bare_id)),
+        repeat($._custom_item),
+        $._fallback_end,
+      )),
     ),
+    _legacy_op_word: (_) => choice('load', 'store', 'dim', 'alloc', 'alloca', 'dealloc'),
 
     // Separators bind to the item after them, so an operation whose line ends
-    // in `:`, `,`, `=` or `->` cannot end there: it continues on the next line.
+    // in `:`, `,`, `=`, `->` or `<-` cannot end there: it continues on the next line.
     _custom_item: ($) => choice(
       $._custom_atom,
-      seq(choice(',', ':', '=', '->'), $._custom_atom),
+      seq(repeat1($._custom_separator), $._custom_atom),
     ),
+    // `<-` (omp.tile); the scanner tells it from `<` before a negative number (`dense<-1>`).
+    _custom_separator: ($) => choice(',', ':', '=', '->', alias($._left_arrow, '<-'), '|'),
+
+    // Anything MLIR's lexer can produce, with brackets balanced: SSA values,
+    // blocks, types, attributes, keywords, groups, regions and dictionaries.
     _custom_atom: ($) => choice(
       $._value_use,
       $.block_id,
       $._non_function_type,
       $._custom_attribute,
       $.bare_id,
+      alias($._keyword_word, $.bare_id),
       $.custom_group,
       alias($._fallback_region, $.region),
       alias($._fallback_dictionary, $.dictionary),
       '*', '+', '-', '?', '...',
     ),
 
+    // Words that start a type or an attribute elsewhere but are plain keywords
+    // in a custom format (`acc.loop vector`, `sparse(%m : ...)`, `loc([%root])`).
+    // When `<` follows, the type or attribute wins.
+    _keyword_word: (_) => prec(-1, choice(
+      'memref', 'tensor', 'vector', 'complex', 'tuple', 'affine_map', 'affine_set',
+      'array', 'dense', 'sparse', 'dense_resource', 'strided', 'distinct', 'loc',
+    )),
+
     custom_group: ($) => choice(
       seq('(', repeat($._custom_nested_item), ')'),
       seq('[', repeat($._custom_nested_item), ']'),
+      $._angle_group,
+      seq($._fallback_brace_open, repeat($._custom_nested_item), '}'),
     ),
-    _custom_nested_item: ($) => choice($._custom_atom, ',', ':', '=', '->', '<', '>'),
+    _angle_group: ($) => seq('<', repeat($._custom_nested_item), '>'),
+    _custom_nested_item: ($) => choice($._custom_atom, $._custom_separator),
 
     _fallback_region: ($) => seq(
       $._fallback_region_open,
       repeat($.operation),
       repeat($.block),
-      '}',
+      $._region_close,
     ),
     _fallback_dictionary: ($) => seq(
       $._fallback_dict_open,
@@ -871,10 +1073,11 @@ module.exports = grammar({
 
     // A balanced token soup for locations.
     _balanced: ($) => choice(
-      $.string, $.integer, $.float, $.bare_id, $.attribute_alias, $.symbol_ref,
-      ':', ',', '-', '>', '<', '=',
+      $.string, $.integer, $.float, $.bare_id, $.attribute_alias, $.symbol_ref, $._value_use,
+      $.type_alias, ':', ',', '-', '>', '<', '=', '->', '*', '+', '?', '|',
       seq('(', repeat($._balanced), ')'),
       seq('[', repeat($._balanced), ']'),
+      seq('{', repeat($._balanced), '}'),
     ),
 
     // ------------------------------------------------------------------
@@ -969,7 +1172,9 @@ module.exports = grammar({
     index_type: (_) => 'index',
     none_type: (_) => 'none',
 
-    function_type: ($) => prec.right(seq(
+    // `(a) -> b, c` after `:` is a function type and another type, not `(a)` with
+    // two results (transform.sequence's operand types).
+    function_type: ($) => prec.right(1, seq(
       field('inputs', $.type_list_parens),
       '->',
       field('results', choice($._non_function_type, $.type_list_parens, $.function_type)),
@@ -1018,7 +1223,9 @@ module.exports = grammar({
     dictionary: ($) => seq('{', commaSep($.dictionary_entry), '}'),
     dictionary_entry: ($) => seq(
       field('name', choice($.bare_id, $.string)),
-      optional(seq('=', field('value', $._attribute_value))),
+      optional(seq('=', field('value', choice(
+        $._attribute_value, $.bare_id, $._value_use, alias($._angle_group, $.custom_group),
+      )))),
     ),
 
     _attribute_value: ($) => choice($._attribute_value_not_type, $._type),
@@ -1044,7 +1251,6 @@ module.exports = grammar({
     // Attributes inside fallback operations: `[...]` and `{...}` are handled
     // by the fallback's own groups, regions and dictionaries.
     _custom_attribute: ($) => choice(
-      $.typed_literal,
       $._literal,
       $.affine_map,
       $.integer_set,
@@ -1080,7 +1286,8 @@ module.exports = grammar({
     boolean: (_) => choice('true', 'false'),
     unit_attribute: (_) => 'unit',
 
-    array_attribute: ($) => seq('[', commaSep($._attribute_value), ']'),
+    // SSA values appear in the arrays of some custom formats (`exclude = [%a, %b]`).
+    array_attribute: ($) => seq('[', commaSep(choice($._attribute_value, $._value_use)), ']'),
 
     // dense<...>, sparse<...>, dense_resource<...>
     dense_attribute: ($) => seq(

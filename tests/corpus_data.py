@@ -5,6 +5,7 @@ read from the shared folder, never copied into the project."""
 from __future__ import annotations
 
 import csv
+import os
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -13,10 +14,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+# ../shared next to the checkout, or where AFFINE_LSP_SHARED points (e.g. from a worktree).
+SHARED = Path(os.environ.get("AFFINE_LSP_SHARED") or ROOT.parent / "shared")
 CORPUS = SHARED / "corpus"
+UPSTREAM = SHARED / "upstream"  # MLIR 22's test files with chunks.tsv
 SEEDS = SHARED / "seeds"
 TOOLS = SHARED / "tools"
+
+
+def require_upstream() -> None:
+    if not (UPSTREAM / "chunks.tsv").is_file():
+        pytest.skip(f"MLIR's test suite not found at {UPSTREAM} (clone next to ../shared)")
 
 
 def require_shared() -> None:

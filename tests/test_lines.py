@@ -30,3 +30,22 @@ def test_local_positions_add_up_to_document_positions(encoding):
             expected = index.position(data, offset, encoding)
             shifted = (base_line + lines, character + (base_character if lines == 0 else 0))
             assert shifted == expected, (text, start, end, offset)
+
+
+def test_a_copied_index_keeps_its_lines_when_the_original_is_edited():
+    rng = random.Random(7)
+    data = bytearray("".join(rng.choice(PIECES) for _ in range(5000)).encode("utf-8"))
+    index = LineIndex(data)
+    copy = index.copy()
+    before = [copy.line_start(line) for line in range(copy.line_count)]
+    for _ in range(50):
+        start = rng.randint(0, len(data))
+        end = min(len(data), start + rng.randint(0, 40))
+        new = "\n".join(rng.choice(PIECES) for _ in range(rng.randint(0, 5))).encode("utf-8")
+        data[start:end] = new
+        index.replace(data, start, end, start + len(new))
+    assert [copy.line_start(line) for line in range(copy.line_count)] == before
+    fresh = LineIndex(data)
+    assert [index.line_start(i) for i in range(index.line_count)] == [
+        fresh.line_start(i) for i in range(fresh.line_count)
+    ]

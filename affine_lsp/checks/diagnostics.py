@@ -4,7 +4,8 @@ front ends convert them to line/column positions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 
 from affine_lsp.syntax.nodes import Span
@@ -64,3 +65,35 @@ class Diagnostic:
 
     def sort_key(self) -> tuple[int, int, str]:
         return (self.span.start_byte, self.span.end_byte, self.code)
+
+    def map_spans(self, move: Callable[[Span], Span]) -> Diagnostic:
+        """The diagnostic with every span it holds (its range, related information, the
+        edits of its fixes) replaced by `move(span)`; itself when `move` returns each
+        span unchanged (the same object)."""
+        span = move(self.span)
+        related = tuple(_moved_related(r, move) for r in self.related)
+        fixes = tuple(_moved_fix(f, move) for f in self.fixes)
+        if (
+            span is self.span
+            and all(a is b for a, b in zip(related, self.related, strict=True))
+            and all(a is b for a, b in zip(fixes, self.fixes, strict=True))
+        ):
+            return self
+        return replace(self, span=span, related=related, fixes=fixes)
+
+
+def _moved_related(related: Related, move: Callable[[Span], Span]) -> Related:
+    span = move(related.span)
+    return related if span is related.span else Related(span, related.message)
+
+
+def _moved_fix(fix: Fix, move: Callable[[Span], Span]) -> Fix:
+    edits = tuple(_moved_edit(e, move) for e in fix.edits)
+    if all(a is b for a, b in zip(edits, fix.edits, strict=True)):
+        return fix
+    return Fix(fix.title, edits, fix.preferred)
+
+
+def _moved_edit(edit: TextEdit, move: Callable[[Span], Span]) -> TextEdit:
+    span = move(edit.span)
+    return edit if span is edit.span else TextEdit(span, edit.new_text)

@@ -10,15 +10,21 @@ is
   5. the result of `affine.apply` whose operands are all valid symbols,
   6. the result of a `dim` op on a memref that is an argument of an AffineScope
      op, or whose dimension is static, or dynamic with a size bound to a valid
-     symbol.
+     symbol,
+  7. (MLIR 22, not in the document) the result of a pure op (no memory effects,
+     always speculatable: `arith.addi`, `affine.min`, `gpu.thread_id`, ...) whose
+     operands are all valid symbols. An op of a registered dialect whose purity
+     we do not know gets the benefit of the doubt; unregistered ops (and the ops
+     of the test dialect, which accepts any name) are not pure.
 The top level of a file is an implicit `builtin.module`, which MLIR 22 treats
 as an AffineScope like an explicit one, so every use has an enclosing scope
 (`None` stands for the implicit module). A *dimension*
 may be bound to any valid symbol, an induction variable of an enclosing
 `affine.for`/`affine.parallel`, or the result of `affine.apply` (and, as MLIR
 22 also accepts, `affine.delinearize_index`/`linearize_index`) whose operands
-are all valid dimensions. Results of `affine.min`/`affine.max` are not
-dimensions. Values of a known type other than `index` are neither.
+are all valid dimensions. Other results are dimensions only where they are
+symbols (`affine.min` of symbols is one, of induction variables is not).
+Values of a known type other than `index` are neither.
 
 Evaluation is iterative and memoised per (kind, value, scope); cycles (only
 possible in broken input) count as invalid.
@@ -35,7 +41,14 @@ from affine_lsp.ir.attributes import (
     integer_value,
 )
 from affine_lsp.ir.model import MemRefAllocOp, MemRefDimOp, Operation, Use, Value
-from affine_lsp.ir.registry import AFFINE_SCOPE, CONSTANT_OPS
+from affine_lsp.ir.registry import (
+    AFFINE_SCOPE,
+    CONSTANT_OPS,
+    IMPURE_OPS,
+    MLIR_DIALECTS,
+    PURE_OPS,
+    PURE_WITH_CONSTANT_DIVISOR,
+)
 from affine_lsp.ir.types import IndexType, MemRefType
 
 SYMBOL = "symbol"
@@ -122,12 +135,26 @@ class Validity:
         return self._evaluate(DIM, value, self._scope(user))
 
     def _scope(self, user: Operation) -> Operation | None:
-        """affine_scope(user), memoised per parent op (siblings share it)."""
-        parent = user.parent_op
-        key = id(parent)
-        if key not in self._scopes:
-            self._scopes[key] = affine_scope(user)
-        return self._scopes[key]
+        """affine_scope(user), memoised per parent op (siblings share it); the walk up
+        stops at the first ancestor already known, so a deep nest costs its depth once."""
+        chain: list[Operation] = []
+        current = user.parent_op
+        found: Operation | None = None
+        while current is not None:
+            key = id(current)
+            if key in self._scopes:
+                found = self._scopes[key]
+                break
+            if current.name in AFFINE_SCOPE:
+                found = current
+                break
+            chain.append(current)
+            current = current.parent_op
+        for op in chain:
+            self._scopes[id(op)] = found
+        if current is not None:
+            self._scopes.setdefault(id(current), found)
+        return found
 
     # -- evaluation ---------------------------------------------------------------
 
@@ -202,13 +229,6 @@ class Validity:
             return Verdict(False, f"{name} has no known definition", value)
         if op.name == "affine.apply" or op.name in _INDEX_OPS:
             return _Pending(DIM, tuple(_operand_values(op)), f"{name} is an {op.name} of")
-        if op.name in ("affine.min", "affine.max"):
-            return Verdict(
-                False,
-                f"{name} is the result of {op.name}, and results of affine.min/affine.max "
-                "are not valid dimensions",
-                value,
-            )
         if isinstance(symbol, _Pending):
             return symbol
         return symbol if not symbol.valid else VALID
@@ -226,6 +246,8 @@ class Validity:
                 return _Pending(SYMBOL, tuple(_operand_values(op)), f"{name} is an affine.apply of")
             if op.name in _DIM_OPS:  # rule 6
                 return _dim_op_symbol(op, value, scope)
+            if _may_be_pure(op):  # rule 7
+                return _Pending(SYMBOL, tuple(_operand_values(op)), f"{name} is an {op.name} of")
         if value.is_block_argument:
             return Verdict(False, _argument_reason(value, owner), value)
         return Verdict(
@@ -234,6 +256,21 @@ class Validity:
             f"{describe_op(scope)}",
             value,
         )
+
+
+def _may_be_pure(op: Operation) -> bool:
+    """Whether `op` is pure as MLIR 22 sees it, or may be (a registered dialect's op
+    we know nothing about): False only where MLIR would not call it pure."""
+    if op.name in PURE_OPS:
+        return True
+    if op.name in IMPURE_OPS or op.dialect not in MLIR_DIALECTS or op.dialect == "test":
+        return False  # unregistered ops (and the test dialect's stand-ins) are not pure
+    excluded = PURE_WITH_CONSTANT_DIVISOR.get(op.name)
+    if excluded is not None:
+        divisor = op.operands[1].value if len(op.operands) > 1 else None
+        constant = _constant_int(divisor.defining_op) if divisor is not None else None
+        return constant is not None and constant not in excluded
+    return True
 
 
 def _top_level_or_outside(value: Value, scope: Operation | None) -> bool:

@@ -1,37 +1,70 @@
-"""The `affine-lsp` command line: one module per subcommand."""
+"""The `affine-lsp` command line: one module per subcommand, imported only when used.
+
+Adding a subcommand is one line in `COMMANDS`: its name, its module and the one-line
+help that `affine-lsp --help` lists. The module provides `register(subparsers)`, which
+adds the subcommand's parser with `run(args) -> int` as its default `handler`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from affine_lsp import __version__
-from affine_lsp.cli import check as check_command
-from affine_lsp.cli import fuse as fuse_command
-from affine_lsp.cli import parse as parse_command
-from affine_lsp.cli import serve as serve_command
 
-# Each subcommand module provides `register(subparsers)`; the parser it adds
-# carries a `run(args) -> int` function as its default `handler`.
-_COMMANDS = [parse_command, check_command, fuse_command, serve_command]
+# name -> (module, one-line help); `affine-lsp --help` reads only this table.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "parse": ("affine_lsp.cli.parse", "parse files and report syntax errors"),
+    "check": ("affine_lsp.cli.check", "verify affine code and report every error"),
+    "fuse": ("affine_lsp.cli.fuse", "fuse affine loop nests (checked by dependence analysis)"),
+    "transform": (
+        "affine_lsp.cli.transform",
+        "transform an affine.for loop (each result proven equivalent)",
+    ),
+    "draw": (
+        "affine_lsp.cli.draw",
+        "draw the iteration space of a loop nest and its dependences (SVG)",
+    ),
+    "serve": ("affine_lsp.cli.serve", "run the language server"),
+}
+
+_TOP_LEVEL_OPTIONS = {"-h", "--help", "--version"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only `command`'s module is imported. The other subcommands get a
+    placeholder with their help, enough for the top-level `--help` listing (which is
+    shown only when no subcommand is chosen)."""
     parser = argparse.ArgumentParser(
         prog="affine-lsp",
         description="Editor tooling for MLIR's affine dialect.",
     )
     parser.add_argument("--version", action="version", version=f"affine-lsp {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in _COMMANDS:
-        command.register(subparsers)
+    for name, (module, help_text) in COMMANDS.items():
+        if name == command:
+            importlib.import_module(module).register(subparsers)
+        else:
+            subparsers.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The subcommand `argv` names (None when a top-level option comes first)."""
+    for argument in argv:
+        if argument in _TOP_LEVEL_OPTIONS:
+            return None
+        if not argument.startswith("-"):
+            return argument if argument in COMMANDS else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(chosen_command(arguments))
+    args = parser.parse_args(arguments)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from collections.abc import Iterator
 
 from affine_lsp.checks import CheckOptions, Diagnostic, Severity, check_document
-from affine_lsp.checks.chunks import iter_chunks, shift_diagnostic
+from affine_lsp.checks.chunks import iter_chunks
+from affine_lsp.cli.output import printable, read_input
 from affine_lsp.syntax import SourceDocument
+from affine_lsp.syntax.files import mlir_files
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "check",
-        help="verify affine code and report every error",
-        description="Check MLIR files (directories are searched for *.mlir). Text output: "
+        description="Check MLIR files (directories are searched for *.mlir, leaving out "
+        "hidden directories, build, node_modules and __pycache__). Text output: "
         "PATH:LINE:COL: SEVERITY: MESSAGE [CODE]. Exit status 1 if any error was found, "
         "0 otherwise, 2 for usage errors. Chunks separated by '// -----' lines are checked "
         "independently, as mlir-opt --split-input-file does.",
@@ -38,23 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--legacy-severity",
         choices=("error", "warning", "information", "hint"),
-        default="warning",
-        help="severity of 2019-syntax diagnostics (default: warning)",
+        default=CheckOptions().legacy_severity.label,
+        help="severity of 2019-syntax diagnostics (default: %(default)s)",
     )
     parser.set_defaults(handler=run)
-
-
-def mlir_files(paths: list[str]) -> Iterator[str]:
-    """Files named on the command line, and *.mlir files under named directories."""
-    for path in paths:
-        if os.path.isdir(path):
-            for directory, subdirectories, names in os.walk(path):
-                subdirectories.sort()
-                for name in sorted(names):
-                    if name.endswith(".mlir"):
-                        yield os.path.join(directory, name)
-        else:
-            yield path
 
 
 def check_bytes(data: bytes, options: CheckOptions, split: bool = True) -> list[Diagnostic]:
@@ -62,7 +49,7 @@ def check_bytes(data: bytes, options: CheckOptions, split: bool = True) -> list[
     found: list[Diagnostic] = []
     for chunk in iter_chunks(data, split):
         document = SourceDocument(chunk.data)
-        found += [shift_diagnostic(d, chunk.start_byte) for d in check_document(document, options)]
+        found += [chunk.to_file(d) for d in check_document(document, options)]
     return found
 
 
@@ -70,14 +57,11 @@ def run(args: argparse.Namespace) -> int:
     options = CheckOptions(
         legacy_severity=Severity.parse(args.legacy_severity), lints=not args.no_lints
     )
-    files = list(mlir_files(args.paths))
+    files = [str(file) for path in args.paths for file in mlir_files(path)]
     results = []
     for path in files:
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError as error:
-            print(f"{path}: error: cannot read: {error.strerror}", file=sys.stderr)
+        data = read_input("check", path)
+        if data is None:
             return 2
         results.append((path, data, check_bytes(data, options, split=not args.no_split)))
     status = 0
@@ -93,8 +77,10 @@ def run(args: argparse.Namespace) -> int:
             else:
                 line, column = lines.point(diagnostic.span.start_byte)
                 print(
-                    f"{path}:{line + 1}:{column + 1}: {diagnostic.severity.label}: "
-                    f"{diagnostic.message} [{diagnostic.code}]"
+                    printable(
+                        f"{path}:{line + 1}:{column + 1}: {diagnostic.severity.label}: "
+                        f"{diagnostic.message} [{diagnostic.code}]"
+                    )
                 )
     if args.format == "json":
         json.dump(records, sys.stdout, indent=2)

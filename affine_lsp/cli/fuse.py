@@ -3,7 +3,8 @@
 
 Prints the whole file, fused, to stdout (or writes it). Exit status: 0 when done
 (also when nothing could be fused; the reason goes to stderr), 1 when the input
-has errors, 2 for usage errors.
+has errors, 2 for usage errors and impossible requests (no nest on the line, none
+after it, no such depth or function).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import sys
 import tempfile
 
 from affine_lsp.checks import Severity, check_document
+from affine_lsp.cli.output import error_reason, printable, read_input, say
 from affine_lsp.ir import build_module
+from affine_lsp.ir.model import FuncOp
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion import (
     PRODUCER_CONSUMER,
@@ -33,11 +36,11 @@ from affine_lsp.transforms.fusion.nests import nest_on_line
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "fuse",
-        help="fuse affine loop nests (checked by dependence analysis)",
         description="Fuse affine loop nests. Every fusion is proven legal by an exact "
         "dataflow analysis of the fused code. Prints the whole file to stdout unless -o or "
         "--in-place is given. Exit status: 0 when done (also when nothing could be fused; "
-        "the reason goes to stderr), 1 when the input has errors, 2 for usage errors.",
+        "the reason goes to stderr), 1 when the input has errors, 2 for usage errors and "
+        "impossible requests (no nest on the line, none after it, no such depth or function).",
     )
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--func", metavar="NAME", help="only this function (with or without @)")
@@ -57,9 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--tolerance",
         type=float,
-        default=0.30,
+        default=FusionOptions().tolerance,
         metavar="F",
-        help="extra computation accepted, as a fraction (default 0.30)",
+        help="extra computation accepted, as a fraction (default %(default)s)",
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
@@ -68,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _error(message: str) -> None:
-    print(f"affine-lsp fuse: {message}", file=sys.stderr)
+    say("fuse", message)
 
 
 def _errors(document: SourceDocument, path: str) -> bool:
@@ -77,7 +80,8 @@ def _errors(document: SourceDocument, path: str) -> bool:
         if diagnostic.severity != Severity.ERROR:
             continue
         line, column = document.point(diagnostic.span.start_byte)
-        print(f"{path}:{line + 1}:{column + 1}: error: {diagnostic.message}", file=sys.stderr)
+        message = f"{path}:{line + 1}:{column + 1}: error: {diagnostic.message}"
+        print(printable(message), file=sys.stderr)
         found = True
     return found
 
@@ -90,11 +94,8 @@ def run(args: argparse.Namespace) -> int:
     if args.depth is not None and args.depth < 1:
         _error("--depth must be at least 1")
         return 2
-    try:
-        with open(args.file, "rb") as handle:
-            data = handle.read()
-    except OSError as error:
-        _error(f"cannot read {args.file}: {error.strerror}")
+    data = read_input("fuse", args.file)
+    if data is None:
         return 2
     document = SourceDocument(data)
     if _errors(document, args.file):
@@ -102,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     options = FusionOptions(tolerance=args.tolerance)
     only = {args.func.lstrip("@")} if args.func else None
+    if only is not None and not _has_function(document, args.func.lstrip("@")):
+        _error(f"{args.file} has no function @{args.func.lstrip('@')}")
+        return 2
     if args.all:
         result = fuse_all(data, options, only)
         output = result.text
@@ -129,7 +133,13 @@ def run(args: argparse.Namespace) -> int:
     return _write(args, output)
 
 
-def _fuse_line(data, document, args, options, only) -> tuple[int, bytes]:
+def _fuse_line(
+    data: bytes,
+    document: SourceDocument,
+    args: argparse.Namespace,
+    options: FusionOptions,
+    only: set[str] | None,
+) -> tuple[int, bytes]:
     model = build_module(document.tree.root_node)
     first = nest_on_line(model, args.line - 1, document.point)
     if first is None:
@@ -142,11 +152,18 @@ def _fuse_line(data, document, args, options, only) -> tuple[int, bytes]:
     second = next_nest(first)
     if second is None:
         _error(f"nothing to fuse: no loop nest follows the one on line {args.line}")
-        return 0, data
+        return 2, data
     mode = SIBLING if args.sibling else PRODUCER_CONSUMER
     fusion = PairFusion(data, model, function, first, second, mode, options)
     second_line = document.point(second.span.start_byte)[0] + 1
     if args.depth is not None:
+        depths = fusion.depths()
+        if fusion.failure is None and args.depth not in depths:
+            _error(
+                f"the nests on lines {args.line} and {second_line} have no depth {args.depth} "
+                f"to fuse at ({_depths_text(depths)})"
+            )
+            return 2, data
         candidate = fusion.candidate(args.depth)
         chosen = candidate if candidate.legal else None
         reason = candidate.reason
@@ -162,6 +179,19 @@ def _fuse_line(data, document, args, options, only) -> tuple[int, bytes]:
         f"(depth {chosen.depth}, +{(chosen.extra or 0):.0%} compute{kept})"
     )
     return 0, chosen.new_text
+
+
+def _has_function(document: SourceDocument, name: str) -> bool:
+    model = build_module(document.tree.root_node)
+    return any(isinstance(op, FuncOp) and op.symbol.lstrip("@") == name for op in model.walk())
+
+
+def _depths_text(depths: list[int]) -> str:
+    if not depths:
+        return "they share no loop"
+    if len(depths) == 1:
+        return "only depth 1"
+    return f"depths 1 to {depths[-1]}"
 
 
 def _best_failure(fusion: PairFusion, options: FusionOptions) -> str:
@@ -210,6 +240,6 @@ def _write(args: argparse.Namespace, output: bytes) -> int:
     try:
         write_atomically(path, output)
     except OSError as error:
-        _error(f"cannot write {path}: {error.strerror or error}; it was left untouched")
+        _error(f"cannot write {path}: {error_reason(error)}; it was left untouched")
         return 2
     return 0

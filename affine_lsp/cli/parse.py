@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from affine_lsp.cli.output import printable, read_input
 from affine_lsp.syntax import SourceDocument, pretty_sexp, syntax_problems
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "parse",
-        help="parse files and report syntax errors",
         description="Parse MLIR files; print each syntax error as FILE:LINE:COL: error: MESSAGE. "
         "Exit status 1 if any file has a syntax error, 0 otherwise, 2 for usage errors.",
     )
@@ -23,19 +22,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     status = 0
     for path in args.files:
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError as error:
-            print(f"{path}: error: cannot read file: {error.strerror}", file=sys.stderr)
+        data = read_input("parse", path)
+        if data is None:
             return 2
         document = SourceDocument(data)
         if args.tree:
             if len(args.files) > 1:
-                print(f"// {path}")
+                print(f"// {printable(path)}")
             print(pretty_sexp(document.tree.root_node))
         for problem in syntax_problems(document.tree):
             line, column = document.point(problem.span.start_byte)
-            print(f"{path}:{line + 1}:{column + 1}: error: {problem.message}")
+            print(printable(f"{path}:{line + 1}:{column + 1}: error: {problem.message}"))
             status = 1
     return status

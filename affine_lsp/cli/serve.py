@@ -6,6 +6,8 @@ import argparse
 import logging
 import sys
 
+from affine_lsp.cli.output import error_reason, say
+
 
 def _host_port(value: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
@@ -17,7 +19,6 @@ def _host_port(value: str) -> tuple[str, int]:
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "serve",
-        help="run the language server",
         description="Run the affine-lsp language server over stdio (the default) or TCP. "
         "Logs go to stderr (or --log-file); the client's logLevel setting overrides --log-level.",
     )
@@ -34,31 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def _answers_are_not_errors(record: logging.LogRecord) -> bool:
-    """Drop pygls's tracebacks for the error answers the server chose to send
-    ("nothing to rename here", "the document changed", ...) and shorten those for
-    malformed messages: they are answers, not failures (unexpected exceptions are
-    still logged with their tracebacks)."""
-    from pygls.exceptions import JsonRpcException
-
-    if not record.name.startswith("pygls"):
-        return True
-    error = record.exc_info[1] if record.exc_info else None
-    if isinstance(error, JsonRpcException):
-        return False
-    if record.getMessage().startswith("Unable to deserialize message"):
-        # A client's malformed message: answered with InvalidParams; one line says it.
-        details = [line.strip(" |") for line in record.getMessage().splitlines()]
-        last = next((line for line in reversed(details) if line), "")
-        record.msg, record.args = f"Unable to deserialize a message (answered): {last}", ()
-        record.exc_info = record.exc_text = None
-        record.levelno, record.levelname = logging.WARNING, "WARNING"
-    return True
-
-
 def run(args: argparse.Namespace) -> int:
     handler: logging.Handler
-    handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
+    try:
+        handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
+    except OSError as error:
+        say("serve", f"cannot write {args.log_file}: {error_reason(error)}")
+        return 2
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     ours = logging.getLogger("affine_lsp")
     ours.addHandler(handler)
@@ -68,12 +51,13 @@ def run(args: argparse.Namespace) -> int:
     pygls.addHandler(handler)
     pygls.setLevel(logging.DEBUG if args.log_level == "debug" else logging.WARNING)
     if args.log_level != "debug":
-        handler.addFilter(_answers_are_not_errors)
+        from affine_lsp.server import answers_are_not_errors
+
+        handler.addFilter(answers_are_not_errors)
 
     import gc
 
-    from affine_lsp.server.handlers import create_server
-    from affine_lsp.server.warmup import warm_up
+    from affine_lsp.server import create_server, warm_up
 
     server = create_server()
     warm_up(server.affine_protocol)

@@ -31,6 +31,7 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
 from tree_sitter import Tree
 
@@ -43,6 +44,8 @@ from affine_lsp.checks import (
     check_module,
     syntax_diagnostics,
 )
+from affine_lsp.checks.chunks import SPLIT_MARKER as SPLIT_TEXT
+from affine_lsp.checks.chunks import ends_chunk
 from affine_lsp.checks.rules.aliases import referenced_aliases
 from affine_lsp.ide.locate import ItemIndex
 from affine_lsp.ide.records import (
@@ -62,17 +65,20 @@ from affine_lsp.ir.registry import canonical_name
 from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span
 from affine_lsp.syntax.nodes import text
 
+if TYPE_CHECKING:
+    from affine_lsp.ir.build import _Scope
+
 logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
-_INNER_SPLIT = re.compile(rb"//[ \t]*-----")
 _COMMENT = "comment"
+_MARKER_TOKENS = (SPLIT_MARKER, _COMMENT)
 _FEW_TOP_LEVEL_NODES = 16
 INTERNAL_ERROR = "internal-error"
 
 
 @dataclass(eq=False)
-class Chunk:
-    """Module facts of one `// -----` chunk."""
+class ChunkFacts:
+    """Module facts of one `// -----` chunk (where chunks end: `checks.chunks`)."""
 
     index: int
     alias_records: list[ItemRecord] = field(default_factory=list)
@@ -92,7 +98,7 @@ class Chunk:
     def values_key(self) -> tuple:
         return tuple((v.name, v.group_size) for _, v in self.values)
 
-    def scope(self):
+    def scope(self) -> _Scope | None:
         """A module scope with the chunk's top-level values (None if it has none)."""
         if not self.values:
             return None
@@ -123,7 +129,7 @@ class ItemView:
     record: ItemRecord
     node: Node
     item: TopLevelItem
-    chunk: Chunk
+    chunk: ChunkFacts
     _index: ItemIndex | None = None
 
     @property
@@ -151,7 +157,7 @@ class DocumentAnalysis:
         self.options = options or CheckOptions()
         self.edit_count = 0
         self.records: list[ItemRecord] = []
-        self.chunks: list[Chunk] = []
+        self.chunks: list[ChunkFacts] = []
         self._pending: list[tuple[int, int]] = []
         self._queue: deque[ItemRecord] = deque()
         self._structure_stale = True
@@ -214,7 +220,7 @@ class DocumentAnalysis:
         changed = [
             (node.start_byte, node.end_byte)
             for node in new_root.named_children
-            if node.type != _COMMENT and (node.start_byte, node.end_byte, node.type) not in items
+            if _is_item(node) and (node.start_byte, node.end_byte, node.type) not in items
         ]
         for record in self.records:
             if any(lo <= record.end and record.start <= hi for lo, hi in regions):
@@ -266,7 +272,7 @@ class DocumentAnalysis:
         self.records = [
             self._new_record(node)
             for node in self.document.tree.root_node.named_children
-            if node.type != _COMMENT
+            if _is_item(node)
         ]
         self.chunks = []
         self._pending = []
@@ -321,10 +327,12 @@ class DocumentAnalysis:
     def _new_record(self, node: Node) -> ItemRecord:
         """A dirty record for a top-level node, with the facts that shape its chunk."""
         record = ItemRecord(node.start_byte, node.end_byte, node.type)
+        source = self.document.data[record.start : record.end]
         if record.kind == OPERATION:
             record.values, record.op_name = _top_level_values(node)
-            source = self.document.data[record.start : record.end]
-            record.splits = bool(_INNER_SPLIT.search(source)) and _has_inner_split(node)
+            record.splits = SPLIT_TEXT in source and _has_inner_split(node)
+        elif record.kind in (SPLIT_MARKER, _COMMENT):
+            record.splits = ends_chunk(source)
         return record
 
     def _reconcile(self) -> None:
@@ -377,7 +385,7 @@ class DocumentAnalysis:
         """Chunks, aliases and module contexts; re-check what depends on changed facts."""
         self._structure_stale = False
         previous = self.chunks
-        chunks = [Chunk(0)]
+        chunks = [ChunkFacts(0)]
         for record in self.records:
             if record.dirty and record.kind != OPERATION:
                 self._analyse_simple(record)
@@ -389,8 +397,8 @@ class DocumentAnalysis:
                 chunk.alias_keys.setdefault(name, (kind, definition))
             for value in record.values:
                 chunk.values.append((record, value))
-            if record.kind == SPLIT_MARKER or record.splits:
-                chunks.append(Chunk(len(chunks)))
+            if record.splits:
+                chunks.append(ChunkFacts(len(chunks)))
         for chunk in chunks:
             if chunk.index < len(previous):  # module diagnostics hold while their facts do
                 chunk.diagnostics = previous[chunk.index].diagnostics
@@ -427,7 +435,7 @@ class DocumentAnalysis:
             if moved or every_chunk:
                 self._set_context(chunk)
 
-    def _set_context(self, chunk: Chunk) -> None:
+    def _set_context(self, chunk: ChunkFacts) -> None:
         chunk.context = ModuleContext.from_model(ModuleModel(items=chunk.alias_items))
         chunk.extra_key = tuple(
             (f.name, getattr(chunk.context, f.name))
@@ -435,12 +443,18 @@ class DocumentAnalysis:
             if f.name != "aliases"
         )
 
+    def facts_key(self, record: ItemRecord) -> tuple:
+        """The module facts an (analysed) item's diagnostics and IR depend on: the
+        aliases it mentions, the top-level values of its chunk, the chunk's other
+        facts."""
+        return self._key(record)
+
     def _key(self, record: ItemRecord) -> tuple:
         """The module facts an item's diagnostics depend on."""
         chunk = self.chunks[record.chunk]
         aliases = chunk.alias_keys
         if record.kind in ALIAS_KINDS:
-            mentioned = tuple(sorted(aliases.items()))
+            mentioned: tuple = tuple(sorted(aliases.items()))
         else:
             mentioned = tuple((name, aliases.get(name)) for name in sorted(record.mentions))
         return (mentioned, chunk.values_key, chunk.extra_key)
@@ -508,7 +522,7 @@ class DocumentAnalysis:
         record.used_aliases = used
         record.checked_key = self._key(record)
 
-    def _check_chunk(self, chunk: Chunk) -> None:
+    def _check_chunk(self, chunk: ChunkFacts) -> None:
         """Module-wide rules of a chunk, if the facts they look at changed.
 
         The view given to `check_module` has the chunk's alias items and, for each
@@ -576,16 +590,16 @@ class DocumentAnalysis:
             return self.records[index]
         return None
 
-    def chunk_at(self, offset: int) -> Chunk:
+    def chunk_at(self, offset: int) -> ChunkFacts:
         """The chunk `offset` is in (also between items)."""
         self.sync()
         index = bisect_right(self.records, offset, key=lambda r: r.start) - 1
         if not self.chunks:
-            return Chunk(0)
+            return ChunkFacts(0)
         if index < 0:
             return self.chunks[0]
         record = self.records[index]
-        if record.end < offset and (record.kind == SPLIT_MARKER or record.splits):
+        if record.end < offset and record.splits:
             return self.chunks[min(record.chunk + 1, len(self.chunks) - 1)]
         return self.chunks[record.chunk]
 
@@ -667,13 +681,13 @@ def _top_level_values(node: Node) -> tuple[tuple[TopLevelValue, ...], str]:
 
 
 def _has_inner_split(node: Node) -> bool:
-    """Whether a `split_marker` lies inside `node` (an inner chunk boundary)."""
+    """Whether a split marker or comment that ends a chunk lies inside `node`."""
     stack = [node]
     while stack:
         current = stack.pop()
-        if current.type == SPLIT_MARKER:
+        if current.type in _MARKER_TOKENS and ends_chunk(current.text or b""):
             return True
-        stack.extend(c for c in current.children if c.child_count or c.type == SPLIT_MARKER)
+        stack.extend(c for c in current.children if c.child_count or c.type in _MARKER_TOKENS)
     return False
 
 
@@ -687,6 +701,12 @@ def _shift_signature(signature: tuple | None, edit: ByteEdit) -> tuple | None:
         for key, start, end in definitions
     )
     return moved, used
+
+
+def _is_item(node: Node) -> bool:
+    """Whether a named top-level node gets a record: all but comments, unless a
+    comment holds a split marker (`// note // -----`)."""
+    return node.type != _COMMENT or ends_chunk(node.text or b"")
 
 
 def _node_at(root: Node, record: ItemRecord) -> Node | None:
@@ -708,7 +728,8 @@ def _merge(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def children_overlapping(root: Node, lo: int, hi: int) -> list[Node]:
-    """Named top-level children (not comments) overlapping or touching [lo, hi].
+    """Top-level items (named children but comments, unless they end a chunk)
+    overlapping or touching [lo, hi].
 
     Navigates by child index: sibling pointers are avoided, as walking
     backwards over zero-width nodes is not reliable in every tree-sitter version.
@@ -723,7 +744,7 @@ def children_overlapping(root: Node, lo: int, hi: int) -> list[Node]:
         node = root.child(index)
         if node.start_byte > hi:
             break
-        if node.is_named and node.type != _COMMENT and node.end_byte >= lo:
+        if node.is_named and node.end_byte >= lo and _is_item(node):
             found.append(node)
         index += 1
     return found

@@ -1,24 +1,28 @@
-"""Code actions: the quick fixes diagnostics carry, and the "Fuse loops" rewrites
-of `affine_lsp.transforms.fusion`.
+"""Code actions: the quick fixes diagnostics carry, and the refactorings of
+`REFACTORINGS`: "Fuse loops" from `affine_lsp.transforms.fusion` and the loop
+transformations of `affine_lsp.transforms.loops`.
 
-Fusion runs a dependence analysis, so it is only computed when asked for
-explicitly, and on a snapshot of the document (`prepare_fusion`) so that it can
-run in another thread while the document keeps being edited.
+A refactoring runs a dependence analysis, so its `prepare` reads what it needs
+from the analysis now (a snapshot of the document) and returns a function that
+computes the actions later, possibly in another thread or process, while the
+document keeps being edited. The server plans them ahead (`ide.planning`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from affine_lsp.checks import Diagnostic, TextEdit
 from affine_lsp.ide.analysis import DocumentAnalysis, children_overlapping
 from affine_lsp.ide.records import OPERATION
+from affine_lsp.ide.settings import Settings
 from affine_lsp.ir import build_operation_item
-from affine_lsp.ir.model import ModuleModel
-from affine_lsp.transforms.fusion import FusionOptions, fusion_actions
+from affine_lsp.ir.model import ModuleModel, Operation
+from affine_lsp.transforms.fusion import FusionOptions, fusion_actions, nest_at
+from affine_lsp.transforms.loops.actions import LoopOptions, loop_actions, loop_at
 
 logger = logging.getLogger("affine_lsp.ide")
 
@@ -104,17 +108,106 @@ def prepare_fusion(
     return compute
 
 
+def prepare_loop_transforms(
+    analysis: DocumentAnalysis,
+    start: int,
+    end: int,
+    options: LoopOptions | None = None,
+) -> Callable[[], list[Action]]:
+    """The loop transformation actions at [start, end] (interchange, tile, unroll,
+    ...), as a function to call later, possibly in another thread: it reads only a
+    snapshot taken now. Edits are computed (and proven) on `Action.resolve()`."""
+    record = analysis.record_at(start)
+    if record is None or record.kind != OPERATION:
+        return list
+    snapshot = analysis.document.snapshot()
+    chunk = analysis.chunks[record.chunk]
+    aliases = chunk.alias_items
+    scope = chunk.scope()
+    item_start = record.start
+
+    def compute() -> list[Action]:
+        root = snapshot.tree.root_node
+        node = next(
+            (n for n in children_overlapping(root, item_start, item_start) if n.type == OPERATION),
+            None,
+        )
+        if node is None:
+            return []
+        model = ModuleModel(items=[*aliases, build_operation_item(node, scope)])
+        found = loop_actions(snapshot, model, start, end, options)
+        return [
+            Action(
+                a.title,
+                a.kind,
+                a.edits,
+                preferred=a.preferred,
+                disabled_reason=a.disabled_reason,
+                source=a,
+            )
+            for a in found
+        ]
+
+    return compute
+
+
+Prepare = Callable[[DocumentAnalysis, int, int, Settings], Callable[[], list[Action]]]
+Designate = Callable[[ModuleModel, int, int, Callable[[int], int]], Operation | None]
+
+
+@dataclass(frozen=True)
+class Refactoring:
+    """A refactoring offered at loops.
+
+    `prepare(analysis, start, end, settings)` gives its actions at a cursor or
+    selection (byte offsets), as a function to call later; `designate(model, start,
+    end, line_of)` names the loop those actions are about (the nest `nest_at`
+    designates, as for fusion, unless the refactoring says otherwise): the
+    server plans each refactoring at the start of every loop it designates, and
+    answers a request with the plan of the loop designated there.
+    """
+
+    name: str
+    prepare: Prepare
+    designate: Designate = nest_at
+
+
+REFACTORINGS: tuple[Refactoring, ...] = (
+    Refactoring(
+        "fusion", lambda a, s, e, settings: prepare_fusion(a, s, e, settings.fusion_tolerance)
+    ),
+    Refactoring(
+        "loops",
+        lambda a, s, e, settings: prepare_loop_transforms(a, s, e, settings.loop_options()),
+        designate=loop_at,
+    ),
+)
+"""Every refactoring the server plans and offers (one line each)."""
+
+
 def code_actions(
     analysis: DocumentAnalysis,
     start: int,
     end: int,
     only: list[str] | None = None,
-    tolerance: float = 0.3,
+    tolerance: float = FusionOptions.tolerance,
+    loop_options: LoopOptions | None = None,
 ) -> list[Action]:
-    """Quick fixes and (when `only` asks for rewrites) fusion, computed here and now."""
+    """Quick fixes and (when `only` asks for rewrites) the refactorings, computed
+    here and now."""
     actions: list[Action] = []
     if wanted(only, QUICKFIX):
         actions += quick_fixes(analysis, start, end)
     if only is not None and wanted(only, REWRITE):
-        actions += prepare_fusion(analysis, start, end, tolerance)()
+        settings = Settings(fusion_tolerance=tolerance)
+        if loop_options is not None:
+            settings = replace(
+                settings,
+                tile_sizes=loop_options.tile_sizes,
+                unroll_factor=loop_options.unroll_factor,
+                unroll_jam_factor=loop_options.unroll_jam_factor,
+            )
+        for refactoring in REFACTORINGS:
+            found = refactoring.prepare(analysis, start, end, settings)()
+            actions += [a for a in found if wanted(only, a.kind)]
     return actions

@@ -57,7 +57,8 @@ def completions(analysis: DocumentAnalysis, offset: int) -> list[CompletionItem]
     offset = max(0, min(offset, len(document.data)))
     line_start = document.lines.line_start(document.lines.line_of(offset))
     before = document.slice(line_start, offset)
-    word = _WORD.search(before).group(0)
+    found = _WORD.search(before)
+    word = found.group(0) if found else ""
     replace = Span(offset - len(word.encode("utf-8")), offset)
     head = before[: len(before) - len(word)]
     sigil = word[:1]

@@ -110,7 +110,8 @@ class FoldingCache:
         if document.has_lone_cr:  # rows are not lines: what an item gives is not its own
             self._items = {}
             return folding_ranges(document)
-        records = iter(analysis.records)
+        # Comments are folded as comments, also those that end a chunk (and are items).
+        records = (r for r in analysis.records if r.kind != "comment")
         kept: dict[int, _ItemFolds] = {}
         self._items, previous = kept, self._items
         parts = []
@@ -118,6 +119,8 @@ class FoldingCache:
         more = cursor.goto_first_child()
         while more:
             node = cursor.node
+            if node is None:  # never, for a cursor on a node
+                break
             row = node.start_point[0]
             if node.type == "comment":  # top-level comments are not items
                 parts.append(_find(document, node))

@@ -38,6 +38,7 @@ from affine_lsp.ide.locate import (
 )
 from affine_lsp.ide.navigation import symbol_definition
 from affine_lsp.ide.op_docs import op_doc
+from affine_lsp.ide.picture import SMALL, draw, markdown_image
 from affine_lsp.ir.affine import AffineMap, IntegerSet
 from affine_lsp.ir.affine_syntax import map_from_node, set_from_node
 from affine_lsp.ir.model import (
@@ -59,7 +60,7 @@ from affine_lsp.poly import (
     describe_condition,
     describe_loop,
 )
-from affine_lsp.syntax import Span
+from affine_lsp.syntax import Node, Span
 
 MAX_NEST_DEPTH = 48
 """Deeper nests get no polyhedral description: modelling them costs more than a
@@ -88,8 +89,10 @@ def _code(content: str, language: str = "mlir") -> str:
     return f"```{language}\n{content}\n```"
 
 
-def hover(analysis: DocumentAnalysis, offset: int) -> HoverResult | None:
-    """The hover at a byte offset (None where there is nothing to say)."""
+def hover(analysis: DocumentAnalysis, offset: int, *, pictures: bool = False) -> HoverResult | None:
+    """The hover at a byte offset (None where there is nothing to say). With
+    `pictures`, the hover of a loop also shows its nest's iteration space as an image
+    (for clients whose Markdown shows images: see `settings.hover_pictures`)."""
     view = analysis.view_at(offset)
     if view is None:
         return None
@@ -97,7 +100,7 @@ def hover(analysis: DocumentAnalysis, offset: int) -> HoverResult | None:
     sections: list[str] | None = None
     if target is not None:
         if target.kind == OP_NAME:
-            sections = _op_sections(analysis, view, target)
+            sections = _op_sections(analysis, view, target, pictures)
         elif target.kind == VALUE:
             sections = _value_sections(analysis, view, target)
         elif target.kind == ALIAS:
@@ -122,11 +125,13 @@ def hover(analysis: DocumentAnalysis, offset: int) -> HoverResult | None:
 # -- operations ---------------------------------------------------------------------------
 
 
-def _op_sections(analysis: DocumentAnalysis, view: ItemView, target: Target) -> list[str]:
+def _op_sections(
+    analysis: DocumentAnalysis, view: ItemView, target: Target, pictures: bool = False
+) -> list[str]:
     op = target.op
     sections = []
     if op is not None:
-        sections.append(_polyhedral(analysis, view, op))
+        sections.append(_polyhedral(analysis, view, op, pictures))
     doc = op_doc(op.name if op is not None else target.name)
     name = op.name if op is not None else target.name
     if doc is not None:
@@ -142,11 +147,16 @@ def _signature(op: Operation) -> str:
     return f"{operands} operand{'' if operands == 1 else 's'} → {results}"
 
 
-def _polyhedral(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> str:
+def _polyhedral(
+    analysis: DocumentAnalysis, view: ItemView, op: Operation, pictures: bool = False
+) -> str:
     """Domain / access / condition facts from the polyhedral core ('' if not affine)."""
     model = view.model
     if isinstance(op, AffineForOp | AffineParallelOp):
-        return _loop_section(analysis, view, op)
+        section = _loop_section(analysis, view, op)
+        if pictures:
+            section += _picture_section(analysis, view, op)
+        return section
     if isinstance(op, AffineAccessOp):
         answer = _too_deep(op) or describe_access(op, model, budgets.HOVER)
         if isinstance(answer, Unknown):
@@ -176,6 +186,28 @@ def _loop_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> 
         f"{header}\n\n**Iteration domain** of the nest\n{_code(answer.domain, 'text')}\n"
         f"**Trip count** `{answer.trip_count}` · **step** `{answer.step}`"
     )
+
+
+def _picture_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> str:
+    """The nest's iteration space as an image, below the domain text ('' when the nest is
+    too deep for hovers; a sentence when it cannot be drawn within the budget)."""
+    if _too_deep(op) is not None:
+        return ""
+    drawn = draw(
+        op,
+        view.model,
+        analysis.document,
+        style=SMALL,
+        limits=budgets.HOVER_PICTURE_LIMITS,
+        budget=budgets.HOVER_PICTURE,
+    )
+    if isinstance(drawn, Unknown):
+        return f"\n\nPicture unavailable: {drawn.reason}"
+    space, svg = drawn
+    caption = "**Iteration space**"
+    if space.loops[-1] is not op:
+        caption += f" of the whole nest\n{_code(space.domain, 'text')}\n"
+    return f"\n\n{caption}\n\n{markdown_image(space, svg)}"
 
 
 def iteration_domain(analysis: DocumentAnalysis, offset: int) -> tuple[str | None, str]:
@@ -266,7 +298,7 @@ def _alias_sections(analysis: DocumentAnalysis, view: ItemView, target: Target) 
     return sections
 
 
-def _inline_map_sections(view: ItemView, map_node) -> list[str]:
+def _inline_map_sections(view: ItemView, map_node: Node) -> list[str]:
     value = _map_value(view, map_node)
     kind = "Affine map" if isinstance(value, AffineMap) else "Integer set"
     sections = [_code(_short(str(value))), f"{kind}: {map_summary(value)}."]
@@ -276,7 +308,7 @@ def _inline_map_sections(view: ItemView, map_node) -> list[str]:
     return sections
 
 
-def _map_value(view: ItemView, map_node) -> AffineMap | IntegerSet:
+def _map_value(view: ItemView, map_node: Node) -> AffineMap | IntegerSet:
     """The IR of a map or set node: the alias's or the op's, built only if neither has it."""
     span = Span.of(map_node)
     alias = view.item.alias

@@ -140,10 +140,11 @@ def locate(root: Node, index: ItemIndex, offset: int) -> Target | None:
                 target.value = target.use.value if target.use is not None else None
         elif kind == SYMBOL:
             parent = node.parent
+            symbol = parent.child_by_field_name("symbol") if parent is not None else None
             target.definition = (
                 parent is not None
-                and parent.child_by_field_name("symbol") is not None
-                and parent.child_by_field_name("symbol").start_byte == node.start_byte
+                and symbol is not None
+                and symbol.start_byte == node.start_byte
                 and parent.type in ("func_func", "builtin_module", "memref_global")
             )
         elif node.type in _DEFINING_PARENTS:

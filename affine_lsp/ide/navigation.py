@@ -117,7 +117,8 @@ def _block_occurrences(target: Target) -> Occurrences | None:
         region = region.parent
     if region is None:
         return None
-    definitions, references = [], []
+    definitions: list[Span] = []
+    references: list[Span] = []
     stack = list(region.named_children)
     while stack:
         node = stack.pop()
@@ -135,15 +136,19 @@ def _block_occurrences(target: Target) -> Occurrences | None:
 
 
 def _alias_occurrences(analysis: DocumentAnalysis, view: ItemView, name: str) -> Occurrences:
-    definitions, references = [], []
+    definitions: list[Span] = []
+    references: list[Span] = []
     for record in _chunk_records(analysis, view, name):
-        for node in _nodes(analysis.node_of(record), ("attribute_alias", "type_alias"), name):
-            parent = node.parent
-            defining = (
-                parent is not None
-                and parent.type in ("attribute_alias_def", "type_alias_def")
-                and parent.child_by_field_name("name") == node
-            )
+        top = analysis.node_of(record)
+        # Aliases are defined at the top level only: the item's own name, if any
+        # (asking each node for its parent would cost the depth of the tree).
+        defined = (
+            top.child_by_field_name("name")
+            if top.type in ("attribute_alias_def", "type_alias_def")
+            else None
+        )
+        for node in _nodes(top, ("attribute_alias", "type_alias"), name):
+            defining = defined is not None and node.start_byte == defined.start_byte
             (definitions if defining else references).append(Span.of(node))
     return Occurrences(definitions, references)
 
@@ -158,7 +163,8 @@ def _is_symbol_definition(node: Node) -> bool:
 
 
 def _symbol_occurrences(analysis: DocumentAnalysis, view: ItemView, name: str) -> Occurrences:
-    definitions, references = [], []
+    definitions: list[Span] = []
+    references: list[Span] = []
     for record in _chunk_records(analysis, view, name):
         for node in _nodes(analysis.node_of(record), ("symbol_ref",), name):
             (definitions if _is_symbol_definition(node) else references).append(Span.of(node))
@@ -169,7 +175,8 @@ def _map_id_occurrences(root: Node, target: Target) -> Occurrences | None:
     map_node = enclosing_map(root, target.span.start_byte)
     if map_node is None:
         return None
-    definitions, references = [], []
+    definitions: list[Span] = []
+    references: list[Span] = []
     for node in _nodes(map_node, ("dim_id", "symbol_id", "affine_id"), target.name):
         (references if node.type == "affine_id" else definitions).append(Span.of(node))
     return Occurrences(definitions, references)
@@ -177,7 +184,7 @@ def _map_id_occurrences(root: Node, target: Target) -> Occurrences | None:
 
 def _occurrences(
     analysis: DocumentAnalysis, view: ItemView, target: Target, with_references: bool = True
-):
+) -> Occurrences | None:
     if target.kind == VALUE:
         return _value_occurrences(target, with_references)
     if target.kind == BLOCK:
@@ -240,8 +247,11 @@ def symbol_definition(analysis: DocumentAnalysis, name: str) -> tuple[ItemView, 
             if view is None or body is None:
                 continue
             for op in view.index.ops:
-                if op.span.start_byte <= body.start_byte <= op.span.end_byte and (
-                    op.name_span.start_byte == body.child_by_field_name("name").start_byte
+                op_name = body.child_by_field_name("name")
+                if (
+                    op_name is not None
+                    and op.span.start_byte <= body.start_byte <= op.span.end_byte
+                    and op.name_span.start_byte == op_name.start_byte
                 ):
                     return view, op
     return None
@@ -333,14 +343,16 @@ def _check_clash(analysis: DocumentAnalysis, view: ItemView, target: Target, new
             v.name == new and (scope is None or defined_inside(v, scope)) for v in values
         ) or any(v.name == new for _, v in view.chunk.values)
     elif target.kind == BLOCK:
-        clash = bool(_block_occurrences(Target(BLOCK, new, target.span, target.node)).definitions)
+        blocks = _block_occurrences(Target(BLOCK, new, target.span, target.node))
+        clash = blocks is not None and bool(blocks.definitions)
     elif target.kind == ALIAS:
         clash = new in view.chunk.alias_keys
     elif target.kind == SYMBOL:
         clash = bool(_symbol_occurrences(analysis, view, new).definitions)
     elif target.kind == MAP_ID:
         renamed = Target(MAP_ID, new, target.span, target.node)
-        clash = bool(_map_id_occurrences(view.node, renamed).definitions)
+        identifiers = _map_id_occurrences(view.node, renamed)
+        clash = identifiers is not None and bool(identifiers.definitions)
     if clash:
         raise RenameError(f"'{new}' is already defined here: renaming would clash with it.")
 

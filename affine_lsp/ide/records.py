@@ -12,8 +12,9 @@ until the item itself changes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
-from affine_lsp.checks import Diagnostic, Fix, Related, TextEdit
+from affine_lsp.checks import Diagnostic
 from affine_lsp.ir.model import AliasDef, TopLevelItem
 from affine_lsp.syntax import ByteEdit, Span
 
@@ -48,7 +49,7 @@ class ItemRecord:
     values: tuple[TopLevelValue, ...] = ()
     symbol: str | None = None  # `@name` a top-level op defines
     op_name: str = ""  # the top-level op's name, when it defines values
-    splits: bool = False  # a `// -----` inside the item ends its chunk
+    splits: bool = False  # a `// -----` (the item, or one inside it) ends its chunk
     alias: AliasDef | None = None
     alias_key: tuple[str, str, bytes] | None = None  # (name, kind, text) of an alias definition
     checked_key: tuple | None = None  # the chunk facts the diagnostics were computed with
@@ -83,39 +84,6 @@ def _shift_span(span: Span, edit: ByteEdit) -> Span:
     return Span(start, end)
 
 
-def shift_diagnostic(diagnostic: Diagnostic, edit: ByteEdit) -> Diagnostic:
-    """The diagnostic with every span (range, related, fix edits) moved by `edit`."""
-    span = _shift_span(diagnostic.span, edit)
-    related = tuple(Related(_shift_span(r.span, edit), r.message) for r in diagnostic.related)
-    fixes = tuple(
-        Fix(
-            fix.title,
-            tuple(TextEdit(_shift_span(e.span, edit), e.new_text) for e in fix.edits),
-            fix.preferred,
-        )
-        for fix in diagnostic.fixes
-    )
-    if (
-        span is diagnostic.span
-        and all(a.span is b.span for a, b in zip(related, diagnostic.related, strict=True))
-        and all(
-            a.span is b.span
-            for new, old in zip(fixes, diagnostic.fixes, strict=True)
-            for a, b in zip(new.edits, old.edits, strict=True)
-        )
-    ):
-        return diagnostic
-    return Diagnostic(
-        span,
-        diagnostic.severity,
-        diagnostic.code,
-        diagnostic.message,
-        related,
-        fixes,
-        diagnostic.tags,
-    )
-
-
 def _reaches(diagnostic: Diagnostic, offset: int) -> bool:
     """Whether any span of the diagnostic ends at or after `offset`."""
     if diagnostic.span.end_byte >= offset:
@@ -129,4 +97,5 @@ def shift_diagnostics(diagnostics: list[Diagnostic], edit: ByteEdit) -> list[Dia
     """Move the diagnostics that reach past the start of `edit`; the rest stay as they are."""
     if not diagnostics:
         return diagnostics
-    return [shift_diagnostic(d, edit) if _reaches(d, edit.start) else d for d in diagnostics]
+    move = partial(_shift_span, edit=edit)
+    return [d.map_spans(move) if _reaches(d, edit.start) else d for d in diagnostics]

@@ -98,7 +98,7 @@ _QUERY = (
     + " ".join(f'"{k}"' for k in _BUILTIN_TYPES)
     + "] @builtin_type\n"
 )
-_AREAS = frozenset({"dims_area", "symbols_area", "shorthand", "map", "induction"})
+_AREAS = frozenset({"dims_area", "symbols_area", "shorthand", "map", "induction", "defining"})
 _DEFAULT_DIALECTS = ("affine.", "arith.", "func.", "memref.", "scf.", "cf.", "builtin.")
 _DIM_LISTS = {"dim_operands": "dimension", "symbol_operands": "symbol"}
 _DEFINING_FIELDS = {
@@ -109,6 +109,13 @@ _DEFINING_FIELDS = {
     "builtin_module": "symbol",
     "memref_global": "symbol",
 }
+
+
+# The names these definitions give, as query patterns (asking a node for its parent
+# costs the depth of the tree).
+_QUERY += "".join(
+    f"({definer} {field}: (_) @defining)\n" for definer, field in _DEFINING_FIELDS.items()
+)
 
 
 @dataclass(frozen=True)
@@ -122,17 +129,6 @@ class Token:
 @cache
 def _query() -> tree_sitter.Query:
     return tree_sitter.Query(mlir_language(), _QUERY)
-
-
-def _is_field(node: Node, name: str) -> bool:
-    """Whether `node` is its parent's field `name` (without scanning all children)."""
-    parent = node.parent
-    child = parent.child_by_field_name(name) if parent is not None else None
-    return (
-        child is not None
-        and child.start_byte == node.start_byte
-        and child.end_byte == node.end_byte
-    )
 
 
 class _Areas:
@@ -163,11 +159,11 @@ class _MapNames:
         if map_node is None:
             return None
         if map_node.start_byte not in self._names:
-            dims = map_node.child_by_field_name("dimensions")
-            symbols = map_node.child_by_field_name("symbols")
+            dim_list = map_node.child_by_field_name("dimensions")
+            symbol_list = map_node.child_by_field_name("symbols")
             self._names[map_node.start_byte] = (
-                {text(n) for n in (dims.named_children if dims else [])},
-                {text(n) for n in (symbols.named_children if symbols else [])},
+                {text(n) for n in (dim_list.named_children if dim_list else [])},
+                {text(n) for n in (symbol_list.named_children if symbol_list else [])},
             )
         dims, symbols = self._names[map_node.start_byte]
         name = text(identifier)
@@ -227,6 +223,7 @@ def semantic_tokens(
         _MapNames(captures.get("map", [])),
         _Roles(captures),
         {text(n) for n in captures.get("induction", [])},
+        {n.start_byte for n in captures.get("defining", [])},
     )
     for kind, nodes in captures.items():
         if kind in _AREAS:
@@ -244,6 +241,7 @@ class _Context:
     maps: _MapNames
     roles: _Roles
     induction: set[str]  # names of the induction variables in the range
+    defining: set[int]  # start bytes of the names definitions give (aliases, blocks, symbols)
 
 
 def _classify(kind: str, node: Node, context: _Context) -> Token | None:
@@ -270,9 +268,7 @@ def _classify(kind: str, node: Node, context: _Context) -> Token | None:
         role = context.maps.role(node)
         return Token(start, end, "parameter", frozenset({role} if role else ()))
     if kind in ("attribute_alias", "type_alias", "block", "symbol_ref"):
-        parent_type = node.parent.type if node.parent is not None else ""
-        field_name = _DEFINING_FIELDS.get(parent_type)
-        defining = field_name is not None and _is_field(node, field_name)
+        defining = start in context.defining
         token_type = {
             "attribute_alias": "macro",
             "type_alias": "type",

@@ -5,6 +5,12 @@ either nested (`{"fusion": {"tolerance": 0.5}}`, optionally under an `affineLsp`
 key) or with dotted keys (`{"affineLsp.fusion.tolerance": 0.5}` or
 `{"fusion.tolerance": 0.5}`). Unknown keys are ignored; a bad value keeps the
 previous value and is reported as a problem.
+
+The defaults are those of the layers that use them (`CheckOptions`, `FusionOptions`,
+`LoopOptions`);
+the editors repeat them (`editors/vscode/package.json` and `src/settings.ts`,
+`editors/neovim/lua/affine_lsp/init.lua`), and `tests/editors/test_settings_defaults.py`
+checks that they agree with `client_defaults()`.
 """
 
 from __future__ import annotations
@@ -15,21 +21,49 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from affine_lsp.checks import CheckOptions, Severity
+from affine_lsp.transforms.fusion import FusionOptions
+from affine_lsp.transforms.loops.actions import LoopOptions
 
 SECTION = "affineLsp"
 LOG_LEVELS = ("error", "warning", "info", "debug")
 SEVERITIES = tuple(s.label for s in Severity)
+_CHECKS = CheckOptions()
+_FUSION = FusionOptions()
+_LOOPS = LoopOptions()
+HOVER_PICTURES = ("auto", "always", "never")
+IMAGE_MARKDOWN_PARSERS = frozenset({"marked"})
+"""Markdown renderers (LSP `general.markdown.parser`) known to show images in hovers:
+VS Code's (and other Monaco-based editors')."""
 
 
 @dataclass(frozen=True)
 class Settings:
-    fusion_tolerance: float = 0.3
-    legacy_severity: Severity = Severity.WARNING
-    lints: bool = True
+    fusion_tolerance: float = _FUSION.tolerance
+    legacy_severity: Severity = _CHECKS.legacy_severity
+    lints: bool = _CHECKS.lints
     log_level: str | None = None  # None: as the server was started
+    tile_sizes: tuple[int, ...] = _LOOPS.tile_sizes
+    unroll_factor: int = _LOOPS.unroll_factor
+    unroll_jam_factor: int = _LOOPS.unroll_jam_factor
+    hover_pictures: str = "auto"  # auto | always | never
+    plan_in_background: bool = True  # plan refactorings before they are asked for
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
+
+    def loop_options(self) -> LoopOptions:
+        return LoopOptions(self.tile_sizes, self.unroll_factor, self.unroll_jam_factor)
+
+
+def hover_pictures(setting: str, markdown_parser: str | None) -> bool:
+    """Whether loop hovers carry a picture: `always`, `never`, or with `auto` when the
+    client's Markdown renderer (`general.markdown.parser` of its capabilities) shows
+    images. Other clients get the text alone."""
+    if setting == "always":
+        return True
+    if setting == "never":
+        return False
+    return markdown_parser in IMAGE_MARKDOWN_PARSERS
 
 
 def _flatten(raw: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -77,13 +111,69 @@ def _log_level(value: Any) -> str | _Invalid:
     return _Invalid(f"must be one of {', '.join(LOG_LEVELS)}")
 
 
+def _tile_sizes(value: Any) -> tuple[int, ...] | _Invalid:
+    values = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    if (
+        not isinstance(values, list | tuple)
+        or not values
+        or len(values) > 8
+        or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values)
+    ):
+        return _Invalid("must be a positive integer or a list of 1 to 8 positive integers")
+    return tuple(values)
+
+
+def _factor(value: Any) -> int | _Invalid:
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 64:
+        return _Invalid("must be an integer from 2 to 64")
+    return value
+
+
+def _hover_pictures(value: Any) -> str | _Invalid:
+    if isinstance(value, bool):
+        return "always" if value else "never"
+    if isinstance(value, str) and value.strip().lower() in HOVER_PICTURES:
+        return value.strip().lower()
+    return _Invalid(f"must be one of {', '.join(HOVER_PICTURES)}")
+
+
 # dotted key (relative to the section) -> (Settings field, validator)
 _KEYS = {
     "fusion.tolerance": ("fusion_tolerance", _tolerance),
     "legacySyntax.severity": ("legacy_severity", _severity),
     "lints.enabled": ("lints", _boolean),
     "logLevel": ("log_level", _log_level),
+    "transforms.tileSizes": ("tile_sizes", _tile_sizes),
+    "transforms.unrollFactor": ("unroll_factor", _factor),
+    "transforms.unrollJamFactor": ("unroll_jam_factor", _factor),
+    "hover.pictures": ("hover_pictures", _hover_pictures),
+    "refactorings.planInBackground": ("plan_in_background", _boolean),
 }
+
+NOT_IN_EDITORS = frozenset({"hover.pictures", "refactorings.planInBackground"})
+"""Settings the editor extensions do not offer yet: the server reads them from
+`initializationOptions` and `workspace/configuration` like the others (`hover.pictures`
+defaults to `auto`, right for both VS Code and Neovim; `refactorings.planInBackground`
+to true)."""
+
+
+def client_defaults() -> dict[str, Any]:
+    """The default of each setting the server reads, by dotted key as clients send it
+    (JSON values; `logLevel` has none: the server keeps its `--log-level`), except
+    those in NOT_IN_EDITORS."""
+    defaults = Settings()
+    values: dict[str, Any] = {}
+    for key, (name, _validate) in _KEYS.items():
+        if key in NOT_IN_EDITORS:
+            continue
+        value = getattr(defaults, name)
+        if isinstance(value, Severity):
+            values[key] = value.label
+        elif isinstance(value, tuple):
+            values[key] = list(value)
+        elif value is not None:
+            values[key] = value
+    return values
 
 
 def parse_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:

@@ -88,10 +88,12 @@ def _symbol(
 def top_level_nodes(document: SourceDocument) -> Iterator[Node]:
     """The document's top-level nodes, one at a time (to split whole-document work)."""
     cursor = document.tree.root_node.walk()
-    if cursor.goto_first_child():
-        yield cursor.node
-        while cursor.goto_next_sibling():
-            yield cursor.node
+    more = cursor.goto_first_child()
+    while more:
+        node = cursor.node
+        if node is not None:  # always, for a cursor on a node
+            yield node
+        more = cursor.goto_next_sibling()
 
 
 def document_symbols(document: SourceDocument, root: Node | None = None) -> list[OutlineSymbol]:

@@ -148,6 +148,12 @@ class AffineMap:
     def num_inputs(self) -> int:
         return self.num_dims + self.num_symbols
 
+    @property
+    def is_identity(self) -> bool:
+        """Each dimension maps to itself, whatever the symbols (MLIR's test: a memref
+        type with such a layout has no layout, `affine_map<(i)[M] -> (i)>` included)."""
+        return self.results == tuple(AffineDim(i) for i in range(self.num_dims))
+
     def __str__(self) -> str:
         header = _header(self.num_dims, self.num_symbols, self.dim_names, self.symbol_names)
         results = ", ".join(format_expr(r, self.dim_names, self.symbol_names) for r in self.results)

@@ -9,6 +9,7 @@ identifier becomes `AffineUnknown`, a missing operand `AffineUnknown("")`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from affine_lsp.ir.affine import (
     AffineBinary,
@@ -20,6 +21,7 @@ from affine_lsp.ir.affine import (
     AffineSymbol,
     AffineUnknown,
     Constraint,
+    ConstraintKind,
     IntegerSet,
 )
 from affine_lsp.ir.model import Subscripts, Use
@@ -165,10 +167,9 @@ def set_from_node(node: Node) -> IntegerSet:
         operator = child.child_by_field_name("operator")
         if left is None or right is None or operator is None:
             continue
+        kind = cast(ConstraintKind, operator.type)  # the grammar's `>=`, `<=` or `==`
         constraints.append(
-            Constraint(
-                build_expr(left, leaf), operator.type, build_expr(right, leaf), Span.of(child)
-            )  # type: ignore[arg-type]
+            Constraint(build_expr(left, leaf), kind, build_expr(right, leaf), Span.of(child))
         )
     return IntegerSet(
         len(dim_names),

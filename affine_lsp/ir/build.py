@@ -24,6 +24,7 @@ from affine_lsp.ir.affine_syntax import (
     set_from_node,
     subscripts_from_exprs,
 )
+from affine_lsp.ir.custom_forms import custom_result_types
 from affine_lsp.ir.generic import GENERIC_CLASSES, specialise
 from affine_lsp.ir.model import (
     AffineAccessOp,
@@ -51,7 +52,12 @@ from affine_lsp.ir.model import (
     Use,
     Value,
 )
-from affine_lsp.ir.registry import ISOLATED_FROM_ABOVE, SSACFG_REGIONS, canonical_name
+from affine_lsp.ir.registry import (
+    ISOLATED_FROM_ABOVE,
+    SSACFG_REGIONS,
+    canonical_name,
+    knows_scoping,
+)
 from affine_lsp.ir.types import (
     INDEX,
     FunctionType,
@@ -183,6 +189,8 @@ class _ItemBuilder:
             op.attributes_node = body.child_by_field_name("attributes")
         results = op_node.child_by_field_name("results")
         if results is not None:
+            if body.type == "custom_operation" and not op.result_types:
+                op.result_types = custom_result_types(op.name, body, _result_count(results))
             self._attach_results(op, results)
         for use in op.operands:
             use.user = op
@@ -260,6 +268,16 @@ class _ItemBuilder:
                     )
                 )
         return block
+
+
+def _result_count(results_node: Node) -> int:
+    """How many values an `op_result_list` defines (`%a, %b:2 = ...` defines 3)."""
+    total = 0
+    for result in results_node.named_children:
+        if result.type == "op_result":
+            count = result.child_by_field_name("count")
+            total += max(1, parse_integer(count) or 1) if count is not None else 1
+    return total
 
 
 def _value_uses(node: Node | None) -> list[Node]:
@@ -347,13 +365,31 @@ def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Opera
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
-    elif body.type in ("memref_alloca_scope", "scf_if", "scf_parallel"):
+    elif body.type in _RESULT_TYPES_FIELD:
         op.result_types = types_from_list(_field(body, "result_types"))
+    elif body.type == "transform_match" and declared is not None:
+        function_type = type_from_node(declared)
+        if isinstance(function_type, FunctionType):
+            op.result_types = list(function_type.results)
     elif body.type == "scf_while" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
     return op
+
+
+# Ops whose result types are the types after their `->`.
+_RESULT_TYPES_FIELD = frozenset(
+    {
+        "memref_alloca_scope",
+        "scf_if",
+        "scf_parallel",
+        "scf_execute_region",
+        "scf_index_switch",
+        "linalg_generic",
+        "transform_sequence",
+    }
+)
 
 
 def _build_func(builder: _ItemBuilder, body: Node) -> Operation:
@@ -429,6 +465,11 @@ def _build_arith(builder: _ItemBuilder, body: Node) -> Operation:
     elif kind == "arith_cmp":
         compared = type_from_node(_field(body, "type"))
         op.result_types = [IntegerType(1)] if compared is not None else []
+    elif op.name == "arith.addui_extended":  # `: sum type, overflow type`
+        op.result_types = types_from_list(_field(body, "type"))
+    elif op.name in ("arith.mulsi_extended", "arith.mului_extended"):  # low and high halves
+        declared = types_from_list(_field(body, "type"))
+        op.result_types = declared[-1:] * 2 if declared else []
     else:
         declared = types_from_list(_field(body, "type"))
         op.result_types = declared[-1:] if declared else []
@@ -710,7 +751,7 @@ def _build_dim(builder: _ItemBuilder, body: Node) -> Operation:
     return op
 
 
-def _build_module(builder: _ItemBuilder, body: Node) -> Operation:
+def _build_builtin_module(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
     if op.name == "module":
         op.name = "builtin.module"
@@ -765,6 +806,104 @@ def _build_scf_while(builder: _ItemBuilder, body: Node) -> Operation:
     return op
 
 
+def _build_scf_parallel(builder: _ItemBuilder, body: Node) -> Operation:
+    op = _base(builder, body)
+    ivs = _field(body, "induction_variables")
+    arguments = [
+        Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
+        for index, iv in enumerate(
+            c for c in (ivs.named_children if ivs else []) if c.type == "value_def"
+        )
+    ]
+    for name in ("lower", "upper", "steps", "inits"):
+        op.operands += [builder.use(n) for n in _value_uses(_field(body, name))]
+    op.result_types = types_from_list(_field(body, "result_types"))
+    builder.region(_field(body, "body"), op, arguments)
+    return op
+
+
+def _iter_arg_definitions(
+    builder: _ItemBuilder, nodes: Iterable[Node], role: str, first: int
+) -> tuple[list[Value], list[Use]]:
+    """`%x = %init` pairs (iter_arg nodes) as region arguments and the uses of their
+    initial values."""
+    arguments: list[Value] = []
+    inits: list[Use] = []
+    for node in nodes:
+        name, init = _field(node, "name"), _field(node, "init")
+        if name is None or name.is_missing:
+            continue
+        arguments.append(
+            Value(text(name), Span.of(name), None, role, arg_number=first + len(arguments))
+        )
+        if init is not None and not init.is_missing:
+            inits.append(builder.use(init, "init"))
+    return arguments, inits
+
+
+def _build_scf_forall(builder: _ItemBuilder, body: Node) -> Operation:
+    """scf.forall: induction variables, then the shared outputs, as region arguments."""
+    op = _base(builder, body)
+    ivs = _field(body, "induction_variables")
+    arguments = [
+        Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
+        for index, iv in enumerate(
+            c for c in (ivs.named_children if ivs else []) if c.type == "value_def"
+        )
+    ]
+    for name in ("lower", "upper", "steps"):
+        op.operands += [builder.use(n) for n in _value_uses(_field(body, name))]
+    outs, inits = _iter_arg_definitions(
+        builder, body.children_by_field_name("shared_out"), "argument", len(arguments)
+    )
+    op.result_types = types_from_list(_field(body, "result_types"))
+    for index, value in enumerate(outs):
+        value.type = op.result_types[index] if index < len(op.result_types) else None
+    op.operands += inits
+    builder.region(_field(body, "body"), op, arguments + outs)
+    return op
+
+
+def _build_gpu_launch(builder: _ItemBuilder, body: Node) -> Operation:
+    """gpu.launch: the ids and sizes of its clusters, blocks and threads and its
+    workgroup and private attributions are region arguments."""
+    op = _base(builder, body)
+    arguments: list[Value] = []
+    for clause in body.children_by_field_name("clause"):
+        if clause.type == "launch_dimensions":
+            for iv in clause.children_by_field_name("id"):
+                if not iv.is_missing:
+                    arguments.append(
+                        Value(text(iv), Span.of(iv), INDEX, "argument", arg_number=len(arguments))
+                    )
+            sizes, uses = _iter_arg_definitions(
+                builder, clause.children_by_field_name("size"), "argument", len(arguments)
+            )
+            for size in sizes:
+                size.type = INDEX
+            arguments += sizes
+            op.operands += uses
+        elif clause.type == "launch_attribution":
+            for argument in clause.children_by_field_name("argument"):
+                name = _field(argument, "name")
+                if name is None or name.is_missing:
+                    continue
+                declared = type_from_node(_field(argument, "type"))
+                arguments.append(
+                    Value(
+                        text(name), Span.of(name), declared, "argument", arg_number=len(arguments)
+                    )
+                )
+    op.operands += [builder.use(n) for n in _value_uses(_field(body, "dependencies"))]
+    size = _field(body, "shared_memory_size")
+    if size is not None and not size.is_missing:
+        op.operands.append(builder.use(size))
+    if _field(body, "async") is not None:
+        op.result_types = [OpaqueType("!gpu.async.token")]
+    builder.region(_field(body, "body"), op, arguments)
+    return op
+
+
 _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
     "generic_operation": _build_generic,
     "func_func": _build_func,
@@ -796,9 +935,12 @@ _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
     "memref_load": _build_memref_access,
     "memref_store": _build_memref_access,
     "memref_dim": _build_dim,
-    "builtin_module": _build_module,
+    "builtin_module": _build_builtin_module,
     "scf_for": _build_scf_for,
     "scf_while": _build_scf_while,
+    "scf_parallel": _build_scf_parallel,
+    "scf_forall": _build_scf_forall,
+    "gpu_launch": _build_gpu_launch,
 }
 
 
@@ -806,20 +948,44 @@ _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
 
 
 class _Scope:
-    __slots__ = ("values", "parent", "isolated", "region", "checks_dominance", "depth", "floor")
+    __slots__ = (
+        "values",
+        "parent",
+        "isolated",
+        "region",
+        "checks_dominance",
+        "depth",
+        "floor",
+        "skimmed",
+        "boundary",
+    )
 
     def __init__(
-        self, parent: _Scope | None, isolated: bool, region: Region | None, checks_dominance: bool
+        self,
+        parent: _Scope | None,
+        isolated: bool,
+        region: Region | None,
+        checks_dominance: bool,
+        *,
+        skimmed: bool = False,
+        opaque: bool = False,
     ):
         self.values: dict[str, list[Value]] = {}
         self.parent = parent
         self.isolated = isolated
         self.region = region
         self.checks_dominance = checks_dominance
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
         # The shallowest scope whose values this one sees: isolated regions see
         # their own values and nothing above.
-        self.floor = self.depth if isolated or parent is None else parent.floor
+        self.floor: int = self.depth if isolated or parent is None else parent.floor
+        # Inside the region of an op whose custom syntax is only skimmed: it may
+        # define names the model cannot see, so an unknown name is no error here.
+        self.skimmed: bool = skimmed or (parent is not None and parent.skimmed)
+        # The depth of the innermost scope of an op whose scoping we do not know
+        # (it may be isolated from above): a name defined outside it may be
+        # defined again inside it.
+        self.boundary: int = self.depth if opaque else (parent.boundary if parent else -1)
 
 
 class _Path:
@@ -871,6 +1037,8 @@ def _declare(scope: _Scope, value: Value, item: TopLevelItem, path: _Path | None
             and earlier[0] is not value
             and earlier[0].span.start_byte < value.span.start_byte
         ):
+            if visible is not scope and _may_shadow(earlier[0], scope, visible):
+                break
             if earlier[0].index == 0 and value.index == 0:
                 item.redefinitions.append((value, earlier[0]))
             return
@@ -879,6 +1047,24 @@ def _declare(scope: _Scope, value: Value, item: TopLevelItem, path: _Path | None
         scope.values[name] = [value]
     elif value not in group:
         group.append(value)
+
+
+def _may_shadow(earlier: Value, scope: _Scope, holder: _Scope) -> bool:
+    """Whether a name of `holder` (an outer scope) may be defined again in `scope`:
+    across an op whose scoping we do not know, or when `earlier` is a result of an
+    op whose region `scope` is in (MLIR defines an op's results after its regions,
+    so `%0 = linalg.generic ... { %0 = arith.addf ... }` is valid)."""
+    if holder.depth < scope.boundary:
+        return True
+    owner = earlier.defining_op
+    if owner is None or not owner.regions:
+        return False
+    current: _Scope | None = scope
+    while current is not None and current is not holder:
+        if current.region is not None and current.region.parent_op is owner:
+            return True
+        current = current.parent
+    return False
 
 
 def _lookup(path: _Path, scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
@@ -927,6 +1113,7 @@ _OPERATION, _ENTER, _LEAVE = 0, 1, 2
 def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
     """Resolve every use under `root`, in document order."""
     positions = _Positions()
+    reachability = _Reachability()
     path = _Path(module_scope)
     # A depth-first walk with an explicit stack of steps: resolve an operation's
     # operands in its scope, enter a region's scope (declaring what it defines), or
@@ -952,14 +1139,15 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
             work.extend(reversed(children))
             continue
         assert op is not None
+        skimmed = op.kind == "custom_operation"
         for use in op.operands:
             value, found_in = _lookup(path, scope, use.name)
             if value is None:
-                if op.kind == "custom_operation" and op.regions and op.regions[0].blocks:
+                if skimmed and op.regions:
                     # An op we do not model may define region arguments in its own
                     # syntax (`test.polyfor %i, %j {`, `gpu.launch blocks(%bx) ...`).
                     _implicit_argument(op, use)
-                else:
+                elif not skimmed and not scope.skimmed:
                     item.unresolved.append(use)
                 continue
             use.value = value
@@ -967,24 +1155,95 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
             defining_op = value.defining_op
             if found_in is not None and found_in.checks_dominance and defining_op is not None:
                 block = defining_op.parent_block
-                if block is not None and _defined_after(defining_op, block, op, positions):
+                if (
+                    block is not None
+                    and _defined_after(defining_op, block, op, positions)
+                    and reachability.reachable(block)
+                ):
                     item.dominance_violations.append(use)
         if op.regions:
             isolated = op.name in ISOLATED_FROM_ABOVE
             checks_dominance = op.name in SSACFG_REGIONS
+            opaque = skimmed or not knows_scoping(op.name)
             for region in reversed(op.regions):
-                work.append((_ENTER, None, _Scope(scope, isolated, region, checks_dominance)))
+                inner = _Scope(
+                    scope, isolated, region, checks_dominance, skimmed=skimmed, opaque=opaque
+                )
+                work.append((_ENTER, None, inner))
 
 
-def _implicit_argument(op: Operation, use: Use) -> Value:
-    """Turn an unresolved name in a fallback op's header into a region argument."""
-    entry = op.regions[0].blocks[0]
+class _Reachability:
+    """Which blocks of a region control can reach from its entry block. MLIR does
+    not check dominance in unreachable blocks (`%a = arith.addi %a, %c` is valid
+    there)."""
+
+    __slots__ = ("_reached",)
+
+    def __init__(self) -> None:
+        self._reached: dict[int, set[int]] = {}
+
+    def reachable(self, block: Block) -> bool:
+        region = block.parent_region
+        if region is None or len(region.blocks) < 2 or block is region.blocks[0]:
+            return True
+        reached = self._reached.get(id(region))
+        if reached is None:
+            reached = self._reached[id(region)] = _reached_blocks(region)
+        return id(block) in reached
+
+
+def _reached_blocks(region: Region) -> set[int]:
+    """ids of the blocks reached from the entry through the block names their
+    operations mention (successors, in any syntax)."""
+    by_label = {b.label: b for b in region.blocks if b.label is not None}
+    reached = {id(region.blocks[0])}
+    pending = [region.blocks[0]]
+    while pending:
+        block = pending.pop()
+        for op in block.operations:
+            for label in _mentioned_blocks(op):
+                target = by_label.get(label)
+                if target is not None and id(target) not in reached:
+                    reached.add(id(target))
+                    pending.append(target)
+    return reached
+
+
+def _mentioned_blocks(op: Operation) -> list[str]:
+    """`^name`s written in an op's own syntax (not in its regions)."""
+    if op.node is None:
+        return []
+    found = []
+    stack = [op.node]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind == "block_id":
+            found.append(text(node))
+        elif kind not in ("region", "block", "region_list"):
+            stack.extend(node.named_children)
+    return found
+
+
+def _implicit_argument(op: Operation, use: Use) -> None:
+    """Turn an unresolved name in a skimmed op's header into an argument of the
+    region that follows it (`case %it, _ {`: the region after the name); a name
+    given again for the same region means that argument."""
+    region = next((r for r in op.regions if r.span.start_byte > use.span.start_byte), None)
+    if region is None or not region.blocks:
+        return
+    entry = region.blocks[0]
     op.operands = [u for u in op.operands if u is not use]
-    value = Value(
-        use.name, use.span, None, "argument", owner_block=entry, arg_number=len(entry.arguments)
+    for argument in entry.arguments:
+        if argument.name == use.name:
+            use.value = argument
+            argument.uses.append(use)
+            return
+    entry.arguments.append(
+        Value(
+            use.name, use.span, None, "argument", owner_block=entry, arg_number=len(entry.arguments)
+        )
     )
-    entry.arguments.append(value)
-    return value
 
 
 def _defined_after(

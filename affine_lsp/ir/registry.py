@@ -32,6 +32,11 @@ SSACFG_REGIONS = frozenset(
         "scf.while",
         "scf.parallel",
         "scf.execute_region",
+        "scf.forall",
+        "scf.index_switch",
+        "scf.reduce",
+        "gpu.launch",
+        "linalg.generic",
     }
 )
 
@@ -74,6 +79,102 @@ MLIR_DIALECTS = frozenset(
     "omp pdl pdl_interp ptr quant rocdl scf shape shard smt sparse_tensor spirv tensor test "
     "test_dyn test_irdl_to_cpp tosa transform ub vector wasmssa x86vector xegpu xevm".split()
 )
+
+# Ops with regions that are not isolated from above (MLIR 22). With the isolated
+# ones above, the ops whose scoping the model knows; any other op of a dialect
+# mlir-opt registers may be isolated from above (a name used outside may be
+# defined again inside it). Unregistered ops never are.
+NOT_ISOLATED = frozenset(
+    {
+        "affine.for",
+        "affine.if",
+        "affine.parallel",
+        "scf.for",
+        "scf.if",
+        "scf.while",
+        "scf.parallel",
+        "scf.forall",
+        "scf.reduce",
+        "scf.execute_region",
+        "scf.index_switch",
+        "memref.alloca_scope",
+        "memref.generic_atomic_rmw",
+        "linalg.generic",
+        "linalg.map",
+        "linalg.reduce",
+        "tensor.generate",
+        "tensor.pad",
+        "vector.mask",
+        "gpu.launch",
+        "transform.sequence",
+        "transform.named_sequence",
+    }
+)
+
+
+def knows_scoping(name: str) -> bool:
+    """Whether the model knows if the regions of op `name` see the values above it."""
+    if name in ISOLATED_FROM_ABOVE or name in NOT_ISOLATED:
+        return True
+    return "." not in name or name.split(".", 1)[0] not in MLIR_DIALECTS
+
+
+# Pure ops (no memory effects, always speculatable) that can produce an index
+# (MLIR 22). The result of a pure op whose operands are all valid symbols is a
+# valid symbol (MLIR 22's isValidSymbol; the affine dialect's document does not
+# list this rule).
+PURE_OPS = frozenset(
+    [
+        f"arith.{n}"
+        for n in (
+            "addi subi muli andi ori xori shli shrsi shrui maxsi maxui minsi minui remsi remui "
+            "floordivsi index_cast index_castui select constant"
+        ).split()
+    ]
+    + [
+        f"index.{n}"
+        for n in (
+            "add sub mul maxs maxu mins minu shl shrs shru and or xor casts castu constant sizeof"
+        ).split()
+    ]
+    + [f"math.{n}" for n in "absi ctlz cttz ctpop ipowi".split()]
+    + [f"affine.{n}" for n in "apply min max linearize_index delinearize_index".split()]
+    + [
+        f"gpu.{n}"
+        for n in (
+            "thread_id block_id block_dim grid_dim lane_id subgroup_id num_subgroups subgroup_size "
+            "global_id cluster_id cluster_dim cluster_block_id cluster_dim_blocks"
+        ).split()
+    ]
+    + ["vector.vscale", "ub.poison"]
+)
+# Divisions that are speculatable (hence pure) only by a constant divisor that is
+# not 0 (nor -1 for the signed ones).
+PURE_WITH_CONSTANT_DIVISOR = {
+    "arith.divsi": (0, -1),
+    "arith.ceildivsi": (0, -1),
+    "arith.divui": (0,),
+    "arith.ceildivui": (0,),
+}
+# Ops known to have memory effects or not to be speculatable.
+IMPURE_OPS = frozenset(
+    {
+        "memref.load",
+        "affine.load",
+        "memref.atomic_rmw",
+        "memref.generic_atomic_rmw",
+        "func.call",
+        "func.call_indirect",
+        "index.divs",
+        "index.divu",
+        "index.ceildivs",
+        "index.ceildivu",
+        "index.floordivs",
+        "index.rems",
+        "index.remu",
+    }
+)
+
 
 # Ops whose results are valid symbols when built from constants.
 CONSTANT_OPS = frozenset({"arith.constant", "index.constant", "llvm.mlir.constant", "tosa.const"})

@@ -275,8 +275,8 @@ def layout_text(layout: Node, rank: int | None) -> str | None:
 
         layout_map = map_from_node(layout)
         canonical = AffineMap(layout_map.num_dims, layout_map.num_symbols, layout_map.results)
-        if canonical == identity_map(rank if rank is not None else -1):
-            return None
+        if canonical.is_identity and canonical.num_dims == (rank if rank is not None else -1):
+            return None  # MLIR drops it (symbols or not)
         return f"affine_map<{canonical}>"
     return _normalize(text(layout))
 

@@ -97,11 +97,27 @@ FUSION_PLANNING = Budget(max_operations=600_000, time_limit=0.25)
 it are offered without their cost and analysed when chosen. The operation cap (about
 a fifth of a second) keeps one long isl call from overrunning the time much."""
 
+REFACTORING_ANCHORS = 200
+"""Loops of one top-level item whose refactorings are planned ahead (outermost
+first); others are planned when asked for."""
+
 ACTION_RESOLVE_SECONDS = 10.0
 """Computing one chosen code action (in the server: in its worker thread)."""
 
+FUSE_ALL_ORDERS = 8
+"""Greedy runs `fuse --all` may make per function while searching the order of its
+fusions (the first run included)."""
+
+FUSE_ALL_EVALUATIONS = 200
+"""Pair fusions the order search may analyse afresh per function, beyond the first
+run's (cached answers are free; it also stops after as many as the first run
+analysed, or 10); no new run starts past it."""
+
 FUZZ_HOVER = Budget(max_operations=200_000, time_limit=0.2)
 """Hover data in the fuzz harness."""
+
+FUZZ_PICTURE = Budget(max_operations=1_000_000, time_limit=0.3)
+"""A picture of an iteration space in the fuzz harness."""
 
 FUZZ_RESOLVE_SECONDS = 1.0
 """A chosen fusion in the fuzz harness."""
@@ -110,10 +126,43 @@ FUZZ_ANALYSIS_SECONDS = 1.0
 """What the long fuzz run (benchmarks/fuzz.py) allows the analysis of a document of
 at most 100 KB; reported by the benchmark, never decided in a test."""
 
-FUSE_ALL_ORDERS = 8
-"""Greedy runs `fuse --all` may make per function while searching the order of its
-fusions (the first run included)."""
+TRANSFORM = Budget(max_operations=30_000_000, time_limit=5.0)
+"""One loop transformation applied and proven (CLI and chosen code actions)."""
 
-FUSE_ALL_EVALUATIONS = 200
-"""Legality questions (pair fusions, dead nests) the order search may ask afresh per
-function, beyond the first run's (cached answers are free); no new run starts past it."""
+TRANSFORM_PLANNING = Budget(max_operations=1_500_000, time_limit=0.1)
+"""The legality of every loop transformation offered at one cursor position (the
+dependences of the nest, checked once per transformation); what is not decided
+within it is decided when the action is chosen."""
+
+FUZZ_TRANSFORM_PLANNING = Budget(max_operations=300_000, time_limit=0.1)
+"""Loop transformation actions at one position in the fuzz harness."""
+
+FUZZ_TRANSFORM = Budget(max_operations=3_000_000, time_limit=FUZZ_RESOLVE_SECONDS)
+"""A chosen loop transformation in the fuzz harness."""
+
+DRAW = Budget(max_operations=20_000_000, time_limit=10.0)
+"""One picture of an iteration space on the command line (`affine-lsp draw`)."""
+
+HOVER_PICTURE = Budget(max_operations=1_000_000, time_limit=0.03)
+"""The picture in a loop hover: points, `affine.if` marks and dependence arrows. When
+the dependences do not fit, the points are drawn without them."""
+
+
+@dataclass(frozen=True)
+class PictureLimits:
+    """How much a picture of an iteration space shows: above `points` integer points
+    it is sampled on a coarser lattice (and says so); 3-D and deeper spaces get one
+    panel per value of the outer loops, at most `panels`; at most `arrows` dependence
+    arrows (more are thinned, and it says so)."""
+
+    points: int
+    panels: int
+    arrows: int
+
+
+DRAW_LIMITS = PictureLimits(points=4096, panels=64, arrows=8192)
+"""`affine-lsp draw`."""
+
+HOVER_PICTURE_LIMITS = PictureLimits(points=1024, panels=16, arrows=256)
+"""The picture in a hover: a 32×32 nest has all its points drawn, and the arrows from
+enough of them to show the directions while the image stays small."""

@@ -74,7 +74,7 @@ def _pretty(relation: isl.Map, a: Statement, b: Statement) -> str:
             renamed = renamed.set_dim_name(kind, position, name)
         renamed = renamed.reset_tuple_id(kind)
     for position in range(renamed.dim(isl.dim_type.param)):
-        name = renamed.get_dim_name(isl.dim_type.param, position)
+        name = renamed.get_dim_name(isl.dim_type.param, position) or ""
         renamed = renamed.set_dim_name(isl.dim_type.param, position, exact_to_source(name))
     return str(renamed.coalesce())
 
@@ -109,19 +109,36 @@ def _direction(deltas: isl.Set, position: int) -> tuple[int | None, str]:
     return distance, names.get(signs, "*")
 
 
-def _pair(a: Statement, b: Statement, window: Window) -> list[Dependence]:
-    found = []
+def relations(
+    a: Statement, b: Statement, context: isl.Set | None = None
+) -> list[tuple[str, Statement, Statement, isl.Map]]:
+    """(kind, source, target, relation) for two statements of one window, both ways:
+    the relation takes each instance of `source` to the later instances of `target`
+    that touch the same element (at least one of the two writing). Empty relations
+    are left out. `context` (a parameter set) restricts the symbols first."""
     if a.array != b.array or not (a.is_write or b.is_write):
-        return found
-    same = a.access.apply_range(b.access.reverse())
+        return []
+    access_a, access_b = a.access, b.access
+    if context is not None:
+        access_a = access_a.intersect_params(context)
+        access_b = access_b.intersect_params(context)
+    same = access_a.apply_range(access_b.reverse())
     assert a.schedule is not None and b.schedule is not None
     directions = [(a, b, same.intersect(a.schedule.lex_lt_map(b.schedule)))]
     if a is not b:
         directions.append((b, a, same.reverse().intersect(b.schedule.lex_lt_map(a.schedule))))
+    found: list[tuple[str, Statement, Statement, isl.Map]] = []
     for source, target, relation in directions:
         if relation.is_empty():
             continue
         kind = "WAW" if source.is_write and target.is_write else "RAW" if source.is_write else "WAR"
+        found.append((kind, source, target, relation))
+    return found
+
+
+def _pair(a: Statement, b: Statement, window: Window) -> list[Dependence]:
+    found: list[Dependence] = []
+    for kind, source, target, relation in relations(a, b):
         loops = _common_loops(source, target)
         deltas_map = relation
         deltas_map = deltas_map.project_out(

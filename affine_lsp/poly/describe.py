@@ -67,14 +67,23 @@ def describe_loop(
         outer_levels, _ = enclosing_levels(op)
         outer = context.builder.build(outer_levels)
         full = context.builder.build([*outer_levels, Level(op)])
-        assert full.set is not None
-        domain = context.session.run(lambda: _clean(full.set))
+        full_set = full.set
+        assert full_set is not None
+        domain = context.session.run(lambda: _clean(full_set))
+        builder, scope = context.builder, outer.scope
         if isinstance(op, AffineForOp):
-            counts = [_trip_count(context, outer, op.lower, op.upper, op.step, True)]
+            lows, highs = builder.bound_terms(op.lower, scope), builder.bound_terms(op.upper, scope)
+            counts = [_trip_count(context, outer, lows, highs, op.step)]
             step = str(op.step)
         else:
             counts = [
-                _trip_count(context, outer, lower, upper, step, False)
+                _trip_count(
+                    context,
+                    outer,
+                    builder.parallel_terms(lower, scope),
+                    builder.parallel_terms(upper, scope),
+                    step,
+                )
                 for lower, upper, step in zip(
                     op.lower, op.upper, op.steps or [1] * len(op.lower), strict=False
                 )
@@ -85,14 +94,10 @@ def describe_loop(
         return Unknown(error.reason)
 
 
-def _trip_count(context: _Context, outer: Domain, lower, upper, step, is_for: bool) -> str:
-    builder = context.builder
-    if is_for:
-        lows = builder.bound_terms(lower, outer.scope)
-        highs = builder.bound_terms(upper, outer.scope)
-    else:
-        lows = builder.parallel_terms(lower, outer.scope)
-        highs = builder.parallel_terms(upper, outer.scope)
+def _trip_count(
+    context: _Context, outer: Domain, lows: list[Term], highs: list[Term], step: int | None
+) -> str:
+    """The trip count of a loop (or of one dimension of an affine.parallel) over `outer`."""
     if not step or step < 1:
         raise NotAffine("loop step must be a positive integer")
     start, end = minmax("max", lows), minmax("min", highs)
@@ -105,8 +110,9 @@ def _trip_count(context: _Context, outer: Domain, lower, upper, step, is_for: bo
     text = f"[{', '.join(sorted(params))}] -> {{ [{', '.join(outer.dims)}] -> [({count})] }}"
     session = context.session
     piecewise = session.run(lambda: isl.PwAff.read_from_str(session.ctx, text))
-    assert outer.set is not None
-    piecewise = session.run(lambda: piecewise.gist(outer.set).coalesce())
+    outer_set = outer.set
+    assert outer_set is not None
+    piecewise = session.run(lambda: piecewise.gist(outer_set).coalesce())
     pieces: list[isl.Aff] = []
     session.run(lambda: piecewise.foreach_piece(lambda _s, aff: pieces.append(aff)))
     if len(pieces) == 1:
@@ -128,9 +134,10 @@ def describe_access(
         levels, _ = enclosing_levels(op)
         domain = context.builder.build(levels)
         relation = access_relation(context.session, context.resolver, domain, op)
-        assert domain.set is not None
+        domain_set = domain.set
+        assert domain_set is not None
         footprint = context.session.run(
-            lambda: _clean(relation.intersect_domain(domain.set).range())
+            lambda: _clean(relation.intersect_domain(domain_set).range())
         )
         return AccessDescription(_pretty_relation(relation), footprint)
     except PolyError as error:
@@ -229,9 +236,12 @@ def _pretty_relation(relation: isl.Map) -> str:
         return str(relation)
     space = relation.get_space()
     params = [
-        space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param))
+        space.get_dim_name(isl.dim_type.param, k) or ""
+        for k in range(space.dim(isl.dim_type.param))
     ]
-    dims = [space.get_dim_name(isl.dim_type.in_, k) for k in range(space.dim(isl.dim_type.in_))]
+    dims = [
+        space.get_dim_name(isl.dim_type.in_, k) or "" for k in range(space.dim(isl.dim_type.in_))
+    ]
     array = relation.get_tuple_name(isl.dim_type.out) or ""
     prefix = f"[{', '.join(params)}] -> " if params else ""
     return f"{prefix}{{ [{', '.join(dims)}] -> {array}[{', '.join(outputs)}] }}"
@@ -247,8 +257,8 @@ def describe_condition(
         context = _Context(model, budget)
         levels, _ = enclosing_levels(op)
         outer = context.builder.build(levels)
-        then_domain = context.builder.build([*levels, Level(op, 0)])
-        assert then_domain.set is not None
+        then_set = context.builder.build([*levels, Level(op, 0)]).set
+        assert then_set is not None
         integer_set = context.resolver.integer_set(op.condition)
         parts = context.resolver.set_constraints(integer_set, op.dims, op.symbols, outer.scope)
         params = set(outer.params)
@@ -262,7 +272,7 @@ def describe_condition(
         )
         return ConditionDescription(
             context.session.run(lambda: _clean(raw)),
-            context.session.run(lambda: _clean(then_domain.set)),
+            context.session.run(lambda: _clean(then_set)),
         )
     except PolyError as error:
         return Unknown(error.reason)

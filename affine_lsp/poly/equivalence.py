@@ -84,7 +84,10 @@ def _last_writes(window: Window, finals: isl.UnionMap) -> tuple[isl.UnionMap, is
     return dependence, finals.domain().subtract(dependence.range())
 
 
-def _flow(window: Window, finals: isl.UnionMap):
+Flow = tuple[isl.UnionMap, isl.UnionSet, isl.UnionSet]
+
+
+def _flow(window: Window, finals: isl.UnionMap) -> Flow:
     """(must dependences write -> read, reads with no source, all reads) of the
     window's reads and the final reads `finals`."""
     reads = window.reads()
@@ -104,7 +107,7 @@ def _accesses(window: Window, arrays: set[str]) -> isl.UnionMap:
     )
 
 
-def _original_flow(original: Window, live: set[str]):
+def _original_flow(original: Window, live: set[str]) -> tuple[dict[str, isl.Set], Flow]:
     """The original's dataflow (cached on the window: it is the same for every candidate)."""
     cache = original.__dict__.setdefault("_flows", {})
     key = frozenset(live)

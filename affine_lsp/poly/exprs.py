@@ -71,7 +71,8 @@ def _binary(op: str, lhs: Term, rhs: Term) -> Term:
         if lhs.value is None and rhs.value is None:
             raise NotAffine("product of two non-constant expressions")
         constant, other = (lhs, rhs) if lhs.value is not None else (rhs, lhs)
-        return Term(f"{constant.paren()}*{other.paren()}", None, params)
+        # isl reads `-1*x` but not `(-1)*x`.
+        return Term(f"{constant.value}*{other.paren()}", None, params)
     if rhs.value is None or rhs.value <= 0:
         raise NotAffine(f"'{op}' by a non-constant or non-positive divisor")
     divisor = rhs.value
@@ -132,9 +133,9 @@ def minmax(kind: str, terms: Sequence[Term]) -> Term:
         raise NotAffine("empty bound")
     if len(terms) == 1:
         return terms[0]
-    values = [t.value for t in terms]
-    if all(v is not None for v in values):
-        return Term.const(min(values) if kind == "min" else max(values))  # type: ignore[type-var]
+    values = [t.value for t in terms if t.value is not None]
+    if len(values) == len(terms):
+        return Term.const(min(values) if kind == "min" else max(values))
     return Term(f"{kind}({', '.join(t.text for t in terms)})", None, _combine(*terms), atomic=True)
 
 
@@ -287,7 +288,7 @@ class Resolver:
                 operands = [u.value for u in op.operands]
                 if len(operands) != 2 or any(v is None for v in operands):
                     raise NotAffine(f"'{value.display_name}' has unexpected operands")
-                lhs, rhs = (memo[id(v)] for v in operands)  # type: ignore[arg-type]
+                lhs, rhs = (memo[id(v)] for v in operands)
                 return _binary(_ARITH[op.name], lhs, rhs)
         if inside:
             what = "a loop-carried value" if value.role == "iter_arg" else "not affine"
@@ -301,8 +302,8 @@ class Resolver:
             raise NotAffine(f"{op.name} has an undefined operand")
         if len(op.dims) != affine_map.num_dims or len(op.symbols) != affine_map.num_symbols:
             raise NotAffine(f"{op.name}: operand count does not match the map")
-        dims = [memo[id(u.value)] for u in op.dims]  # type: ignore[arg-type]
-        symbols = [memo[id(u.value)] for u in op.symbols]  # type: ignore[arg-type]
+        dims = [memo[id(u.value)] for u in op.dims]
+        symbols = [memo[id(u.value)] for u in op.symbols]
         results = [compile_expr(r, dims, symbols) for r in affine_map.results]
         if op.name == "affine.apply":
             if len(results) != 1:

@@ -9,11 +9,15 @@ public entry points turn into `Unknown(reason)`; callers treat that conservative
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import islpy as isl
 
 from affine_lsp.poly.budgets import DEFAULT, Budget, deadline_after, past
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,7 @@ class IslSession:
         except isl.Error as error:
             raise self.failure(error, "a relation") from None
 
-    def run(self, thunk, what: str = "a polyhedral operation"):
+    def run(self, thunk: Callable[..., T], what: str = "a polyhedral operation") -> T:
         """Call `thunk()` translating isl errors into `PolyError`s."""
         self.check_time()
         try:

@@ -1,81 +1,221 @@
-"""LSP handlers: each translates a request into a call of the `ide` layer and its
-plain result back into LSP types. Nothing here computes anything itself."""
+"""Every LSP method the server handles, in one table.
+
+A row names the method (or command), the handler function, the registration
+options, and a typical message and result, which the warm-up (`warmup.py`)
+converts once before serving. The fuzz stages (`testing/editor_stages.py`) read
+the table too; `tests/server/test_handlers.py` checks that each row is warmed up
+and fuzzed (or says why not). Adding a request: write the handler (a function
+`(ls, params)` decorated with `guarded`), add its row.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 from lsprotocol import types
 
-from affine_lsp.server.guard import guarded
+from affine_lsp.server import code_actions, features, lifecycle
+from affine_lsp.server.check_workspace import CHECK_WORKSPACE, check_workspace
 from affine_lsp.server.server import AffineLanguageServer
-from affine_lsp.syntax import ContentChange
+from affine_lsp.server.tokens import LEGEND
+
+REQUEST = "request"
+NOTIFICATION = "notification"
+COMMAND = "command"  # a `workspace/executeCommand` command
 
 
-def _changes(params: types.DidChangeTextDocumentParams) -> list[ContentChange]:
-    changes = []
-    for change in params.content_changes:
-        range_ = getattr(change, "range", None)
-        if range_ is None:
-            changes.append(ContentChange(change.text))
-        else:
-            changes.append(
-                ContentChange(
-                    change.text,
-                    (
-                        (range_.start.line, range_.start.character),
-                        (range_.end.line, range_.end.character),
-                    ),
-                )
+@dataclass(frozen=True)
+class Handler:
+    """One row: a method, its handler, and what the warm-up converts for it."""
+
+    method: str
+    function: Callable
+    example: Any  # the params of a typical message (a command's arguments)
+    result: Callable[[], Any] | None = None  # a typical result (None: plain JSON or none)
+    options: Any = None  # registration options
+    kind: str = REQUEST
+
+
+# Typical messages and results -----------------------------------------------------
+
+_URI = "file:///warm-up.mlir"
+_DOCUMENT = {"uri": _URI}
+_POSITION = {"line": 0, "character": 0}
+_RANGE = {"start": _POSITION, "end": _POSITION}
+_AT = {"textDocument": _DOCUMENT, "position": _POSITION}
+_IN = {"textDocument": _DOCUMENT, "range": _RANGE}
+
+
+def _range() -> types.Range:
+    return types.Range(
+        start=types.Position(line=0, character=0), end=types.Position(line=0, character=1)
+    )
+
+
+def _locations() -> list[types.Location]:
+    return [types.Location(uri=_URI, range=_range())]
+
+
+def _edit() -> types.WorkspaceEdit:
+    identifier = types.OptionalVersionedTextDocumentIdentifier(uri=_URI, version=1)
+    return types.WorkspaceEdit(
+        document_changes=[
+            types.TextDocumentEdit(
+                text_document=identifier, edits=[types.TextEdit(range=_range(), new_text="x")]
             )
-    return changes
+        ]
+    )
 
 
-def register_sync(server: AffineLanguageServer) -> None:
-    """Lifecycle, document synchronisation and settings."""
+def _hover() -> types.Hover:
+    value = types.MarkupContent(kind=types.MarkupKind.Markdown, value="x")
+    return types.Hover(contents=value, range=_range())
 
-    @server.feature(types.INITIALIZE)
-    @guarded()
-    def initialize(ls: AffineLanguageServer, params: types.InitializeParams) -> None:
-        ls.negotiate_encoding(params.capabilities)
-        ls.apply_settings(params.initialization_options)
 
-    @server.feature(types.INITIALIZED)
-    @guarded()
-    async def initialized(ls: AffineLanguageServer, params: types.InitializedParams) -> None:
-        await ls.pull_settings()
+def _tokens() -> types.SemanticTokens:
+    return types.SemanticTokens(data=[0, 0, 1, 0, 0])
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    @guarded()
-    async def did_change_configuration(
-        ls: AffineLanguageServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        if ls.client_supports("workspace.configuration"):
-            await ls.pull_settings()
+
+def _inlay_hints() -> list[types.InlayHint]:
+    return [types.InlayHint(position=_range().start, label="x", kind=types.InlayHintKind.Type)]
+
+
+def _completions() -> types.CompletionList:
+    item = types.CompletionItem(
+        label="x",
+        kind=types.CompletionItemKind.Variable,
+        text_edit=types.TextEdit(range=_range(), new_text="x"),
+        insert_text_format=types.InsertTextFormat.Snippet,
+    )
+    return types.CompletionList(is_incomplete=False, items=[item])
+
+
+def _code_actions() -> list[types.CodeAction]:
+    diagnostic = types.Diagnostic(range=_range(), message="m", code="c", source="s")
+    action = types.CodeAction(
+        title="x",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        edit=_edit(),
+        disabled=types.CodeActionDisabled(reason="r"),
+        data={"id": "0"},
+    )
+    return [action]
+
+
+# The table ---------------------------------------------------------------------------
+
+HANDLERS: tuple[Handler, ...] = (
+    Handler(
+        types.INITIALIZE,
+        lifecycle.initialize,
+        {"processId": None, "rootUri": None, "capabilities": {}},
+    ),
+    Handler(types.INITIALIZED, lifecycle.initialized, {}, kind=NOTIFICATION),
+    Handler(types.SHUTDOWN, lifecycle.shutdown, None),
+    Handler(
+        types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+        lifecycle.did_change_configuration,
+        {"settings": {}},
+        kind=NOTIFICATION,
+    ),
+    Handler(
+        types.TEXT_DOCUMENT_DID_OPEN,
+        lifecycle.did_open,
+        {"textDocument": {**_DOCUMENT, "languageId": "mlir", "version": 1, "text": ""}},
+        kind=NOTIFICATION,
+    ),
+    Handler(
+        types.TEXT_DOCUMENT_DID_CHANGE,
+        lifecycle.did_change,
+        {
+            "textDocument": {**_DOCUMENT, "version": 2},
+            "contentChanges": [{"range": _RANGE, "text": " "}, {"text": ""}],
+        },
+        kind=NOTIFICATION,
+    ),
+    Handler(
+        types.TEXT_DOCUMENT_DID_CLOSE,
+        lifecycle.did_close,
+        {"textDocument": _DOCUMENT},
+        kind=NOTIFICATION,
+    ),
+    Handler(types.TEXT_DOCUMENT_HOVER, features.hover_request, _AT, _hover),
+    Handler(features.ITERATION_DOMAIN, features.iteration_domain, _AT),
+    Handler(types.TEXT_DOCUMENT_DEFINITION, features.definition, _AT, _locations),
+    Handler(
+        types.TEXT_DOCUMENT_REFERENCES,
+        features.references,
+        {**_AT, "context": {"includeDeclaration": True}},
+        _locations,
+    ),
+    Handler(
+        types.TEXT_DOCUMENT_PREPARE_RENAME,
+        features.prepare_rename,
+        _AT,
+        lambda: types.PrepareRenamePlaceholder(range=_range(), placeholder="x"),
+    ),
+    # (pygls announces prepareProvider, as prepareRename is registered too)
+    Handler(types.TEXT_DOCUMENT_RENAME, features.rename, {**_AT, "newName": "x"}, _edit),
+    Handler(
+        types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, features.document_symbol, {"textDocument": _DOCUMENT}
+    ),
+    Handler(types.TEXT_DOCUMENT_FOLDING_RANGE, features.folding_range, {"textDocument": _DOCUMENT}),
+    Handler(
+        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
+        features.semantic_tokens,
+        {"textDocument": _DOCUMENT},
+        _tokens,
+        options=LEGEND,
+    ),
+    Handler(
+        types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE,
+        features.semantic_tokens_range,
+        _IN,
+        _tokens,
+        options=LEGEND,
+    ),
+    Handler(types.TEXT_DOCUMENT_INLAY_HINT, features.inlay_hint, _IN, _inlay_hints),
+    Handler(
+        types.TEXT_DOCUMENT_COMPLETION,
+        features.completion_request,
+        _AT,
+        _completions,
+        options=types.CompletionOptions(trigger_characters=features.COMPLETION_TRIGGERS),
+    ),
+    Handler(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        code_actions.code_action,
+        {
+            **_IN,
+            "context": {"diagnostics": [{"range": _RANGE, "message": "m"}], "only": ["quickfix"]},
+        },
+        _code_actions,
+        options=code_actions.CODE_ACTION_OPTIONS,
+    ),
+    Handler(
+        types.CODE_ACTION_RESOLVE,
+        code_actions.resolve_code_action,
+        {"title": "t", "data": {"id": "0"}},
+        lambda: types.CodeAction(title="x", edit=_edit()),
+    ),
+    Handler(CHECK_WORKSPACE, check_workspace, [_URI], kind=COMMAND),
+)
+
+
+def register(server: AffineLanguageServer) -> None:
+    """Register every handler of the table with the server."""
+    for row in HANDLERS:
+        if row.kind == COMMAND:
+            server.command(row.method)(row.function)
         else:
-            ls.apply_settings(params.settings)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    @guarded()
-    def did_open(ls: AffineLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        document = params.text_document
-        ls.open(document.uri, document.text, document.version)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    @guarded()
-    def did_change(ls: AffineLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        document = params.text_document
-        ls.change(document.uri, document.version, _changes(params))
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    @guarded()
-    def did_close(ls: AffineLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.close(params.text_document.uri)
+            server.feature(row.method, row.options)(row.function)
 
 
 def create_server() -> AffineLanguageServer:
     """A server with every handler registered."""
-    from affine_lsp.server.features import register_features
-
     server = AffineLanguageServer()
-    register_sync(server)
-    register_features(server)
+    register(server)
     return server

@@ -1,9 +1,16 @@
-"""The pygls protocol, with text synchronisation taken away from pygls's workspace.
+"""The pygls protocol, and the one module that uses pygls's private names.
 
-pygls keeps its own copy of every open document and re-splits the whole text
-on each change. The server keeps its own incremental `SourceDocument` instead,
-so the built-in open/change/close handlers here only hand the notification to
-the server's handler and never touch pygls's workspace.
+Document sync is taken away from pygls's workspace: pygls keeps its own copy of
+every open document and re-splits the whole text on each change, while the
+server keeps its own incremental `SourceDocument`; the open/change/close
+handlers here only hand the notification to the server's handler.
+
+Beyond that, a few things need pygls internals (`PYGLS_INTERNALS`): large
+results and diagnostics are written as plain JSON without cattrs, a request
+whose params cannot be read gets an error answer, and the converters are warmed
+up before serving. They are used here and nowhere else; pyproject.toml pins
+pygls to the range they were tested with, and
+`tests/server/test_pygls_internals.py` fails if any of them changes.
 """
 
 from __future__ import annotations
@@ -11,11 +18,26 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol, lsp_method
+
+logger = logging.getLogger("affine_lsp.server")
+
+PYGLS_INTERNALS = {
+    "LanguageServerProtocol._send_response": "write a RawResult without cattrs",
+    "LanguageServerProtocol._result_types": "forget a request's result type once answered",
+    "LanguageServerProtocol._send_data": "write plain JSON notifications and results",
+    "LanguageServerProtocol._include_headers": "frame a pre-encoded result",
+    "LanguageServerProtocol._converter": "convert sample results at warm-up",
+    "LanguageServerProtocol.structure_message": "answer unreadable requests; warm-up",
+    "LanguageServerProtocol.fm.features": "forward sync notifications to our handlers",
+    "log 'Unable to deserialize message'": "shorten pygls's log of malformed messages",
+}
+"""What of pygls this module relies on beyond its documented API, and why."""
 
 
 class RawResult:
@@ -91,3 +113,36 @@ class AffineProtocol(LanguageServerProtocol):
         objects costs more than computing them.
         """
         self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+
+    # -- warm-up ---------------------------------------------------------------------
+
+    def read_as_pygls(self, message: dict[str, Any]) -> Any:
+        """Read (structure) a message as pygls does, without answering failures."""
+        return LanguageServerProtocol.structure_message(self, message)
+
+    def write_as_pygls(self, method: str, result: Any) -> Any:
+        """Convert a result of `method` to JSON data as pygls would send it."""
+        response_type = self.get_result_type(method)
+        if response_type is None:
+            return None
+        return self._converter.unstructure(response_type(id=0, result=result, jsonrpc="2.0"))
+
+
+def answers_are_not_errors(record: logging.LogRecord) -> bool:
+    """A log filter: drop pygls's tracebacks for the error answers the server chose
+    to send ("nothing to rename here", "the document changed", ...) and shorten
+    those for malformed messages: they are answers, not failures (unexpected
+    exceptions are still logged with their tracebacks)."""
+    if not record.name.startswith("pygls"):
+        return True
+    error = record.exc_info[1] if record.exc_info else None
+    if isinstance(error, JsonRpcException):
+        return False
+    if record.getMessage().startswith("Unable to deserialize message"):
+        # A client's malformed message: answered with InvalidParams; one line says it.
+        details = [line.strip(" |") for line in record.getMessage().splitlines()]
+        last = next((line for line in reversed(details) if line), "")
+        record.msg, record.args = f"Unable to deserialize a message (answered): {last}", ()
+        record.exc_info = record.exc_text = None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+    return True

@@ -10,13 +10,14 @@ before the cancellation is kept.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
@@ -26,9 +27,10 @@ from pygls.lsp.server import LanguageServer
 from affine_lsp import __version__
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.folding import FoldingCache
-from affine_lsp.ide.settings import SECTION, Settings, parse_settings
+from affine_lsp.ide.settings import SECTION, Settings, hover_pictures, parse_settings
 from affine_lsp.server.convert import diagnostic_data
 from affine_lsp.server.outline import OutlineCache
+from affine_lsp.server.planner import Planner
 from affine_lsp.server.protocol import AffineProtocol
 from affine_lsp.syntax import ContentChange
 
@@ -65,8 +67,29 @@ class OpenDocument:
     folding: FoldingCache = field(default_factory=FoldingCache, repr=False)
 
 
+class ResolveTable:
+    """Code actions to resolve, by the id their LSP action carries, with the open
+    document and version they were made for (the most recent `size`)."""
+
+    def __init__(self, size: int = 200) -> None:
+        self._size = size
+        self._ids = itertools.count()
+        self._entries: OrderedDict[str, tuple[OpenDocument, int | None, Any]] = OrderedDict()
+
+    def add(self, open_document: OpenDocument, action: Any) -> str:
+        key = str(next(self._ids))
+        self._entries[key] = (open_document, open_document.version, action)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+        return key
+
+    def get(self, key: str) -> tuple[OpenDocument, int | None, Any] | None:
+        return self._entries.get(key)
+
+
 class AffineLanguageServer(LanguageServer):
-    """pygls server holding the open documents (the handlers live in `handlers`)."""
+    """pygls server holding the open documents (the handlers are listed in
+    `handlers.HANDLERS`)."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -77,9 +100,9 @@ class AffineLanguageServer(LanguageServer):
         )
         self.documents: dict[str, OpenDocument] = {}
         self.settings = Settings()
-        # Fusion (a dependence analysis) runs here, on document snapshots, so that
-        # the event loop keeps serving edits and requests meanwhile.
-        self.fusion_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fusion")
+        # Refactorings (dependence analyses) are planned in a worker process.
+        self.planner = Planner(self)
+        self.resolvable = ResolveTable()
         self.encoding = "utf-16"
         self._reported: set[str] = set()
 
@@ -109,6 +132,16 @@ class AffineLanguageServer(LanguageServer):
                 return False
         return bool(current)
 
+    def hover_pictures(self) -> bool:
+        """Whether hovers carry pictures (`hover.pictures`; `auto`: the client's Markdown
+        renderer shows images)."""
+        parser = getattr(self.client_markdown(), "parser", None)
+        return hover_pictures(self.settings.hover_pictures, parser)
+
+    def client_markdown(self) -> object:
+        capabilities = getattr(self.protocol, "client_capabilities", None)
+        return getattr(getattr(capabilities, "general", None), "markdown", None)
+
     async def sliced(self, parts: Iterable[T], analysis: DocumentAnalysis) -> AsyncIterator[T]:
         """The items of `parts` (computed from `analysis`'s current document), with a
         turn for the event loop every few milliseconds; ContentModified if the
@@ -132,6 +165,7 @@ class AffineLanguageServer(LanguageServer):
         )
         document = OpenDocument(uri, version, analysis)
         self.documents[uri] = document
+        self.planner.opened(document)
         self.schedule(document)
         return document
 
@@ -142,6 +176,7 @@ class AffineLanguageServer(LanguageServer):
             return
         document.analysis.apply_changes(changes)
         document.version = version
+        self.planner.changed(document, changes)
         self.schedule(document)
 
     def close(self, uri: str) -> None:
@@ -150,6 +185,7 @@ class AffineLanguageServer(LanguageServer):
             return
         if document.task is not None:
             document.task.cancel()
+        self.planner.closed(uri)
         self.affine_protocol.send_notification_data(
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": []}
         )
@@ -179,6 +215,7 @@ class AffineLanguageServer(LanguageServer):
                 await asyncio.sleep(0)
                 slice_start = time.perf_counter()
             self.publish(document)
+            self.planner.analysed(document)
             logger.info(
                 "%s v%s: %d items analysed in %.1f ms",
                 document.uri,
@@ -217,6 +254,8 @@ class AffineLanguageServer(LanguageServer):
         for problem in problems:
             self.report_once(problem, types.MessageType.Warning)
         previous, self.settings = self.settings, settings
+        if settings != previous:
+            self.planner.settings_changed()
         if settings.log_level is not None:
             logging.getLogger("affine_lsp").setLevel(_LOG_LEVELS[settings.log_level])
         if settings.check_options() != previous.check_options():

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
-from affine_lsp.syntax.language import new_parser
+from affine_lsp.syntax.language import new_parser, parser_input
 from affine_lsp.syntax.lines import LineIndex
 
 _LONE_CR = re.compile(rb"\r(?!\n)")
@@ -80,7 +80,7 @@ class SourceDocument:
         self.data = bytearray(data)
         self.lines = LineIndex(self.data)
         self._has_lone_cr = bool(_LONE_CR.search(self.data))
-        self.tree: tree_sitter.Tree = self._parser.parse(bytes(self.data))
+        self.tree: tree_sitter.Tree = self._parser.parse(parser_input(bytes(self.data)))
 
     def snapshot(self) -> SourceDocument:
         """An independent copy of the document as it is now, made without parsing.
@@ -93,7 +93,7 @@ class SourceDocument:
         copy.encoding = self.encoding
         copy._parser = new_parser()
         copy.data = bytearray(self.data)
-        copy.lines = LineIndex(copy.data)
+        copy.lines = self.lines.copy()
         copy._has_lone_cr = self._has_lone_cr
         copy.tree = self.tree.copy()
         return copy
@@ -164,7 +164,7 @@ class SourceDocument:
     def _reparse(self) -> None:
         """Parse the edited text reusing the old tree (see the module docstring for
         what happens where the result has errors)."""
-        data = bytes(self.data)
+        data = parser_input(bytes(self.data))
         tree = self._parser.parse(data, self.tree)
         if tree.root_node.has_error:
             tree = self._reparse_errors(data, tree)

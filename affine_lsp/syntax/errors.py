@@ -137,13 +137,17 @@ def _probe_start(node: tree_sitter.Node, path: list[tree_sitter.Node]) -> int:
     return node.start_byte
 
 
-def _state_after(parser: tree_sitter.Parser, prefix: bytes) -> int | None:
+def _state_after(
+    parser: tree_sitter.Parser, prefix: bytes, token_start: int | None = None
+) -> int | None:
     """The parse state after `prefix`: the state in which its next token is read.
 
     A comment is appended and the prefix parsed on its own. Comments are extras:
     they are valid in every state and never trigger error recovery, so the
     comment's `parse_state` is the state the parser reached at the end of the
-    prefix, whose lookahead set is what the grammar accepts next.
+    prefix, whose lookahead set is what the grammar accepts next. With
+    `token_start` (where the prefix's last token starts), None also when the text
+    before that token did not parse: error recovery then reached a state anyway.
     """
     probe = prefix + b" //\n"
     tree = parser.parse(probe)
@@ -153,7 +157,21 @@ def _state_after(parser: tree_sitter.Parser, prefix: bytes) -> int | None:
         node = node.parent
     if node is None or node.start_byte != at:
         return None
+    if token_start is not None and _error_before(tree.root_node, token_start):
+        return None
     return node.parse_state if node.parse_state > 0 else None
+
+
+def _error_before(root: tree_sitter.Node, at: int) -> bool:
+    """Whether an ERROR node ends at or before byte `at`: the prefix did not parse
+    (error recovery may still reach a state for what follows it)."""
+    stack = [root] if root.has_error else []
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" and node.end_byte <= at:
+            return True
+        stack.extend(c for c in node.children if c.has_error and c.start_byte < at)
+    return False
 
 
 # A spelling of each token class, to try it after a prefix.
@@ -177,11 +195,13 @@ _SAMPLES = {
     "shape": "4x",
 }
 _WORD = re.compile(rb"[\w$.]")
-_MAX_TRIED = 24
+_MAX_TRIED = 48
 
 
-def _viable(parser: tree_sitter.Parser, text: bytes) -> bool:
-    return _state_after(parser, text) is not None
+def _viable(parser: tree_sitter.Parser, prefix: bytes, token: bytes) -> bool:
+    """Whether the grammar accepts `token` after `prefix` (the op's text before it)."""
+    text = _join_token(prefix, token.decode("utf-8", errors="replace"))
+    return _state_after(parser, text, len(text) - len(token)) is not None
 
 
 def _join_token(prefix: bytes, token: str) -> bytes:
@@ -226,7 +246,7 @@ def _failure_point(
         if tokens is None:
             return None, []
         spelling = source[leaf.start_byte : leaf.end_byte].decode("utf-8", errors="replace")
-        if _token_names(spelling) & tokens.keys() and _viable(parser, prefix + spelling.encode()):
+        if _token_names(spelling) & tokens.keys() and _viable(parser, prefix, spelling.encode()):
             continue
         expected = []
         if len(tokens) <= _MAX_TRIED:
@@ -234,7 +254,7 @@ def _failure_point(
                 name
                 for name in tokens
                 if (name in _SAMPLES or not _is_named(name))
-                and _viable(parser, _join_token(prefix, _SAMPLES.get(name, name)))
+                and _viable(parser, prefix, _SAMPLES.get(name, name).encode())
             ]
         return leaf, _expected_names(dict.fromkeys(expected, 0))
     return None, []
@@ -244,11 +264,12 @@ def _failure_point(
 def _anonymous_names() -> frozenset[str]:
     """Spellings of the grammar's keywords and punctuation."""
     language = mlir_language()
-    return frozenset(
+    names = (
         language.node_kind_for_id(i)
         for i in range(language.node_kind_count)
         if not language.node_kind_is_named(i) and language.node_kind_is_visible(i)
     )
+    return frozenset(name for name in names if name is not None)
 
 
 def _is_named(name: str) -> bool:
@@ -291,15 +312,43 @@ def syntax_problems(tree: tree_sitter.Tree, source: bytes | None = None) -> list
     `source` is the text the tree was parsed from (defaults to the tree's own).
     """
     root = tree.root_node
+    unclosed = _unclosed_region(root)
     if not root.has_error:
-        return []  # before `root.text`, which copies the whole source
+        return [unclosed] if unclosed else []  # before `root.text`, which copies the source
     if source is None:
         source = root.text or b""
+    problems: list[SyntaxProblem] = [unclosed] if unclosed else []
+    problems += _error_problems(root, source)
+    return sorted(problems, key=lambda p: p.span.start_byte)
+
+
+def _unclosed_region(root: tree_sitter.Node) -> SyntaxProblem | None:
+    """One "expected '}'" for the regions still open at the end of the input (the
+    grammar closes them with an empty `unclosed_region`), placed after the last
+    token of the innermost one. They lie on the tree's rightmost path."""
+    node, at = root, None
+    while node.child_count:
+        last = node.child(node.child_count - 1)
+        if last.type != "unclosed_region":
+            node = last
+            continue
+        if node.child_count < 2:
+            at = last.start_byte
+            break
+        node = node.child(node.child_count - 2)  # `{` or the region's last operation
+        at = node.end_byte
+    return None if at is None else SyntaxProblem("expected '}'", Span(at, at))
+
+
+def _error_problems(root: tree_sitter.Node, source: bytes) -> list[SyntaxProblem]:
+    """One problem per outermost ERROR node and per MISSING node."""
     problems: list[SyntaxProblem] = []
     cursor = root.walk()
     path: list[tree_sitter.Node] = []  # the ancestors of cursor.node
     while True:
         node = cursor.node
+        if node is None:  # never, for a cursor on a node
+            return problems
         descend = True
         if node.is_missing:
             problem = SyntaxProblem(_missing_message(node), Span.of(node))

@@ -18,3 +18,9 @@ def mlir_language() -> tree_sitter.Language:
 def new_parser() -> tree_sitter.Parser:
     """A fresh parser for MLIR. Parsers are not thread-safe: one per owner."""
     return tree_sitter.Parser(mlir_language())
+
+
+def parser_input(data: bytes) -> bytes:
+    """The bytes the parser reads: NUL bytes, which MLIR skips like whitespace,
+    become spaces (same length: every offset stays the same)."""
+    return data.replace(b"\0", b" ") if b"\0" in data else data

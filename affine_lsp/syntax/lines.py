@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _CHUNK_LINES = 512
@@ -23,7 +23,7 @@ def _line_starts(data: bytes | bytearray, start: int, end: int) -> list[int]:
     return [m.end() for m in _LINE_BREAK.finditer(data, start, end)]
 
 
-def _characters(text: bytes):
+def _characters(text: bytes) -> Iterator[tuple[int, int]]:
     """(byte length, UTF-16 units) of each character of possibly invalid UTF-8.
 
     An invalid byte counts as one character of one unit, as a decoder that
@@ -106,6 +106,16 @@ class LineIndex:
         self._first_lines: list[int] = []
         self._chunks: list[list[int]] = []
         self._store(0, starts, 0)
+
+    def copy(self) -> LineIndex:
+        """An independent copy (chunks are replaced by edits, never changed in place,
+        so the copy shares them)."""
+        copy = object.__new__(LineIndex)
+        copy._length = self._length
+        copy._bases = list(self._bases)
+        copy._first_lines = list(self._first_lines)
+        copy._chunks = list(self._chunks)
+        return copy
 
     # -- construction -------------------------------------------------------
 

@@ -43,8 +43,9 @@ class Span:
         return self.start_byte < end and start < self.end_byte
 
 
-_set_start = Span.start_byte.__set__  # type: ignore[attr-defined]
-_set_end = Span.end_byte.__set__  # type: ignore[attr-defined]
+# The slot descriptors (mypy sees the dataclass fields instead).
+_set_start = Span.start_byte.__set__  # type: ignore[attr-defined,misc]
+_set_end = Span.end_byte.__set__  # type: ignore[attr-defined,misc]
 
 
 def text(node: Node | None) -> str:
@@ -59,7 +60,9 @@ def walk(node: Node) -> Iterator[Node]:
     """All nodes under `node` (inclusive) in document order."""
     cursor = node.walk()
     while True:
-        yield cursor.node
+        current = cursor.node
+        if current is not None:  # always, for a cursor on a node
+            yield current
         if cursor.goto_first_child():
             continue
         while not cursor.goto_next_sibling():
@@ -84,7 +87,7 @@ def first_leaf(node: Node) -> Node:
 
 def previous_leaf(node: Node) -> Node | None:
     """The leaf just before `node` in the tree, or None."""
-    current = node
+    current: Node | None = node
     while current is not None:
         sibling = current.prev_sibling
         if sibling is not None:

@@ -1,16 +1,109 @@
 """Fuzzing stages for the editor features (`affine_lsp.ide`): the incremental
-analysis, and every request at the fuzzer's offsets. Registered in
+analysis, and every request of the server's table (`affine_lsp.server.HANDLERS`)
+at the fuzzer's offsets, through the `ide` call its handler makes. Registered in
 `affine_lsp.testing.fuzz.STAGES`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import suppress
 
-from affine_lsp.ide import completion, folding, hover, inlay_hints, navigation, symbols
+from lsprotocol import types
+
+from affine_lsp.ide import (
+    completion,
+    folding,
+    hover,
+    inlay_hints,
+    navigation,
+    picture,
+    planning,
+    symbols,
+)
 from affine_lsp.ide import semantic_tokens as tokens
 from affine_lsp.ide.analysis import DocumentAnalysis
-from affine_lsp.ide.code_actions import quick_fixes
+from affine_lsp.ide.code_actions import REFACTORINGS, quick_fixes
+from affine_lsp.ide.records import OPERATION
+from affine_lsp.poly import budgets
+from affine_lsp.poly.space import LOOPS
 from affine_lsp.syntax import ContentChange
+
+ITERATION_DOMAIN = "affine-lsp/iterationDomain"
+
+
+def _rename(analysis: DocumentAnalysis, offset: int) -> None:
+    with suppress(navigation.RenameError):
+        navigation.rename(analysis, offset, "renamed")
+
+
+def _code_actions(analysis: DocumentAnalysis, offset: int) -> None:
+    """Quick fixes, and where each refactoring's plan would be looked up (planning
+    itself is the fusion stage's)."""
+    quick_fixes(analysis, offset, offset + 10)
+    record = analysis.record_at(offset)
+    if record is not None and record.kind == OPERATION:
+        planning.anchors_of(analysis, record)
+        for refactoring in REFACTORINGS:
+            planning.designated(analysis, record, refactoring, offset, offset)
+
+
+def _prepare_rename(analysis: DocumentAnalysis, offset: int) -> None:
+    with suppress(navigation.RenameError):
+        navigation.prepare_rename(analysis, offset)
+
+
+AT_OFFSET: dict[str, Callable[[DocumentAnalysis, int], object]] = {
+    types.TEXT_DOCUMENT_HOVER: hover.hover,
+    ITERATION_DOMAIN: hover.iteration_domain,
+    types.TEXT_DOCUMENT_COMPLETION: completion.completions,
+    types.TEXT_DOCUMENT_DEFINITION: navigation.definition,
+    types.TEXT_DOCUMENT_REFERENCES: lambda a, at: navigation.references(a, at, True),
+    types.TEXT_DOCUMENT_PREPARE_RENAME: _prepare_rename,
+    types.TEXT_DOCUMENT_RENAME: _rename,
+    types.TEXT_DOCUMENT_CODE_ACTION: _code_actions,
+    types.TEXT_DOCUMENT_INLAY_HINT: lambda a, at: inlay_hints.inlay_hints(a, at, at + 200),
+    types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE: lambda a, at: tokens.semantic_tokens(
+        a.document, at, at + 200
+    ),
+}
+"""Requests at a position or range: the `ide` call of their handler."""
+
+WHOLE_DOCUMENT: dict[str, Callable[[DocumentAnalysis], object]] = {
+    types.TEXT_DOCUMENT_DOCUMENT_SYMBOL: lambda a: symbols.document_symbols(a.document),
+    types.TEXT_DOCUMENT_FOLDING_RANGE: lambda a: folding.folding_ranges(a.document),
+    types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL: lambda a: tokens.semantic_tokens(a.document),
+}
+"""Requests about the whole document."""
+
+NOT_HERE: dict[str, str] = {
+    types.INITIALIZE: "no document",
+    types.INITIALIZED: "no document",
+    types.SHUTDOWN: "no document",
+    types.WORKSPACE_DID_CHANGE_CONFIGURATION: "no document",
+    types.TEXT_DOCUMENT_DID_OPEN: "every stage starts from the opened document",
+    types.TEXT_DOCUMENT_DID_CHANGE: "the editor_edits stage",
+    types.TEXT_DOCUMENT_DID_CLOSE: "no analysis",
+    types.CODE_ACTION_RESOLVE: "the fusion_resolve stage",
+    "affine-lsp.checkWorkspace": "reads files; its analysis is the opened document's",
+}
+"""Methods of the table these stages do not call, and what covers them instead."""
+
+
+def _methods(stages: dict) -> list[str]:
+    """The server's methods that `stages` covers, in the table's order; a method of the
+    table that no stage covers (nor `NOT_HERE` explains) is an error."""
+    from affine_lsp.server import HANDLERS
+
+    missing = [
+        row.method
+        for row in HANDLERS
+        if row.method not in AT_OFFSET
+        and row.method not in WHOLE_DOCUMENT
+        and row.method not in NOT_HERE
+    ]
+    if missing:
+        raise LookupError(f"no fuzz stage for {', '.join(missing)}: add one to editor_stages")
+    return [row.method for row in HANDLERS if row.method in stages]
 
 
 def _analysis(ctx) -> DocumentAnalysis:
@@ -25,23 +118,16 @@ def _analysis(ctx) -> DocumentAnalysis:
 
 def _requests(ctx) -> None:
     analysis = _analysis(ctx)
+    methods = _methods(AT_OFFSET)
     for offset in ctx.offsets:
-        hover.hover(analysis, offset)
-        hover.iteration_domain(analysis, offset)
-        completion.completions(analysis, offset)
-        navigation.definition(analysis, offset)
-        navigation.references(analysis, offset, True)
-        with suppress(navigation.RenameError):
-            navigation.rename(analysis, offset, "renamed")
-        quick_fixes(analysis, offset, offset + 10)
-        inlay_hints.inlay_hints(analysis, offset, offset + 200)
+        for method in methods:
+            AT_OFFSET[method](analysis, offset)
 
 
 def _whole_document(ctx) -> None:
-    document = ctx.document
-    symbols.document_symbols(document)
-    folding.folding_ranges(document)
-    tokens.semantic_tokens(document)
+    analysis = _analysis(ctx)
+    for method in _methods(WHOLE_DOCUMENT):
+        WHOLE_DOCUMENT[method](analysis)
 
 
 def _edits(ctx) -> None:
@@ -61,8 +147,27 @@ def _edits(ctx) -> None:
         analysis.diagnostics()
 
 
+def _pictures(ctx) -> None:
+    """The picture of the first loop's iteration space (as the hover draws it, within
+    the fuzz budget), and a hover with its picture at the first offset."""
+    loop = next((op for op in ctx.model.walk() if isinstance(op, LOOPS)), None)
+    if loop is not None:
+        picture.draw(
+            loop,
+            ctx.model,
+            ctx.document,
+            style=picture.SMALL,
+            limits=budgets.HOVER_PICTURE_LIMITS,
+            budget=budgets.FUZZ_PICTURE,
+        )
+    analysis = _analysis(ctx)
+    for offset in ctx.offsets[:1]:
+        hover.hover(analysis, offset, pictures=True)
+
+
 STAGES = {
     "editor_requests": _requests,
+    "editor_pictures": _pictures,
     "editor_document": _whole_document,
     "editor_edits": _edits,
 }

@@ -21,6 +21,7 @@ from affine_lsp.ir.model import (
 from affine_lsp.poly import budgets, describe_access, describe_condition, describe_loop
 from affine_lsp.syntax import SourceDocument, syntax_problems
 from affine_lsp.transforms.fusion.actions import FusionAction, fusion_actions
+from affine_lsp.transforms.loops.actions import LoopAction, loop_actions
 
 
 @dataclass
@@ -30,6 +31,7 @@ class FuzzContext:
     rng: random.Random
     offsets: list[int]
     fusion_actions: list[FusionAction] = field(default_factory=list)
+    loop_actions: list[LoopAction] = field(default_factory=list)
 
 
 Stage = Callable[[FuzzContext], object]
@@ -73,6 +75,28 @@ def _fusion_resolve(ctx: FuzzContext) -> None:
             break
 
 
+def _transform_plans(ctx: FuzzContext) -> None:
+    """Loop transformation code actions at two offsets."""
+    ctx.loop_actions = []
+    for offset in ctx.offsets[:2]:
+        ctx.loop_actions += loop_actions(
+            ctx.document,
+            ctx.model,
+            offset,
+            offset,
+            budget=budgets.FUZZ_TRANSFORM_PLANNING,
+            resolve=budgets.FUZZ_TRANSFORM,
+        )
+
+
+def _transform_resolve(ctx: FuzzContext) -> None:
+    """The first enabled loop transformation, written and proven as when chosen."""
+    for action in ctx.loop_actions:
+        if action.disabled_reason is None:
+            action.resolve(budgets.FUZZ_RESOLVE_SECONDS)
+            break
+
+
 _DESCRIBERS = {
     AffineForOp: describe_loop,
     AffineParallelOp: describe_loop,
@@ -87,10 +111,12 @@ STAGES: dict[str, Stage] = {
     "hover_data": _hover_data,
     "fusion": _fusion_plans,
     "fusion_resolve": _fusion_resolve,
+    "loop_transforms": _transform_plans,
+    "loop_transforms_resolve": _transform_resolve,
 }
 """Stages run after parsing and modelling; editor features register here too."""
 
-COMMANDS = {"fusion_resolve"}
+COMMANDS = {"fusion_resolve", "loop_transforms_resolve"}
 """Stages that carry out what a user chose (with time limits of their own); the
 rest is the analysis that must fit in `budgets.FUZZ_ANALYSIS_SECONDS` per document."""
 

@@ -8,9 +8,11 @@ import json
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, TypeVar
+
+T = TypeVar("T")
 
 
 class ServerDied(Exception):
@@ -37,7 +39,12 @@ class _State:
 class LspClient:
     """`with LspClient(command) as client:` starts the server and stops it at the end."""
 
-    def __init__(self, command: Sequence[str], stderr: IO[bytes] | None = None, env=None) -> None:
+    def __init__(
+        self,
+        command: Sequence[str],
+        stderr: IO[bytes] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.process = subprocess.Popen(
             list(command),
             stdin=subprocess.PIPE,
@@ -125,7 +132,7 @@ class LspClient:
                 )
             self._changed.notify_all()
 
-    def _wait(self, ready, timeout: float):
+    def _wait(self, ready: Callable[[], T | None], timeout: float) -> T:
         deadline = time.monotonic() + timeout
         with self._changed:
             while True:
@@ -149,7 +156,7 @@ class LspClient:
     def diagnostics(self, uri: str, version: int, timeout: float = 30.0) -> list[dict]:
         """The diagnostics published for `uri` at `version` (waiting for them)."""
 
-        def found():
+        def found() -> list[dict] | None:
             for published in reversed(self._state.published):
                 if published.uri == uri and published.version == version:
                     return published.diagnostics
@@ -194,6 +201,6 @@ class LspClient:
     def __enter__(self) -> LspClient:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.process.poll() is None:
             self.stop()

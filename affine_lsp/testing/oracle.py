@@ -308,7 +308,7 @@ def lower_and_run(text: str, entry: str = "main", timeout: float = DEFAULT_TIMEO
         )
     tools = toolchain()
     libs = ",".join(str(lib) for lib in tools.runtime_libs)
-    argv = [
+    argv: list[str | Path] = [
         tools.mlir_runner,
         "-",
         "-e",

@@ -667,7 +667,8 @@ class _Generator:
             while len(keep) < rank:
                 keep.append(rest.pop() if self.rng.random() < 0.7 else rest.pop(0))
             order = {v: i for i, v in enumerate(ivs)}
-            chosen = sorted(keep, key=order.__getitem__)
+            ordered: list[str] = sorted(keep, key=order.__getitem__)
+            chosen = list(ordered)
             if rank >= 2 and decorate and self.want("transposed", 0.18 + self.decor_rate / 2):
                 before = list(chosen)
                 while chosen == before:

@@ -252,6 +252,18 @@ class Storm:
                         "context": {"diagnostics": [], "only": ["refactor.rewrite"]},
                     },
                 ),
+                (  # an editor's lightbulb
+                    "textDocument/codeAction",
+                    {
+                        "textDocument": identifier,
+                        "range": span,
+                        "context": {"diagnostics": [], "triggerKind": 2},
+                    },
+                ),
+                (  # Neovim 0.7: no trigger kind
+                    "textDocument/codeAction",
+                    {"textDocument": identifier, "range": span, "context": {"diagnostics": []}},
+                ),
                 ("codeAction/resolve", self._resolvable()),
                 ("affine-lsp/iterationDomain", at),
                 (
@@ -311,8 +323,7 @@ class Storm:
         with a fresh analysis of the client's copy of its text: the analysis the
         server makes of a document just opened (each `// -----` chunk on its own),
         which for a text of one chunk is `check_document`'s."""
-        from affine_lsp.server.convert import diagnostic_data
-        from affine_lsp.server.features import TokenEncoder
+        from affine_lsp.server import TokenEncoder, diagnostic_data
 
         options = Settings().check_options()
         diagnostics_equal = tokens_equal = True

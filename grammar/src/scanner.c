@@ -8,7 +8,12 @@
  *   DIALECT_BODY          `<...>` right after `!dialect.type` / `#dialect.attr`,
  *                         with balanced brackets and strings (opaque content).
  *   FALLBACK_REGION_OPEN  a `{` inside a fallback operation that opens a region,
- *   FALLBACK_DICT_OPEN    or one that opens an attribute dictionary.
+ *   FALLBACK_DICT_OPEN    or one that opens an attribute dictionary,
+ *   FALLBACK_BRACE_OPEN   or one that opens any other balanced group
+ *                         (`ops{["func.func"]}`, `{[0, 1], [2]}`).
+ *   REGION_END_OF_INPUT   zero-width: the input ends (after spaces and comments)
+ *                         where a region could close.
+ *   LEFT_ARROW            `<-` (not `<` before a negative number: `dense<-1>`).
  *   ERROR_SENTINEL        never valid during normal parsing; when the parser asks
  *                         for it, it is recovering from an error and the scanner
  *                         stays out of the way.
@@ -24,6 +29,9 @@ enum TokenType {
   FALLBACK_REGION_OPEN,
   FALLBACK_DICT_OPEN,
   ERROR_SENTINEL,
+  FALLBACK_BRACE_OPEN,
+  REGION_END_OF_INPUT,
+  LEFT_ARROW,
 };
 
 #define MAX_NESTING 256
@@ -162,29 +170,112 @@ static bool is_continuation_word(const char *word) {
   return is_type_word(word);
 }
 
+typedef enum { BRACE_REGION, BRACE_DICTIONARY, BRACE_GROUP } BraceKind;
+
+static bool starts_result_list(TSLexer *lexer);
+
 /*
- * The lexer is right after a `{` of a fallback operation. Decide whether it
- * opens an attribute dictionary (`{name = ...}`, `{unit}`, `{"key" = ...}`)
- * rather than a region.
+ * The lexer is right after a `{` of a fallback operation. Decide what it opens:
+ * an attribute dictionary (`{name = ...}`, `{unit}`, `{"key" = ...}`), a region
+ * (operations, `%r = ...`, `^bb0(...):`, or nothing), or another balanced group.
  */
-static bool brace_opens_dictionary(TSLexer *lexer) {
+static BraceKind classify_brace(TSLexer *lexer) {
   bool saw_newline = false;
   skip_space_and_comments(lexer, &saw_newline);
   int32_t c = lexer->lookahead;
+  if (c == '^' || c == '}' || lexer->eof(lexer)) return BRACE_REGION;
+  if (c == '%') return starts_result_list(lexer) ? BRACE_REGION : BRACE_GROUP;
   if (c == '"') {
-    if (!scan_string(lexer)) return false;
+    if (!scan_string(lexer)) return BRACE_REGION;
   } else if (is_id_start(c)) {
     char word[MAX_WORD];
     read_word(lexer, word);
   } else {
-    return false;
+    return BRACE_GROUP;
   }
   bool newline_after = false;
   skip_space_and_comments(lexer, &newline_after);
   c = lexer->lookahead;
-  if (c == '=' || c == ',') return true;
-  if (c == '}') return !newline_after && !saw_newline;
+  if (c == '=' || c == ',') return BRACE_DICTIONARY;
+  if (c == '}') return !newline_after && !saw_newline ? BRACE_DICTIONARY : BRACE_REGION;
+  return BRACE_REGION;
+}
+
+/* Skip a balanced `(...)` group (strings respected); false if it does not close. */
+static bool skip_parens(TSLexer *lexer) {
+  int depth = 0;
+  while (!lexer->eof(lexer)) {
+    int32_t c = lexer->lookahead;
+    if (c == '"') {
+      if (!scan_string(lexer)) return false;
+      continue;
+    }
+    if (c == '(') depth++;
+    if (c == ')' && --depth == 0) {
+      skip(lexer);
+      return true;
+    }
+    if (depth == 0) return false;
+    skip(lexer);
+  }
   return false;
+}
+
+static void skip_horizontal_space(TSLexer *lexer) {
+  while (!lexer->eof(lexer) && is_horizontal_space(lexer->lookahead)) skip(lexer);
+}
+
+/* Skip an SSA name or a block name after its sigil. */
+static void skip_name(TSLexer *lexer) {
+  while (!lexer->eof(lexer) &&
+         (is_id_char(lexer->lookahead) || lexer->lookahead == '-' || lexer->lookahead == '#'))
+    skip(lexer);
+}
+
+/*
+ * The lexer is at `%` at the start of a line. An operation starts there only
+ * with its results: `%a, %b:2 = ...`. Anything else continues the operation
+ * before (`%arg0, %arg1` after a multi-line attribute dictionary).
+ */
+static bool starts_result_list(TSLexer *lexer) {
+  for (;;) {
+    if (lexer->lookahead != '%') return false;
+    skip(lexer);
+    skip_name(lexer);
+    skip_horizontal_space(lexer);
+    if (lexer->lookahead == ':') {
+      skip(lexer);
+      skip_horizontal_space(lexer);
+      if (lexer->lookahead < '0' || lexer->lookahead > '9') return false;
+      while (!lexer->eof(lexer) && lexer->lookahead >= '0' && lexer->lookahead <= '9') skip(lexer);
+      skip_horizontal_space(lexer);
+    }
+    if (lexer->lookahead == '=') return true;
+    if (lexer->lookahead != ',') return false;
+    skip(lexer);
+    bool newline = false;
+    skip_space_and_comments(lexer, &newline);
+  }
+}
+
+/* At `^` at the start of a line: a block label (`^bb1(%a: i32):`) ends the operation. */
+static bool starts_block_label(TSLexer *lexer) {
+  skip(lexer);
+  skip_name(lexer);
+  skip_horizontal_space(lexer);
+  if (lexer->lookahead == '(') {
+    if (!skip_parens(lexer)) return false;
+    skip_horizontal_space(lexer);
+  }
+  return lexer->lookahead == ':';
+}
+
+/* At `#` or `!` at the start of a line: an alias definition (`#map = ...`) ends it. */
+static bool starts_alias_definition(TSLexer *lexer) {
+  skip(lexer);
+  skip_name(lexer);
+  skip_horizontal_space(lexer);
+  return lexer->lookahead == '=';
 }
 
 /*
@@ -198,8 +289,23 @@ static bool next_line_continues(TSLexer *lexer, bool *at_brace) {
   int32_t c = lexer->lookahead;
   *at_brace = c == '{';
   switch (c) {
-    case '%': case '^': case '"': case '}': case '#': case '!':
+    case '}':
       return false;
+    case '{':
+      /* `{-#` opens a resource block: a top-level item of its own. */
+      skip(lexer);
+      return lexer->lookahead != '-';
+    case '"':
+      /* `"dialect.op"(` starts a generic operation; another string continues. */
+      if (!scan_string(lexer)) return false;
+      skip_horizontal_space(lexer);
+      return lexer->lookahead != '(';
+    case '%':
+      return !starts_result_list(lexer);
+    case '^':
+      return !starts_block_label(lexer);
+    case '#': case '!':
+      return !starts_alias_definition(lexer);
     default:
       break;
   }
@@ -207,8 +313,15 @@ static bool next_line_continues(TSLexer *lexer, bool *at_brace) {
     char word[MAX_WORD];
     read_word(lexer, word);
     if (is_continuation_word(word)) return true;
-    /* `keyword(` continues (e.g. `threads(...)`); `dialect.op(` does not. */
-    return lexer->lookahead == '(' && strchr(word, '.') == NULL;
+    /* An operation name has a dialect (`dialect.op`); a bare word starts one only
+       in a dialect's default namespace (`return`, `yield %x`). A word followed by
+       `(`, `<`, `[`, `=` or `:` is a keyword or an attribute name of the format. */
+    if (strchr(word, '.') != NULL) return false;
+    skip_horizontal_space(lexer);
+    c = lexer->lookahead;
+    /* `init {`, `combiner {`: a keyword and its region; `module {` is an op. */
+    if (c == '{') return strcmp(word, "module") != 0;
+    return c == '(' || c == '<' || c == '[' || c == '=' || c == ':';
   }
   return true;
 }
@@ -222,11 +335,40 @@ bool tree_sitter_mlir_external_scanner_scan(void *payload, TSLexer *lexer, const
     return scan_dialect_body(lexer);
   }
 
-  bool want_end = valid[FALLBACK_END];
-  bool want_brace = valid[FALLBACK_REGION_OPEN] || valid[FALLBACK_DICT_OPEN];
-  if (!want_end && !want_brace) return false;
+  if (valid[LEFT_ARROW]) {
+    while (!lexer->eof(lexer) && is_horizontal_space(lexer->lookahead)) skip(lexer);
+    if (lexer->lookahead == '<') {
+      advance(lexer);
+      if (lexer->lookahead != '-') return false;
+      advance(lexer);
+      int32_t c = lexer->lookahead;
+      if ((c >= '0' && c <= '9') || c == '.') return false;
+      lexer->mark_end(lexer);
+      lexer->result_symbol = LEFT_ARROW;
+      return true;
+    }
+  }
 
-  while (!lexer->eof(lexer) && is_horizontal_space(lexer->lookahead)) skip(lexer);
+  bool want_end = valid[FALLBACK_END];
+  bool want_brace =
+      valid[FALLBACK_REGION_OPEN] || valid[FALLBACK_DICT_OPEN] || valid[FALLBACK_BRACE_OPEN];
+  if (!want_end && !want_brace) {
+    if (!valid[REGION_END_OF_INPUT]) return false;
+    bool saw_newline = false;
+    skip_space_and_comments(lexer, &saw_newline);
+    if (!lexer->eof(lexer)) return false;
+    lexer->mark_end(lexer);
+    lexer->result_symbol = REGION_END_OF_INPUT;
+    return true;
+  }
+
+  if (want_end) {
+    while (!lexer->eof(lexer) && is_horizontal_space(lexer->lookahead)) skip(lexer);
+  } else {
+    /* Inside a group or after a separator: line breaks do not matter. */
+    bool saw_newline = false;
+    skip_space_and_comments(lexer, &saw_newline);
+  }
   lexer->mark_end(lexer);
 
   if (want_end && (lexer->eof(lexer) || lexer->lookahead == '}' || lexer->lookahead == ';')) {
@@ -251,18 +393,26 @@ bool tree_sitter_mlir_external_scanner_scan(void *payload, TSLexer *lexer, const
   if (at_brace && want_brace) {
     advance(lexer);
     lexer->mark_end(lexer);
-    bool dictionary = brace_opens_dictionary(lexer);
-    if (dictionary && valid[FALLBACK_DICT_OPEN]) {
-      lexer->result_symbol = FALLBACK_DICT_OPEN;
-      return true;
+    BraceKind kind = classify_brace(lexer);
+    enum TokenType preferred[3];
+    if (kind == BRACE_DICTIONARY) {
+      preferred[0] = FALLBACK_DICT_OPEN;
+      preferred[1] = FALLBACK_BRACE_OPEN;
+      preferred[2] = FALLBACK_REGION_OPEN;
+    } else if (kind == BRACE_GROUP) {
+      preferred[0] = FALLBACK_BRACE_OPEN;
+      preferred[1] = FALLBACK_REGION_OPEN;
+      preferred[2] = FALLBACK_DICT_OPEN;
+    } else {
+      preferred[0] = FALLBACK_REGION_OPEN;
+      preferred[1] = FALLBACK_BRACE_OPEN;
+      preferred[2] = FALLBACK_DICT_OPEN;
     }
-    if (valid[FALLBACK_REGION_OPEN]) {
-      lexer->result_symbol = FALLBACK_REGION_OPEN;
-      return true;
-    }
-    if (valid[FALLBACK_DICT_OPEN]) {
-      lexer->result_symbol = FALLBACK_DICT_OPEN;
-      return true;
+    for (int i = 0; i < 3; i++) {
+      if (valid[preferred[i]]) {
+        lexer->result_symbol = preferred[i];
+        return true;
+      }
     }
   }
   return false;

@@ -14,15 +14,6 @@ from tests.corpus_data import chunks, expected_errors, require_shared, seed_exam
 from tests.oracle_tools import mlir_opt_path, run_tool
 from tests.test_syntax_gates import INVALID_SEED_EXAMPLES
 
-# Chunks MLIR 22 verifies that the spec rejects: the dimension rules of
-# `affine-dialect.txt` make a value computed inside a loop (here an arith.addi
-# of function arguments) no valid dimension, while MLIR 22 accepts it. These
-# are the corpus annotations MLIR 22 no longer produces.
-SPEC_STRICTER_THAN_MLIR22 = {
-    "affine/invalid.mlir#4": "affine-dim-invalid",
-    "affine/invalid.mlir#5": "affine-dim-invalid",
-}
-
 # Seed examples that parse but are not valid MLIR, and the rule that says why.
 INVALID_SEED_SEMANTICS = {
     "affine-dialect.txt:434": "affine-operand-not-index",  # %N: i32 bound to a symbol
@@ -99,10 +90,7 @@ def test_no_errors_on_verifying_chunks():
     failing = []
     for chunk in valid:
         codes = {d.code for _, d in _errors(chunk.text)}
-        allowed = SPEC_STRICTER_THAN_MLIR22.get(chunk.label)
-        if allowed is not None:
-            assert codes == {allowed}, (chunk.label, codes)
-        elif codes:
+        if codes:
             failing.append((chunk.label, sorted(codes)))
     print(f"\nverifying chunks: {len(valid)}, with errors: {len(failing)} {failing[:5]}")
     assert not failing
@@ -150,7 +138,6 @@ def test_no_errors_on_verifying_chunks_in_the_generic_form():
     failing = []
     for chunk, text in zip(valid, printed, strict=True):
         codes = {d.code for _, d in _errors(text)}
-        codes.discard(SPEC_STRICTER_THAN_MLIR22.get(chunk.label, ""))
         if codes:
             failing.append((chunk.label, sorted(codes)))
     print(f"\ngeneric-form chunks: {len(valid)}, with errors: {len(failing)} {failing[:5]}")

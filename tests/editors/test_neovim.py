@@ -1,6 +1,7 @@
 """Neovim support, tested in a real headless Neovim: the plugin sets the
-filetype, loads our tree-sitter grammar and queries, starts the server, and the
-server's diagnostics and hovers reach Neovim."""
+filetype, loads our tree-sitter grammar and queries, starts the server, the
+server's diagnostics and hovers reach Neovim, and the stock code-action menu
+lists the refactorings at a loop and applies them as the CLI does."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURE = ROOT / "tests" / "editors" / "fixtures" / "two_errors.mlir"
+FUSION = ROOT / "tests" / "ide" / "fixtures" / "fusion.mlir"
+SERVER = [sys.executable, "-m", "affine_lsp"]
 
 
 def _compile_parser(directory: Path) -> Path:
@@ -42,22 +45,129 @@ def _compile_parser(directory: Path) -> Path:
     return output
 
 
-def test_neovim_gets_diagnostics_hover_and_highlighting(tmp_path):
+def _neovim() -> str:
     if importlib.util.find_spec("affine_lsp.cli.serve") is None:
         pytest.skip("the language server (`affine-lsp serve`) is not part of this build yet")
     nvim = shutil.which("nvim")
     if nvim is None:
         pytest.skip("Neovim not found: apt-get install -y neovim")
-    parser = _compile_parser(tmp_path)
+    return nvim
+
+
+def _run_session(tmp_path: Path, script: str, **variables: str) -> dict:
+    """Run a Lua session script in a headless Neovim; its JSON result."""
+    nvim = _neovim()
     result_file = tmp_path / "result.json"
     env = dict(
         os.environ,
         AFFINE_REPO=str(ROOT),
-        AFFINE_FIXTURE=str(FIXTURE),
-        AFFINE_PARSER=str(parser),
-        AFFINE_SERVER_CMD=json.dumps([sys.executable, "-m", "affine_lsp", "serve"]),
+        AFFINE_SERVER_CMD=json.dumps([*SERVER, "serve"]),
         AFFINE_OUT=str(result_file),
         # The server must be this checkout's, whatever else is installed.
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        **variables,
+    )
+    command = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n"]
+    command += ["-c", f"luafile {ROOT / 'tests' / 'editors' / script}"]
+    completed = subprocess.run(
+        command, env=env, cwd=tmp_path, timeout=120, check=False, capture_output=True
+    )
+    assert result_file.exists(), completed.stderr.decode(errors="replace")
+    result = json.loads(result_file.read_text())
+    assert "error" not in result, result.get("error")
+    return result
+
+
+def test_neovim_gets_diagnostics_hover_and_highlighting(tmp_path):
+    _neovim()
+    parser = _compile_parser(tmp_path)
+    result = _run_session(
+        tmp_path, "nvim_session.lua", AFFINE_FIXTURE=str(FIXTURE), AFFINE_PARSER=str(parser)
+    )
+    assert result["filetype"] == "mlir"
+    assert result["tree_root"] == "source_file"
+    assert all(result[f"query_{name}"] for name in ("highlights", "locals", "folds", "indents"))
+    assert result["attached"]
+    messages = [d["message"] for d in result["diagnostics"]]
+    assert len(messages) >= 2, messages
+    lines = sorted({d["lnum"] for d in result["diagnostics"]})
+    assert lines[0] < lines[-1], "both independent errors are reported"
+    assert "hover" in result and result["hover"], result.get("hover_error")
+
+
+@pytest.mark.parametrize(
+    ("choose", "cli"),
+    [
+        ("Fuse with the next loop nest", ["fuse", "{file}", "--line", "{line}"]),
+        ("Fuse all loop nests", ["fuse", "{file}", "--all"]),
+        ("Interchange", ["transform", "{file}", "--line", "{line}", "--interchange"]),
+        ("Tile", ["transform", "{file}", "--line", "{line}", "--tile", "32,32"]),
+        ("Unroll", ["transform", "{file}", "--line", "{line}", "--unroll", "4"]),
+    ],
+)
+def test_neovim_code_action_menu_applies_what_the_cli_prints(tmp_path, choose, cli):
+    text = FUSION.read_text()
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "affine.for" in t)
+    result = _run_session(
+        tmp_path,
+        "nvim_code_action.lua",
+        AFFINE_FIXTURE=str(FUSION),
+        AFFINE_LINE=str(line),
+        AFFINE_CHOOSE=choose,
+    )
+    assert result["attached"]
+    titles = result["titles"]
+    assert any(t.startswith("Fuse with the next loop nest") for t in titles), titles
+    assert any(t.startswith("Fuse all loop nests") for t in titles), titles
+    assert any(t.startswith("Tile") for t in titles), titles
+    assert result["chosen"], titles
+    assert result["changed"], "the chosen action changed the buffer"
+    arguments = [a.format(line=line, file=FUSION) for a in cli]
+    printed = subprocess.run(
+        [*SERVER, *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env=dict(
+            os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+        ),
+    ).stdout
+    assert printed != text
+    assert "\n".join(result["lines"]) + "\n" == printed
+
+
+VIEWER = """import json, os, sys
+with open(os.environ["AFFINE_VIEWED"], "a") as handle:
+    handle.write(json.dumps(sys.argv[1:]) + "\\n")
+"""
+
+
+def test_neovim_draw_command_writes_the_svg_and_opens_the_viewer(tmp_path):
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        pytest.skip("Neovim not found: apt-get install -y neovim")
+    from tests.draw.svg import read_svg
+
+    fixture = tmp_path / "nests.mlir"
+    fixture.write_bytes((ROOT / "tests" / "draw" / "fixtures" / "nests.mlir").read_bytes())
+    viewer = tmp_path / "viewer.py"
+    viewer.write_text(VIEWER)
+    viewed = tmp_path / "viewed.json"
+    pictures = tmp_path / "pictures"
+    result_file = tmp_path / "result.json"
+    env = dict(
+        os.environ,
+        AFFINE_REPO=str(ROOT),
+        AFFINE_FIXTURE=str(fixture),
+        AFFINE_SERVER_CMD=json.dumps([sys.executable, "-m", "affine_lsp", "serve"]),
+        AFFINE_VIEWER=json.dumps([sys.executable, str(viewer)]),
+        AFFINE_VIEWED=str(viewed),
+        AFFINE_DIR=str(pictures),
+        AFFINE_OUT=str(result_file),
         PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
         XDG_CONFIG_HOME=str(tmp_path / "config"),
         XDG_DATA_HOME=str(tmp_path / "data"),
@@ -73,7 +183,7 @@ def test_neovim_gets_diagnostics_hover_and_highlighting(tmp_path):
             "NONE",
             "-n",
             "-c",
-            f"luafile {ROOT / 'tests' / 'editors' / 'nvim_session.lua'}",
+            f"luafile {ROOT / 'tests' / 'editors' / 'nvim_draw.lua'}",
         ],
         env=env,
         cwd=tmp_path,
@@ -83,12 +193,18 @@ def test_neovim_gets_diagnostics_hover_and_highlighting(tmp_path):
     )
     result = json.loads(result_file.read_text())
     assert "error" not in result, result.get("error")
-    assert result["filetype"] == "mlir"
-    assert result["tree_root"] == "source_file"
-    assert all(result[f"query_{name}"] for name in ("highlights", "locals", "folds", "indents"))
-    assert result["attached"]
-    messages = [d["message"] for d in result["diagnostics"]]
-    assert len(messages) >= 2, messages
-    lines = sorted({d["lnum"] for d in result["diagnostics"]})
-    assert lines[0] < lines[-1], "both independent errors are reported"
-    assert "hover" in result and result["hover"], result.get("hover_error")
+    assert result["command_defined"]
+    assert result["draw_command"] == [sys.executable, "-m", "affine_lsp", "draw"]
+    # The unsaved buffer was drawn: %i runs 1..11 now, %j 1..9.
+    stencil = read_svg(Path(result["stencil_svg"]).read_bytes())
+    assert len(stencil.circles) == 99
+    assert result["viewed"]
+    opened = [json.loads(line) for line in viewed.read_text().splitlines()]
+    assert opened == [[result["stencil_svg"]], [result["triangle_svg"]]]
+    triangle = read_svg(Path(result["triangle_svg"]).read_bytes())
+    assert len(triangle.circles) == 55 and len(triangle.arrows) == 45
+    assert result["no_loop"]
+    errors = [n["message"] for n in result["notes"] if n["level"] == 4]
+    assert any("heads no affine.for or affine.parallel loop" in m for m in errors), result["notes"]
+    assert result["broken"].startswith(f"{fixture}:"), result["broken"]
+    assert "nothing was drawn" in result["broken"]

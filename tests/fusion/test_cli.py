@@ -82,6 +82,21 @@ def test_usage_errors(tmp_path, capsys):
         assert exit_.code == 2
 
 
+def test_impossible_requests_exit_two_with_the_reason(tmp_path, capsysbinary):
+    path = _file(tmp_path, NAMES_AND_COMMENTS)
+    assert main(["fuse", str(path), "--line", str(FIRST), "--depth", "3"]) == 2
+    captured = capsysbinary.readouterr()
+    assert captured.out == b""
+    assert (
+        f"the nests on lines {FIRST} and {SECOND} have no depth 3 to fuse at (only depth 1)"
+    ).encode() in captured.err
+    assert main(["fuse", str(path), "--line", str(SECOND)]) == 2
+    assert b"no loop nest follows the one on line" in capsysbinary.readouterr().err
+    assert main(["fuse", str(path), "--all", "--func", "nope"]) == 2
+    assert b"has no function @nope" in capsysbinary.readouterr().err
+    assert main(["fuse", str(path), "--line", str(FIRST), "--func", "@nope"]) == 2
+
+
 def test_func_selects_a_function(tmp_path, capsysbinary):
     path = _file(tmp_path, NAMES_AND_COMMENTS + WAR)
     assert main(["fuse", str(path), "--all", "--func", "war"]) == 0

@@ -245,3 +245,24 @@ def test_a_typical_nest_is_described_within_a_small_fraction_of_the_hover_budget
     small = Budget(max_operations=budgets.HOVER.max_operations // 20, time_limit=None)
     assert not isinstance(describe_loop(inner, model, small), Unknown)
     assert not isinstance(describe_access(load, model, small), Unknown)
+
+
+def test_negative_factors_in_subscripts():
+    model = model_of(
+        """
+func.func @f(%A: memref<100xf32>) {
+  affine.for %i = 0 to 10 {
+    %v = affine.load %A[%i * -1 + 12] : memref<100xf32>
+    %w = affine.load %A[-2 * %i + 30] : memref<100xf32>
+  }
+  return
+}
+"""
+    )
+    first, second = ops_named(model, "affine.load")
+    answer = describe_access(first, model)
+    assert isinstance(answer, AccessDescription), answer
+    assert answer.relation == "{ [i] -> A[-i + 12] }"
+    answer = describe_access(second, model)
+    assert isinstance(answer, AccessDescription), answer
+    assert answer.relation == "{ [i] -> A[-2i + 30] }"

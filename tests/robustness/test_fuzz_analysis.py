@@ -10,14 +10,31 @@ import pytest
 
 from affine_lsp.testing.fuzz import analyze
 from affine_lsp.testing.mutate import PATHOLOGICAL_KINDS, mutate, pathological
-from tests.corpus_data import chunks, require_shared
+from affine_lsp.testing.upstream import chunk_texts
+from tests.corpus_data import UPSTREAM, chunks, require_shared, require_upstream
 
 CASES = 3000
 
 
 def _seeds() -> list[bytes]:
+    """Chunks of the corpus and, where it is there, of MLIR's test suite (every
+    dialect's custom syntax)."""
     require_shared()
-    return [c.text.encode() for c in chunks()[::3]]
+    seeds = [c.text.encode() for c in chunks()[::3]]
+    if (UPSTREAM / "chunks.tsv").is_file():
+        seeds += chunk_texts(UPSTREAM, every=10)
+    return seeds
+
+
+def test_every_editor_feature_on_a_slice_of_mlir_tests():
+    """Unmutated chunks of MLIR's test suite through every stage: parsing, checks,
+    hovers, symbols, semantic tokens, folding, completion, navigation, fusion plans."""
+    require_upstream()
+    rng = random.Random(3)
+    texts = chunk_texts(UPSTREAM, every=40)
+    for data in texts:
+        analyze(data, rng)
+    assert len(texts) > 200
 
 
 @pytest.mark.slow

@@ -29,10 +29,12 @@ FORBIDDEN_CALLS = {
     ("marshal", "loads"),
 }
 FORBIDDEN_BUILTINS = {"eval", "exec", "compile", "__import__"}
-# Long-running children (a server under test, the benchmark's servers): they are
-# stopped and waited for by their owners rather than given a timeout.
+# Long-running children (a server under test, the benchmark's servers, code-server for
+# the VS Code end-to-end test): they are stopped and waited for by their owners rather
+# than given a timeout.
 POPEN_ALLOWED = {
     "affine_lsp/testing/lsp_client.py",
+    "tests/editors/code_server.py",
     "tests/server/test_serve_cli.py",
 }
 

@@ -3,6 +3,7 @@ and unused definitions (per document)."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import tree_sitter
@@ -26,12 +27,27 @@ from affine_lsp.syntax.nodes import Node, Span, text
 
 UNDEFINED = register("alias-undefined", "use of an alias that no definition declares", "aliases")
 DUPLICATE = register("alias-duplicate", "an alias name is defined twice", "aliases")
-UNUSED = register("alias-unused", "an alias is defined but never used", "aliases", Severity.HINT)
+# Advice, not an error MLIR reports: in the lint group (off with --no-lints).
+UNUSED = register(
+    "alias-unused",
+    "an alias is defined but never used",
+    "lint",
+    Severity.HINT,
+    mlir_checks=False,
+)
+
+# `#name` / `!name` inside the opaque body of a dialect type or attribute
+# (`!llvm.ptr<#addrspace>`, `#gpu.object<#nvvm.target, "">`).
+_NESTED_ALIAS = re.compile(rb"(?<![\w$.])[#!][A-Za-z_][\w$.\-]*")
 
 
 @cache
 def _alias_query() -> tree_sitter.Query:
-    return tree_sitter.Query(mlir_language(), "[(attribute_alias) (type_alias)] @alias")
+    return tree_sitter.Query(
+        mlir_language(),
+        "[(attribute_alias) (type_alias)] @alias (dialect_body) @body "
+        "(dialect_type name: (_) @dialect) (dialect_attribute name: (_) @dialect)",
+    )
 
 
 def alias_uses(item: TopLevelItem) -> list[Node]:
@@ -50,11 +66,25 @@ def alias_uses(item: TopLevelItem) -> list[Node]:
     return sorted(found, key=lambda n: n.start_byte)
 
 
+def _dialect_bodies(item: TopLevelItem) -> list[Node]:
+    node = item.alias.node if item.alias is not None else None
+    if node is None and item.operation is not None:
+        node = item.operation.node
+    if node is None:
+        return []
+    return tree_sitter.QueryCursor(_alias_query()).captures(node).get("body", [])
+
+
 def referenced_aliases(item: TopLevelItem) -> frozenset[str]:
-    """The names of `alias_uses(item)`, looked up once per item (the query walks the
-    whole item; the item rule, the module rule and the language server all ask)."""
+    """The names of `alias_uses(item)`, and the aliases mentioned inside the opaque
+    bodies of dialect types and attributes, looked up once per item (the query walks
+    the whole item; the item rule, the module rule and the language server all ask)."""
     if item.referenced_aliases is None:
-        item.referenced_aliases = frozenset(text(n) for n in alias_uses(item))
+        names = {text(n) for n in alias_uses(item)}
+        for body in _dialect_bodies(item):
+            raw = body.text or b""
+            names.update(m.decode("utf-8", "replace") for m in _NESTED_ALIAS.findall(raw))
+        item.referenced_aliases = frozenset(names)
     return item.referenced_aliases
 
 
@@ -90,15 +120,17 @@ def _placeholder(kind: str, dims: int, symbols: int) -> str:
     return f"affine_map<({dim_names}){symbol_names} -> ({first})>"
 
 
-def _is_alias_name(node: Node) -> bool:
-    """`#foo.bar` and `#foo<...>` name dialect attributes (types), not aliases."""
-    if "." in text(node):
-        return False
-    parent = node.parent
-    if parent is not None and parent.type in ("dialect_type", "dialect_attribute"):
-        return False
-    following = node.next_sibling
-    return following is None or following.type != "<"
+def _dialect_names(item: TopLevelItem) -> set[int]:
+    """Start bytes of the names of dialect types and attributes (`#foo<...>`,
+    `!foo<...>`): they are no aliases. (Found by query: asking each name for its
+    parent costs the depth of the tree.)"""
+    node = item.alias.node if item.alias is not None else None
+    if node is None and item.operation is not None:
+        node = item.operation.node
+    if node is None:
+        return set()
+    captures = tree_sitter.QueryCursor(_alias_query()).captures(node)
+    return {n.start_byte for n in captures.get("dialect", [])}
 
 
 @item_rule
@@ -106,7 +138,9 @@ def undefined_aliases(item: TopLevelItem, ctx: CheckContext) -> None:
     known = ctx.module.aliases
     if all(name in known for name in referenced_aliases(item)):
         return
-    uses = [n for n in alias_uses(item) if text(n) not in known and _is_alias_name(n)]
+    unknown = [n for n in alias_uses(item) if text(n) not in known and "." not in text(n)]
+    dialect = _dialect_names(item) if unknown else set()
+    uses = [n for n in unknown if n.start_byte not in dialect]
     if not uses:
         return
     refs = _map_refs(item) if item.operation is not None else {}
@@ -135,6 +169,7 @@ def undefined_aliases(item: TopLevelItem, ctx: CheckContext) -> None:
 
 @module_rule
 def duplicate_and_unused(model: ModuleModel, ctx: CheckContext) -> None:
+    """Duplicates are errors; unused aliases are advice (off without lints)."""
     first: dict[str, Span] = {}
     used: set[str] = set()
     for item in model.items:
@@ -151,7 +186,7 @@ def duplicate_and_unused(model: ModuleModel, ctx: CheckContext) -> None:
             )
             continue
         first[alias.name] = alias.name_span
-        if alias.name not in used:
+        if alias.name not in used and ctx.options.lints:
             what = (
                 "affine map"
                 if isinstance(alias.map, AffineMap)

@@ -135,13 +135,14 @@ def legacy_names(op: Operation, ctx: CheckContext) -> None:
         return
     if not op.legacy:
         return
-    spelled = text(body_node(op).child_by_field_name("name")) if body_node(op) else ""
+    body = body_node(op)
+    spelled = text(body.child_by_field_name("name")) if body is not None else ""
     edits = [TextEdit(op.name_span, op.name)]
     title = f"Rename to {op.name}"
     if isinstance(op, MemRefDimOp) and isinstance(op.index, int) and op.node is not None:
         constant = f"%c{op.index}_dim"
         indent = " " * op.node.start_point[1]
-        index_node = body_node(op).child_by_field_name("index")
+        index_node = body.child_by_field_name("index") if body is not None else None
         if index_node is not None:
             edits = [
                 TextEdit(

@@ -58,9 +58,17 @@ NON_AFFINE = register(
 )
 DIVISOR = register(
     "affine-divisor-not-positive",
-    "floordiv, ceildiv and mod by a constant that is not positive (an error for 0, a warning "
-    "for negative constants, which MLIR 22 accepts)",
+    "floordiv, ceildiv and mod by the constant 0 (MLIR 22 accepts it; negative constants are "
+    "the lint lint-negative-divisor)",
     "maps",
+    mlir_checks=False,
+)
+NEGATIVE_DIVISOR = register(
+    "lint-negative-divisor",
+    "floordiv, ceildiv and mod by a negative constant: valid MLIR, but the affine dialect asks "
+    "for a positive one and analyses may not handle it",
+    "lint",
+    Severity.WARNING,
     mlir_checks=False,
 )
 
@@ -134,13 +142,12 @@ def _check_binary(
                 node.rhs.span or span,
                 f"{node.op} by zero: the right operand must be a positive constant or a symbol",
             )
-        elif value is not None and value < 0:
+        elif value is not None and value < 0 and ctx.options.lints:
             ctx.report(
-                DIVISOR,
+                NEGATIVE_DIVISOR,
                 node.rhs.span or span,
                 f"{node.op} by a negative constant ({value}): the affine dialect asks for a "
                 "positive constant (MLIR 22 accepts it; the analyses may not)",
-                severity=Severity.WARNING,
             )
 
 

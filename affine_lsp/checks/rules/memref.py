@@ -8,6 +8,7 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, join, op_rule, plural
+from affine_lsp.ir.affine import AffineMap
 from affine_lsp.ir.affine_syntax import map_from_node
 from affine_lsp.ir.model import MemRefAccessOp, MemRefAllocOp, MemRefDimOp, Operation
 from affine_lsp.ir.types import AliasType, MemRefType, OpaqueType, type_from_node
@@ -57,6 +58,11 @@ def _layout_map_node(type_node: Node | None) -> Node | None:
     return None
 
 
+def _layout_symbol_count(layout: AffineMap) -> int:
+    """MLIR drops an identity layout from a memref type, symbols and all."""
+    return 0 if layout.is_identity else layout.num_symbols
+
+
 def layout_symbols(ctx: CheckContext, type_node: Node | None) -> int | None:
     """How many symbols a memref type's layout has (None if unknown)."""
     if type_node is None or type_node.type != "memref_type":
@@ -65,10 +71,10 @@ def layout_symbols(ctx: CheckContext, type_node: Node | None) -> int | None:
     if layout is None:
         return 0
     if layout.type in ("affine_map", "legacy_affine_map"):
-        return map_from_node(layout).num_symbols
+        return _layout_symbol_count(map_from_node(layout))
     if layout.type == "attribute_alias":
         alias = ctx.module.aliases.get(text(layout))
-        return alias.map.num_symbols if alias is not None and alias.map is not None else None
+        return _layout_symbol_count(alias.map) if alias is not None and alias.map else None
     if layout.type == "strided_layout":
         return text(layout).count("?")  # one symbol per dynamic stride or offset
     return 0  # a memory space

@@ -119,7 +119,7 @@ def generic_atomic_rmw(op: Operation, ctx: CheckContext) -> None:
         return
     region = op.regions[0] if op.regions else None
     entry = region.entry if region is not None else None
-    if entry is None:
+    if region is None or entry is None:
         return
     if len(entry.arguments) != 1:
         ctx.report(

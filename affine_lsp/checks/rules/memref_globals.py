@@ -11,7 +11,7 @@ from affine_lsp.checks.rules.base import body_node, op_rule
 from affine_lsp.checks.rules.memref_common import declared_result, result_anchor, retype_fix
 from affine_lsp.checks.symbols import global_types, global_view
 from affine_lsp.ir.model import Operation
-from affine_lsp.ir.types import MemRefType, TensorType, Type, type_from_node
+from affine_lsp.ir.types import AliasType, MemRefType, OpaqueType, TensorType, Type, type_from_node
 from affine_lsp.syntax.nodes import Node, Span, text
 
 GLOBAL_TYPE = register(
@@ -39,7 +39,9 @@ def memref_global(op: Operation, ctx: CheckContext) -> None:
     view = global_view(op)
     if view is None or view.type_node is None:
         return
-    memref = view.type
+    memref = _through_aliases(ctx, view.type)
+    if isinstance(memref, AliasType | OpaqueType) or memref is None:
+        return  # a type we cannot see: nothing proven
     if not isinstance(memref, MemRefType) or memref.shape is None or None in memref.shape:
         ctx.report(
             GLOBAL_TYPE,
@@ -51,6 +53,18 @@ def memref_global(op: Operation, ctx: CheckContext) -> None:
     if value is None or value.type == "dictionary_entry" or text(value) == "uninitialized":
         return
     _check_initial_value(ctx, value, memref)
+
+
+def _through_aliases(ctx: CheckContext, declared: Type | None) -> Type | None:
+    """`!name` replaced by the type its alias definition gives (if any)."""
+    for _ in range(8):  # aliases of aliases, never a cycle forever
+        if not isinstance(declared, AliasType):
+            break
+        alias = ctx.module.aliases.get(declared.name)
+        if alias is None or alias.type is None:
+            break
+        declared = alias.type
+    return declared
 
 
 def _check_initial_value(ctx: CheckContext, value: Node, memref: MemRefType) -> None:

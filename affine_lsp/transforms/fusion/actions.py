@@ -117,7 +117,7 @@ class Clock:
 def _item_of(model: ModuleModel, function: FuncOp) -> TopLevelItem | None:
     top = function
     while top.parent_op is not None:
-        top = top.parent_op  # type: ignore[assignment]
+        top = top.parent_op
     return next((item for item in model.items if item.operation is top), None)
 
 

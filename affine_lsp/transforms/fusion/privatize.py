@@ -105,11 +105,11 @@ class Privatizer:
     def _copy_cells(self, statement: Statement) -> tuple[isl.Map, list[str]]:
         """Context of the copy (c dims, then its loops) -> elements `statement` touches."""
         loops = [lv.op for lv in statement.domain.levels if isinstance(lv.op, AffineForOp)]
-        innermost = self.plan.plan_of(loops[-1])  # type: ignore[arg-type]
+        innermost = self.plan.plan_of(loops[-1])
         dims, constraints = innermost.inner
         values = []
         for loop in loops:
-            loop_plan = self.plan.plan_of(loop)  # type: ignore[arg-type]
+            loop_plan = self.plan.plan_of(loop)
             single = loop_plan.value
             values.append(f"({single})" if single is not None else loop_plan.name)
         text = " and ".join(self.prefix.constraints + constraints) or "true"

@@ -111,7 +111,7 @@ def slice_bounds(relation: isl.Map, position: int) -> tuple[list[str], list[str]
         terms += [
             (
                 int(fraction(constraint.get_coefficient_val(isl.dim_type.param, k))),
-                hull.get_dim_name(isl.dim_type.param, k),
+                hull.get_dim_name(isl.dim_type.param, k) or "",
             )
             for k in range(hull.dim(isl.dim_type.param))
         ]
@@ -254,7 +254,7 @@ class SlicePlanner:
         """Bounds for every loop of the copy; `relation` maps `c` to the slice loops' ivs."""
         if relation is not None:
             for position in range(relation.dim(isl.dim_type.param)):
-                self.params.add(relation.get_dim_name(isl.dim_type.param, position))
+                self.params.add(relation.get_dim_name(isl.dim_type.param, position) or "")
         bounds = {}
         if relation is not None:
             for position, loop in enumerate(slice_loops):

@@ -11,7 +11,7 @@ import islpy as isl
 from affine_lsp.checks import CheckOptions, ModuleContext, Severity, check_item
 from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir.build import build_operation_item, module_scope_of
-from affine_lsp.ir.model import AffineForOp, FuncOp, MemRefAllocOp, ModuleModel, Operation
+from affine_lsp.ir.model import AffineForOp, Block, FuncOp, MemRefAllocOp, ModuleModel, Operation
 from affine_lsp.ir.types import MemRefType
 from affine_lsp.poly.equivalence import Mismatch, compare
 from affine_lsp.poly.isl_util import union_of_maps
@@ -177,7 +177,7 @@ def undefined_at_start(window: Window, memref, pair: tuple[Operation, Operation]
     return True
 
 
-def _position_in_block(op: Operation, block) -> int:
+def _position_in_block(op: Operation, block: Block) -> int:
     """Index in `block` of `op` or of its ancestor there (-1 if none)."""
     current: Operation | None = op
     while current is not None:
@@ -285,7 +285,7 @@ def check_rewrite(
     by_start = {s.op.span.start_byte: s for s in original.statements}
     producer_statements = [s for s in original.statements if is_under(s.op, rewrite.producer)]
     copied = []
-    params = set()
+    params: set[str] = set()
     pieces = []
     for statement in window.statements:
         params |= statement.domain.params

@@ -1,5 +1,6 @@
 /** Entry point: VS Code calls activate() when an MLIR file is opened or a command runs. */
 import * as vscode from "vscode";
+import { LlvmMlirCoexistence } from "./coexistence";
 import { registerCommands } from "./commands";
 import { ServerManager } from "./serverManager";
 import { affectsLaunch } from "./settings";
@@ -8,10 +9,12 @@ let manager: ServerManager | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel("Affine LSP", { log: true });
-  manager = new ServerManager(output);
+  const coexistence = new LlvmMlirCoexistence(context.globalState, output);
+  manager = new ServerManager(output, coexistence);
   const current = manager;
   context.subscriptions.push(
     output,
+    coexistence,
     current,
     ...registerCommands(current, output),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
@@ -29,6 +32,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
   );
   void current.start();
+  void coexistence.noticeOnce();
 }
 
 export async function deactivate(): Promise<void> {

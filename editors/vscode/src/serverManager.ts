@@ -6,6 +6,7 @@ import * as vscode from "vscode";
 import type { LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
 import { LanguageClient, State, TransportKind } from "vscode-languageclient/node";
 import { COMMAND_IDS } from "./commandIds";
+import type { LlvmMlirCoexistence } from "./coexistence";
 import { createNodeHost } from "./nodeHost";
 import { PYTHON_EXTENSION_ID, interpreterFromPythonApi } from "./pythonApi";
 import type { PythonExtensionApi } from "./pythonApi";
@@ -53,7 +54,10 @@ export class ServerManager implements vscode.Disposable {
   /** Start/stop requests run one after another. */
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(private readonly output: vscode.LogOutputChannel) {}
+  constructor(
+    private readonly output: vscode.LogOutputChannel,
+    private readonly coexistence: LlvmMlirCoexistence,
+  ) {}
 
   /** The client if its server is running. */
   get runningClient(): LanguageClient | undefined {
@@ -135,6 +139,7 @@ export class ServerManager implements vscode.Disposable {
     this.client = client;
     try {
       await client.start();
+      this.coexistence.attach(client.diagnostics);
     } catch (error) {
       const detail = error instanceof Error ? error.message : String(error);
       const message = `The affine-lsp server (${formatCommandLine(launch)}, found via ${launch.source}) failed to start: ${detail}`;
@@ -146,6 +151,7 @@ export class ServerManager implements vscode.Disposable {
   private async stopNow(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.coexistence.detach();
     if (client === undefined) {
       return;
     }
@@ -166,6 +172,7 @@ export class ServerManager implements vscode.Disposable {
       initializationOptions: readServerSettings(reader),
       synchronize: { configurationSection: SETTINGS_SECTION },
       middleware: {
+        handleDiagnostics: this.coexistence.handleDiagnostics,
         workspace: {
           configuration: async (params, token, next) => {
             const defaults = await next(params, token);

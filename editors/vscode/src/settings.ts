@@ -25,6 +25,7 @@ export interface ServerSettings {
   legacySyntax: { severity: Severity };
   lints: { enabled: boolean };
   logLevel: LogLevel;
+  transforms: { tileSizes: number[]; unrollFactor: number; unrollJamFactor: number };
 }
 
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
@@ -32,6 +33,7 @@ export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
   legacySyntax: { severity: "warning" },
   lints: { enabled: true },
   logLevel: "info",
+  transforms: { tileSizes: [32], unrollFactor: 4, unrollJamFactor: 2 },
 };
 
 /** Settings whose change needs a server restart (they decide what is launched). */
@@ -43,6 +45,20 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback
 
 function nonNegativeNumber(value: unknown, fallback: number): number {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
+function factor(value: unknown, fallback: number): number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 2 && value <= 64 ? value : fallback;
+}
+
+function tileSizes(value: unknown, fallback: number[]): number[] {
+  const sizes = typeof value === "number" ? [value] : value;
+  const valid =
+    Array.isArray(sizes) &&
+    sizes.length >= 1 &&
+    sizes.length <= 8 &&
+    sizes.every((size) => typeof size === "number" && Number.isInteger(size) && size >= 1);
+  return valid ? (sizes as number[]) : fallback;
 }
 
 function boolean(value: unknown, fallback: boolean): boolean {
@@ -67,6 +83,11 @@ export function readServerSettings(reader: SettingsReader): ServerSettings {
     },
     lints: { enabled: boolean(reader.get("lints.enabled"), defaults.lints.enabled) },
     logLevel: oneOf(reader.get("logLevel"), LOG_LEVELS, defaults.logLevel),
+    transforms: {
+      tileSizes: tileSizes(reader.get("transforms.tileSizes"), defaults.transforms.tileSizes),
+      unrollFactor: factor(reader.get("transforms.unrollFactor"), defaults.transforms.unrollFactor),
+      unrollJamFactor: factor(reader.get("transforms.unrollJamFactor"), defaults.transforms.unrollJamFactor),
+    },
   };
 }
 

@@ -10,11 +10,14 @@ import { describe, it } from "node:test";
 import { GRAMMAR_FILES, serializeGrammar } from "../grammar/files";
 import { EMBEDDED_MLIR_SCOPE, MARKDOWN_INJECTION_SCOPE } from "../grammar/markdownInjection";
 import { COMMAND_IDS } from "../src/commandIds";
+import { BESIDE_LLVM_MLIR_KEY, BESIDE_LLVM_MLIR_MODES, DEFAULT_BESIDE_LLVM_MLIR } from "../src/llvmMlir";
 import { DEFAULT_SERVER_SETTINGS, LAUNCH_SETTING_KEYS, LOG_LEVELS, SETTINGS_SECTION, SEVERITIES } from "../src/settings";
 import { EXTENSION_ROOT } from "./support/tokenizer";
 
 interface Manifest {
   main: string;
+  scripts: Record<string, string>;
+  vsce: { dependencies: boolean };
   activationEvents: string[];
   contributes: {
     languages: { id: string; extensions: string[]; configuration: string }[];
@@ -82,10 +85,40 @@ describe("package.json contributions", () => {
     assert.deepEqual(properties[key("logLevel")].enum, [...LOG_LEVELS]);
     assert.equal(properties[key("logLevel")].default, DEFAULT_SERVER_SETTINGS.logLevel);
     assert.deepEqual(properties[key("trace.server")].enum, ["off", "messages", "verbose"]);
+    assert.deepEqual(properties[key("transforms.tileSizes")].default, DEFAULT_SERVER_SETTINGS.transforms.tileSizes);
+    assert.equal(properties[key("transforms.unrollFactor")].default, DEFAULT_SERVER_SETTINGS.transforms.unrollFactor);
+    assert.equal(
+      properties[key("transforms.unrollJamFactor")].default,
+      DEFAULT_SERVER_SETTINGS.transforms.unrollJamFactor,
+    );
   });
 
-  it("names a main module that the compiler produced", () => {
-    assert.ok(fs.existsSync(path.join(EXTENSION_ROOT, manifest.main)), `${manifest.main} is missing`);
+  it("names as main module the esbuild bundle that vscode:prepublish builds from src/extension.ts", () => {
+    const bundle = manifest.scripts.bundle;
+    assert.equal(manifest.main, "./dist/extension.js");
+    assert.match(bundle, /^esbuild src\/extension\.ts --bundle /);
+    assert.ok(bundle.includes(" --external:vscode "), "vscode is provided by the editor");
+    assert.ok(bundle.includes(` --outfile=${manifest.main.replace("./", "")} `));
+    assert.match(manifest.scripts["vscode:prepublish"], /npm run bundle$/);
+    assert.equal(manifest.vsce.dependencies, false, "the bundle needs no node_modules in the .vsix");
+  });
+
+  it("keeps the bundle, grammars and configuration in the .vsix and nothing else", () => {
+    const ignore = fs.readFileSync(path.join(EXTENSION_ROOT, ".vscodeignore"), "utf8");
+    const kept = ignore.split("\n").filter((line) => line.startsWith("!"));
+    assert.ok(ignore.split("\n").includes("**"));
+    assert.deepEqual(kept, [
+      `!${manifest.main.replace("./", "")}`,
+      "!syntaxes/*.json",
+      "!language-configuration.json",
+      "!README.md",
+    ]);
+  });
+
+  it("declares the setting that decides what is shown beside LLVM's MLIR extension", () => {
+    const property = manifest.contributes.configuration.properties[`${SETTINGS_SECTION}.${BESIDE_LLVM_MLIR_KEY}`];
+    assert.deepEqual(property.enum, [...BESIDE_LLVM_MLIR_MODES]);
+    assert.equal(property.default, DEFAULT_BESIDE_LLVM_MLIR);
   });
 });
 
@@ -148,7 +181,7 @@ describe("language configuration", () => {
 
 describe("module boundaries", () => {
   /** Modules allowed to use the VS Code API; everything else is unit-tested under plain node. */
-  const VSCODE_GLUE = new Set(["extension.ts", "commands.ts", "serverManager.ts"]);
+  const VSCODE_GLUE = new Set(["extension.ts", "commands.ts", "serverManager.ts", "coexistence.ts"]);
 
   it("only the glue modules import vscode or load vscode-languageclient", () => {
     const sourceDir = path.join(EXTENSION_ROOT, "src");

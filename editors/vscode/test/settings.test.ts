@@ -27,6 +27,8 @@ describe("readServerSettings", () => {
         "legacySyntax.severity": "hint",
         "lints.enabled": false,
         logLevel: "debug",
+        "transforms.tileSizes": [16, 8],
+        "transforms.unrollFactor": 8,
       }),
     );
     assert.deepEqual(settings, {
@@ -34,6 +36,7 @@ describe("readServerSettings", () => {
       legacySyntax: { severity: "hint" },
       lints: { enabled: false },
       logLevel: "debug",
+      transforms: { tileSizes: [16, 8], unrollFactor: 8, unrollJamFactor: 2 },
     });
   });
 
@@ -44,6 +47,9 @@ describe("readServerSettings", () => {
         "legacySyntax.severity": "fatal",
         "lints.enabled": "yes",
         logLevel: 3,
+        "transforms.tileSizes": [0],
+        "transforms.unrollFactor": 1,
+        "transforms.unrollJamFactor": 2.5,
       }),
     );
     assert.deepEqual(settings, DEFAULT_SERVER_SETTINGS);

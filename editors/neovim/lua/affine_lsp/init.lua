@@ -21,6 +21,7 @@ local defaults = {
       legacySyntax = { severity = "warning" },
       lints = { enabled = true },
       logLevel = "info",
+      transforms = { tileSizes = { 32 }, unrollFactor = 4, unrollJamFactor = 2 },
     },
   },
   -- Register the tree-sitter grammar and queries of this repository
@@ -29,6 +30,10 @@ local defaults = {
   parser_path = nil,
   on_attach = nil,
   capabilities = nil,
+  -- :AffineLspDraw (see lua/affine_lsp/draw.lua): the `affine-lsp draw` command
+  -- (default: `cmd` with `serve` replaced by `draw`), the viewer (default: xdg-open,
+  -- open or start) and where the SVGs go (default: a temporary directory).
+  draw = { cmd = nil, viewer = nil, directory = nil },
 }
 
 M.config = nil
@@ -175,6 +180,7 @@ function M.setup(opts)
   if M.config.treesitter then
     M.register_treesitter()
   end
+  require("affine_lsp.draw").register()
   local group = vim.api.nvim_create_augroup("affine_lsp", { clear = true })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,

@@ -1,0 +1,229 @@
+"""`affine-lsp transform FILE --line N (--interchange | --permute P | --tile S1[,S2...]
+| --unroll F|full | --unroll-jam F | --parallelize | --hoist | --distribute | --skew F)
+[-o OUT | --in-place]`.
+
+Transforms the `affine.for` that starts on line N, proven legal, and prints the
+whole file to stdout (or writes it). Exit status: 0 applied, 3 refused (illegal,
+or nothing to do: the reason goes to stderr, nothing to stdout), 1 the input has
+errors, 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from affine_lsp.checks import Severity, check_document
+from affine_lsp.cli.fuse import write_atomically
+from affine_lsp.cli.output import error_reason, printable, read_input, say
+from affine_lsp.ir import build_module
+from affine_lsp.ir.model import AffineForOp, ModuleModel
+from affine_lsp.syntax import SourceDocument
+from affine_lsp.transforms.loops import (
+    DISTRIBUTE,
+    HOIST,
+    INTERCHANGE,
+    PARALLELIZE,
+    PERMUTE,
+    SKEW,
+    TILE,
+    UNROLL,
+    UNROLL_JAM,
+    Spec,
+    transform,
+)
+
+REFUSED = 3
+
+
+def _integers(text: str, what: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in text.replace("x", ",").split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what} must be integers separated by commas") from None
+    if not values:
+        raise argparse.ArgumentTypeError(f"{what} must not be empty")
+    return values
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    values = _integers(text, "tile sizes")
+    if any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError("tile sizes must be positive")
+    return values
+
+
+def _permutation(text: str) -> tuple[int, ...]:
+    values = _integers(text, "the permutation")
+    if sorted(values) != list(range(len(values))):
+        raise argparse.ArgumentTypeError(
+            f"the permutation must list 0..{len(values) - 1} once each (got {text})"
+        )
+    return values
+
+
+def _factor(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a factor must be an integer (got {text!r})") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("a factor must be positive")
+    return value
+
+
+FULL = 0  # `--unroll full`
+
+
+def _unroll_factor(text: str) -> int:
+    return FULL if text.strip().lower() == "full" else _factor(text)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "transform",
+        description="Transform the affine.for that starts on line N. The transformed code is "
+        "parsed back and proven equivalent to the original by an exact dataflow analysis; an "
+        "illegal transformation is refused with the dependence it would break. Prints the "
+        "whole file to stdout unless -o or --in-place is given. Exit status: 0 applied, 3 "
+        "refused (reason on stderr, nothing on stdout), 1 the input has errors, 2 usage errors.",
+    )
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument(
+        "--line", type=int, required=True, metavar="N", help="the line of the affine.for"
+    )
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--interchange", action="store_true", help="swap the loop with the loop directly inside"
+    )
+    what.add_argument(
+        "--permute",
+        type=_permutation,
+        metavar="P",
+        help="permute a perfect band: P[k] = new position of its k-th loop (e.g. 2,0,1)",
+    )
+    what.add_argument(
+        "--tile",
+        type=_sizes,
+        metavar="S1[,S2...]",
+        help="tile a perfect band by these sizes, from the outside",
+    )
+    what.add_argument(
+        "--unroll", type=_unroll_factor, metavar="F|full", help="unroll by F, or fully"
+    )
+    what.add_argument("--unroll-jam", type=_factor, metavar="F", help="unroll and jam by F")
+    what.add_argument(
+        "--parallelize", action="store_true", help="turn the loop into affine.parallel"
+    )
+    what.add_argument("--hoist", action="store_true", help="hoist loop-invariant code out")
+    what.add_argument(
+        "--distribute", action="store_true", help="split the loop along dependence cycles"
+    )
+    what.add_argument(
+        "--skew",
+        type=_factor,
+        metavar="F",
+        help="skew the loop directly inside by F times this loop's iv",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
+    where.add_argument("--in-place", action="store_true", help="rewrite FILE (atomically)")
+    parser.set_defaults(handler=run, parser=parser)
+
+
+def _error(message: str) -> None:
+    say("transform", message)
+
+
+def spec_of(args: argparse.Namespace) -> Spec:
+    if args.interchange:
+        return Spec(INTERCHANGE)
+    if args.permute is not None:
+        return Spec(PERMUTE, permutation=args.permute)
+    if args.tile is not None:
+        return Spec(TILE, sizes=args.tile)
+    if args.unroll_jam is not None:
+        return Spec(UNROLL_JAM, factor=args.unroll_jam)
+    if args.parallelize:
+        return Spec(PARALLELIZE)
+    if args.hoist:
+        return Spec(HOIST)
+    if args.distribute:
+        return Spec(DISTRIBUTE)
+    if args.skew is not None:
+        return Spec(SKEW, factor=args.skew)
+    return Spec(UNROLL, factor=None if args.unroll == FULL else args.unroll)
+
+
+def _errors(document: SourceDocument, path: str) -> bool:
+    found = False
+    for diagnostic in check_document(document):
+        if diagnostic.severity != Severity.ERROR:
+            continue
+        line, column = document.point(diagnostic.span.start_byte)
+        message = f"{path}:{line + 1}:{column + 1}: error: {diagnostic.message}"
+        print(printable(message), file=sys.stderr)
+        found = True
+    return found
+
+
+def loop_on_line(model: ModuleModel, document: SourceDocument, line: int) -> AffineForOp | None:
+    """The (outermost) affine.for whose first line is 1-based `line`."""
+    for op in model.walk():
+        if isinstance(op, AffineForOp) and document.point(op.span.start_byte)[0] == line - 1:
+            return op
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.line < 1:
+        _error("--line must be at least 1")
+        return 2
+    spec = spec_of(args)
+    data = read_input("transform", args.file)
+    if data is None:
+        return 2
+    document = SourceDocument(data)
+    if _errors(document, args.file):
+        _error(f"{args.file} has errors; nothing was transformed")
+        return 1
+    model = build_module(document.tree.root_node)
+    loop = loop_on_line(model, document, args.line)
+    if loop is None:
+        _error(f"no affine.for starts on line {args.line}")
+        return 2
+    result = transform(data, model, loop, spec)
+    if not result.applied or result.new_text is None:
+        _error(f"refused: {result.reason}")
+        if result.hint is not None:
+            _error(f"a legal variant: {_hint_words(result.hint)}")
+        return REFUSED
+    if _errors(SourceDocument(result.new_text), "<transformed>"):
+        _error("internal error: the transformed text does not verify; nothing was transformed")
+        return 1
+    if result.summary:
+        _error(result.summary)
+    return _write(args, result.new_text)
+
+
+def _hint_words(spec: Spec) -> str:
+    options = {
+        INTERCHANGE: "--interchange",
+        PERMUTE: "--permute " + ",".join(str(p) for p in spec.permutation),
+        TILE: "--tile " + ",".join(str(s) for s in spec.sizes),
+    }
+    return f"--skew {spec.skew} on this line, then {options.get(spec.kind, spec.kind)}"
+
+
+def _write(args: argparse.Namespace, output: bytes) -> int:
+    if not (args.output or args.in_place):
+        sys.stdout.buffer.write(output)
+        sys.stdout.flush()
+        return 0
+    path = args.output or args.file
+    try:
+        write_atomically(path, output)
+    except OSError as error:
+        _error(f"cannot write {path}: {error_reason(error)}; it was left untouched")
+        return 2
+    return 0

@@ -1,0 +1,72 @@
+"""Handlers of the session's life: initialisation, settings, and document sync."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from affine_lsp.server.guard import guarded
+from affine_lsp.server.server import AffineLanguageServer
+from affine_lsp.syntax import ContentChange
+
+
+@guarded()
+def initialize(ls: AffineLanguageServer, params: types.InitializeParams) -> None:
+    ls.negotiate_encoding(params.capabilities)
+    ls.apply_settings(params.initialization_options)
+
+
+@guarded()
+async def initialized(ls: AffineLanguageServer, params: types.InitializedParams) -> None:
+    await ls.pull_settings()
+
+
+@guarded()
+async def did_change_configuration(
+    ls: AffineLanguageServer, params: types.DidChangeConfigurationParams
+) -> None:
+    if ls.client_supports("workspace.configuration"):
+        await ls.pull_settings()
+    else:
+        ls.apply_settings(params.settings)
+
+
+@guarded()
+def shutdown(ls: AffineLanguageServer, params: None) -> None:
+    ls.planner.shutdown()
+
+
+@guarded()
+def did_open(ls: AffineLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    document = params.text_document
+    ls.open(document.uri, document.text, document.version)
+
+
+@guarded()
+def did_change(ls: AffineLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    document = params.text_document
+    ls.change(document.uri, document.version, content_changes(params))
+
+
+@guarded()
+def did_close(ls: AffineLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.close(params.text_document.uri)
+
+
+def content_changes(params: types.DidChangeTextDocumentParams) -> list[ContentChange]:
+    """The client's changes as the syntax layer takes them."""
+    changes = []
+    for change in params.content_changes:
+        range_ = getattr(change, "range", None)
+        if range_ is None:
+            changes.append(ContentChange(change.text))
+        else:
+            changes.append(
+                ContentChange(
+                    change.text,
+                    (
+                        (range_.start.line, range_.start.character),
+                        (range_.end.line, range_.end.character),
+                    ),
+                )
+            )
+    return changes

@@ -1,0 +1,259 @@
+"""Differential testing of the loop transformations against mlir-runner.
+
+For a generated program (`nestgen`), every transformation is tried at every loop
+of `@kernel`: an applied one is lowered and run, and must print exactly what the
+original prints; a refused one is written anyway without the dependence check
+and the proof (the naive rewrite) and run, to see whether the refusal was
+needed (our conservatism). MLIR 22's own passes run on the same programs, and
+are judged the same way. A program with `affine.parallel` loops is also run with
+every parallel loop (without reductions, step 1) turned into sequential loops
+that run backwards (`reversed_parallel`): lowered as it is, a parallel loop runs
+in order and would hide a dependence it carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from affine_lsp.checks.diagnostics import TextEdit
+from affine_lsp.ir import build_module
+from affine_lsp.ir.affine import format_expr
+from affine_lsp.ir.model import AffineForOp, AffineParallelOp, FuncOp, ModuleModel, Subscripts
+from affine_lsp.syntax import SourceDocument
+from affine_lsp.syntax.nodes import Span
+from affine_lsp.testing import oracle
+from affine_lsp.transforms.edits import apply_edits
+from affine_lsp.transforms.loops import (
+    DISTRIBUTE,
+    HOIST,
+    INTERCHANGE,
+    PARALLELIZE,
+    PERMUTE,
+    SKEW,
+    TILE,
+    UNROLL,
+    UNROLL_JAM,
+    Spec,
+    transform,
+)
+
+SPECS: tuple[Spec, ...] = (
+    Spec(INTERCHANGE),
+    Spec(INTERCHANGE, skew=1),
+    Spec(PERMUTE, permutation=(2, 0, 1)),
+    Spec(PERMUTE, permutation=(0, 2, 1)),
+    Spec(TILE, sizes=(3,)),
+    Spec(TILE, sizes=(3, 3)),
+    Spec(TILE, sizes=(2, 2), skew=1),
+    Spec(UNROLL, factor=2),
+    Spec(UNROLL, factor=3),
+    Spec(UNROLL, factor=None),
+    Spec(UNROLL_JAM, factor=2),
+    Spec(PARALLELIZE),
+    Spec(HOIST),
+    Spec(DISTRIBUTE),
+    Spec(SKEW, factor=1),
+)
+"""What is tried at every loop."""
+
+MLIR_PASSES: dict[str, tuple[str, ...]] = {
+    "affine-loop-tile": ("--affine-loop-tile=tile-size=3",),
+    "affine-loop-unroll": (
+        "--pass-pipeline=builtin.module(func.func(affine-loop-unroll{unroll-factor=2}))",
+    ),
+    "affine-loop-unroll-jam": (
+        "--pass-pipeline=builtin.module(func.func(affine-loop-unroll-jam{unroll-jam-factor=2}))",
+    ),
+    "affine-parallelize": (
+        "--pass-pipeline=builtin.module(func.func(affine-parallelize{parallel-reductions=true}))",
+    ),
+    "affine-loop-invariant-code-motion": (
+        "--pass-pipeline=builtin.module(func.func(affine-loop-invariant-code-motion))",
+    ),
+}
+
+
+def describe(spec: Spec) -> str:
+    text = spec.kind
+    if spec.permutation:
+        text += " " + ",".join(map(str, spec.permutation))
+    if spec.sizes:
+        text += " " + "x".join(map(str, spec.sizes))
+    if spec.kind in (UNROLL, UNROLL_JAM, SKEW):
+        text += f" {spec.factor if spec.factor is not None else 'full'}"
+    if spec.skew is not None:
+        text += f" (skew {spec.skew})"
+    return text
+
+
+@dataclass
+class Pair:
+    """One (program, loop, transformation) attempt."""
+
+    seed: int
+    line: int  # 1-based line of the loop
+    spec: Spec
+    applied: bool
+    reason: str | None = None
+    verdict: str = ""  # applied: same | different | failed; refused: naive-same | ...
+    detail: str = ""
+
+
+@dataclass
+class ProgramReport:
+    seed: int
+    pairs: list[Pair] = field(default_factory=list)
+    mlir: dict[str, str] = field(default_factory=dict)  # pass -> same | different | ...
+    original_failed: str | None = None
+
+
+def kernel_loops(text: str) -> Iterator[tuple[int, AffineForOp, bytes, ModuleModel]]:
+    """(1-based line, loop, data, model) for every affine.for of @kernel."""
+    data = text.encode()
+    document = SourceDocument(data)
+    model = build_module(document.tree.root_node)
+    for op in model.walk():
+        if isinstance(op, FuncOp) and op.symbol == "@kernel":
+            for loop in op.walk():
+                if isinstance(loop, AffineForOp):
+                    yield document.point(loop.span.start_byte)[0] + 1, loop, data, model
+
+
+def _loops_by_line(text: str) -> dict[int, tuple[AffineForOp, bytes, ModuleModel]]:
+    return {line: (loop, data, model) for line, loop, data, model in kernel_loops(text)}
+
+
+def check_program(
+    seed: int,
+    text: str,
+    specs: tuple[Spec, ...] = SPECS,
+    naive: bool = True,
+    mlir: bool = False,
+    timeout: float = oracle.DEFAULT_TIMEOUT,
+) -> ProgramReport:
+    """Every spec at every loop of the program's kernel (and MLIR's passes)."""
+    report = ProgramReport(seed)
+    original = oracle.lower_and_run(text, timeout=timeout)
+    if not original.ok:
+        report.original_failed = original.describe()
+        return report
+    lines = sorted(_loops_by_line(text))
+    for line in lines:
+        for spec in specs:
+            loop, data, model = _loops_by_line(text)[line]
+            result = transform(data, model, loop, spec)
+            pair = Pair(seed, line, spec, result.applied, result.reason)
+            if result.applied and result.new_text is not None:
+                verdict = oracle.equivalent(
+                    text, result.new_text.decode(), timeout=timeout, original_result=original
+                )
+                pair.verdict = (
+                    "same"
+                    if verdict.same
+                    else ("different" if verdict.outcome == oracle.Outcome.DIFFERENT else "failed")
+                )
+                pair.detail = verdict.detail
+            elif naive and not result.timed_out:
+                loop, data, model = _loops_by_line(text)[line]
+                unchecked = transform(data, model, loop, spec, prove=False, check=False)
+                if unchecked.applied and unchecked.new_text is not None:
+                    verdict, pair.detail = judge(
+                        text, unchecked.new_text.decode(), original, timeout
+                    )
+                    pair.verdict = "naive-same" if verdict == "same" else "naive-different"
+                else:
+                    pair.verdict = "not-applicable"
+            report.pairs.append(pair)
+    if mlir:
+        for name, flags in MLIR_PASSES.items():
+            report.mlir[name] = run_mlir_pass(text, flags, original, timeout)
+    return report
+
+
+def run_mlir_pass(
+    text: str, flags: tuple[str, ...], original: oracle.RunResult, timeout: float
+) -> str:
+    """same | different | unchanged | crashed | failed: what MLIR's pass does here."""
+    tools = oracle.toolchain()
+    done = oracle._run([tools.mlir_opt, "-", *flags], text, timeout)
+    if done.timed_out or done.crashed or done.returncode != 0:
+        return "crashed" if done.crashed else "failed"
+    verdict, _ = judge(text, done.stdout, original, timeout)
+    if verdict == "same":
+        unchanged = oracle._run([tools.mlir_opt, "-"], text, timeout)
+        return "unchanged" if unchanged.stdout == done.stdout else "same"
+    return verdict
+
+
+def judge(text: str, new: str, original: oracle.RunResult, timeout: float) -> tuple[str, str]:
+    """(same | different | failed, detail): `new` run as it is, and with its parallel
+    loops run backwards, against the original's output."""
+    verdict = oracle.equivalent(text, new, timeout=timeout, original_result=original)
+    if verdict.same and "affine.parallel" in new:
+        backwards = reversed_parallel(new)
+        if backwards is not None and backwards != new:
+            verdict = oracle.equivalent(text, backwards, timeout=timeout, original_result=original)
+    if verdict.same:
+        return "same", ""
+    outcome = "different" if verdict.outcome == oracle.Outcome.DIFFERENT else "failed"
+    return outcome, verdict.detail
+
+
+def reversed_parallel(text: str) -> str | None:
+    """`text` with every `affine.parallel` without reductions and with unit steps
+    written as sequential loops running backwards (None if the text does not parse)."""
+    data = text.encode()
+    document = SourceDocument(data)
+    model = build_module(document.tree.root_node)
+    edits = []
+    counter = 0
+    for op in model.walk():
+        if not isinstance(op, AffineParallelOp) or op.reductions or op.body is None:
+            continue
+        if any(step != 1 for step in op.steps):
+            continue
+        if any(b.kind or len(b.exprs) != 1 for b in op.lower + op.upper):
+            continue
+        header = []
+        applies = []
+        for k, iv in enumerate(op.induction_variables):
+            counter += 1
+            reverse = f"%rev{counter}"
+            low = _bound_map(op.lower[k].exprs[0])
+            high = _bound_map(op.upper[k].exprs[0])
+            header.append(f"affine.for {reverse} = {low} to {high} {{")
+            applies += [
+                f"%lo{counter} = affine.apply {low}",
+                f"%hi{counter} = affine.apply {high}",
+                f"{iv.name} = affine.apply affine_map<(d0, d1, d2) -> (d1 + d2 - d0 - 1)>"
+                f"({reverse}, %lo{counter}, %hi{counter})",
+            ]
+        start = op.span.start_byte
+        body_open = op.body.span.start_byte
+        edits.append(
+            TextEdit(Span(start, body_open + 1), " ".join(header) + "\n" + "\n".join(applies))
+        )
+        closing = op.span.end_byte - 1
+        edits.append(TextEdit(Span(closing, closing + 1), "}" * len(op.induction_variables)))
+    if not edits:
+        return text
+    try:
+        return apply_edits(data, edits).decode()
+    except ValueError:
+        return None
+
+
+def _bound_map(subscripts: Subscripts) -> str:
+    affine_map = subscripts.map
+    results = ", ".join(
+        format_expr(r, dim_namer=lambda k: f"d{k}", symbol_namer=lambda k: f"s{k}")
+        for r in affine_map.results
+    )
+    header = "(" + ", ".join(f"d{k}" for k in range(affine_map.num_dims)) + ")"
+    if affine_map.num_symbols:
+        header += "[" + ", ".join(f"s{k}" for k in range(affine_map.num_symbols)) + "]"
+    dims = ", ".join(u.name for u in subscripts.dims)
+    symbols = ", ".join(u.name for u in subscripts.symbols)
+    text = f"affine_map<{header} -> ({results})>({dims})"
+    return text + (f"[{symbols}]" if symbols else "")

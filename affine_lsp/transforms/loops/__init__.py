@@ -1,0 +1,165 @@
+"""Loop transformations proven legal: one core for the CLI and the code actions.
+
+Each function takes a document's bytes, its model and one `affine.for`, and
+returns a `Result`: the transformed document (and minimal edits) or the reason
+it was refused. Every applied result has been parsed back and proven equivalent
+to the original by exact dataflow (`proof.py`); legality is decided first from
+the dependences (`legality.py`), whose violations name the dependence broken.
+
+    interchange(data, model, loop)           the loop with the one directly inside
+    permute(data, model, loop, P)            P[k] = new position of the band's k-th loop
+    tile(data, model, loop, sizes)           a perfect band, sizes from the outside
+    unroll(data, model, loop, factor)        factor None: fully
+    unroll_jam(data, model, loop, factor)
+    parallelize(data, model, loop)           affine.parallel, with reductions
+    hoist(data, model, loop)                 loop-invariant code moved out
+    distribute(data, model, loop)            fission along dependence cycles
+    skew(data, model, loop, factor)          the inner loop of a pair by the outer iv
+    transform(data, model, loop, spec)       any of them from a `Spec`
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from types import ModuleType
+
+from affine_lsp.ir.model import AffineForOp, ModuleModel
+from affine_lsp.poly.budgets import Budget
+from affine_lsp.transforms.loops.core import (
+    DISTRIBUTE,
+    HOIST,
+    INTERCHANGE,
+    KINDS,
+    PARALLELIZE,
+    PERMUTE,
+    SKEW,
+    TILE,
+    UNROLL,
+    UNROLL_JAM,
+    Result,
+    Spec,
+    run,
+)
+
+_MODULES = {
+    INTERCHANGE: "band",
+    PERMUTE: "band",
+    TILE: "band",
+    SKEW: "band",
+    UNROLL: "unroll",
+    UNROLL_JAM: "unroll",
+    PARALLELIZE: "parallel",
+    HOIST: "hoist",
+    DISTRIBUTE: "distribute",
+}
+
+
+def module_of(kind: str) -> ModuleType:
+    """The module implementing `kind` (`plan`, `rewrite`, `title`, `summary`)."""
+    return importlib.import_module(f"affine_lsp.transforms.loops.{_MODULES[kind]}")
+
+
+def transform(
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    spec: Spec,
+    budget: Budget | None = None,
+    prove: bool = True,
+    check: bool = True,
+) -> Result:
+    """Apply `spec` to `loop`: the proven result, or why not."""
+    return run(data, model, loop, spec, module_of(spec.kind), budget, prove, check)
+
+
+def interchange(
+    data: bytes, model: ModuleModel, loop: AffineForOp, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(INTERCHANGE), budget)
+
+
+def permute(
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    permutation: Sequence[int],
+    budget: Budget | None = None,
+) -> Result:
+    return transform(data, model, loop, Spec(PERMUTE, permutation=tuple(permutation)), budget)
+
+
+def tile(
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    sizes: Sequence[int],
+    budget: Budget | None = None,
+) -> Result:
+    return transform(data, model, loop, Spec(TILE, sizes=tuple(sizes)), budget)
+
+
+def unroll(
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    factor: int | None,
+    budget: Budget | None = None,
+) -> Result:
+    return transform(data, model, loop, Spec(UNROLL, factor=factor), budget)
+
+
+def unroll_jam(
+    data: bytes, model: ModuleModel, loop: AffineForOp, factor: int, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(UNROLL_JAM, factor=factor), budget)
+
+
+def parallelize(
+    data: bytes, model: ModuleModel, loop: AffineForOp, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(PARALLELIZE), budget)
+
+
+def hoist(
+    data: bytes, model: ModuleModel, loop: AffineForOp, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(HOIST), budget)
+
+
+def distribute(
+    data: bytes, model: ModuleModel, loop: AffineForOp, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(DISTRIBUTE), budget)
+
+
+def skew(
+    data: bytes, model: ModuleModel, loop: AffineForOp, factor: int, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(SKEW, factor=factor), budget)
+
+
+__all__ = [
+    "DISTRIBUTE",
+    "HOIST",
+    "INTERCHANGE",
+    "KINDS",
+    "PARALLELIZE",
+    "PERMUTE",
+    "SKEW",
+    "TILE",
+    "UNROLL",
+    "UNROLL_JAM",
+    "Result",
+    "Spec",
+    "distribute",
+    "hoist",
+    "interchange",
+    "parallelize",
+    "permute",
+    "skew",
+    "tile",
+    "transform",
+    "unroll",
+    "unroll_jam",
+]

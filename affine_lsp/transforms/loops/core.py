@@ -1,0 +1,242 @@
+"""What every loop transformation shares: the request (`Spec`), the answer
+(`Result`), the context of one loop, and the pipeline
+
+    plan (structure + legality from dependences)  ->  text  ->  proof
+
+that `transform()` runs. A refusal anywhere gives a `Result` with a reason and no
+text; a proof that fails refuses too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+
+from affine_lsp.checks.diagnostics import TextEdit
+from affine_lsp.ir.model import AffineForOp, Block, FuncOp, ModuleModel, Operation
+from affine_lsp.poly import budgets
+from affine_lsp.poly.budgets import Budget
+from affine_lsp.poly.session import BudgetExceeded, IslSession, PolyError
+from affine_lsp.transforms.diff import minimal_edits
+from affine_lsp.transforms.edits import line_start, rest_of_line_is_blank
+from affine_lsp.transforms.loops.legality import NestAnalysis
+from affine_lsp.transforms.loops.nest import body_block, function_of, iv_name
+from affine_lsp.transforms.loops.proof import Prover, Rewrite
+from affine_lsp.transforms.naming import FreshNames, names_in
+
+INTERCHANGE = "interchange"
+PERMUTE = "permute"
+TILE = "tile"
+UNROLL = "unroll"
+UNROLL_JAM = "unroll-jam"
+PARALLELIZE = "parallelize"
+HOIST = "hoist"
+DISTRIBUTE = "distribute"
+SKEW = "skew"
+KINDS = (INTERCHANGE, PERMUTE, TILE, UNROLL, UNROLL_JAM, PARALLELIZE, HOIST, DISTRIBUTE, SKEW)
+
+TOO_COMPLEX = "too complex to analyse in time"
+INTERNAL_ERROR = "cannot transform this loop (internal error)"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One transformation request.
+
+    permutation: for PERMUTE, `P[k]` = new position of the band's k-th loop;
+    sizes: for TILE, one per loop from the outside (fewer: the outer loops only);
+    factor: for UNROLL (None: full), UNROLL_JAM and SKEW;
+    skew: for INTERCHANGE, PERMUTE and TILE, skew the band's second loop by this
+    factor of the first loop's iv first (None: no skew).
+    """
+
+    kind: str
+    permutation: tuple[int, ...] = ()
+    sizes: tuple[int, ...] = ()
+    factor: int | None = None
+    skew: int | None = None
+
+    def with_skew(self, factor: int) -> Spec:
+        return Spec(self.kind, self.permutation, self.sizes, self.factor, factor)
+
+
+class Refused(PolyError):
+    """The transformation does not apply here, or would be wrong: `reason` says why;
+    `hint` is a variant that would be legal (a skew first), if one was found."""
+
+    def __init__(self, reason: str, hint: Spec | None = None) -> None:
+        super().__init__(reason)
+        self.hint = hint
+
+
+@dataclass
+class Result:
+    spec: Spec
+    new_text: bytes | None = None
+    edits: list[TextEdit] = field(default_factory=list)
+    reason: str | None = None
+    timed_out: bool = False
+    hint: Spec | None = None  # a legal variant of a refused transformation
+    summary: str = ""  # what was done, in words
+
+    @property
+    def applied(self) -> bool:
+        return self.new_text is not None
+
+
+class Context:
+    """One loop of one document, and what the transformations ask about it."""
+
+    def __init__(
+        self, data: bytes, model: ModuleModel, loop: AffineForOp, session: IslSession
+    ) -> None:
+        function = function_of(loop)
+        if function is None:
+            raise Refused("the loop is not in a function")
+        self.data = data
+        self.model = model
+        self.loop = loop
+        self.function: FuncOp = function
+        self.session = session
+        self._analyses: dict[int, NestAnalysis] = {}
+        self._names: FreshNames | None = None
+
+    def analysis(self, root: AffineForOp | None = None) -> NestAnalysis:
+        root = root or self.loop
+        found = self._analyses.get(id(root))
+        if found is None:
+            found = self._analyses[id(root)] = NestAnalysis(self.session, root, self.model)
+        return found
+
+    @property
+    def names(self) -> FreshNames:
+        if self._names is None:
+            self._names = FreshNames(names_in(self.function))
+        return self._names
+
+    def fresh(self, like: str, suffix: str = "") -> str:
+        """A new name derived from `like`: `%i` -> `%i_tile` (suffix) or `%i_1`."""
+        if suffix:
+            return self.names.reuse(f"{like}_{suffix}")
+        return self.names.fresh(like)
+
+    def line(self, op: Operation) -> int:
+        return self.data.count(b"\n", 0, op.span.start_byte) + 1
+
+
+def loop_name(loop: AffineForOp) -> str:
+    return iv_name(loop)
+
+
+def check_layout(context: Context, loop: AffineForOp) -> None:
+    """Refused unless the loop has its own lines, its body starting on the line
+    after its header and ending on a line of its own."""
+    data = context.data
+    body = loop.body
+    if body is None or body_block(loop) is None:
+        raise Refused(f"{loop_name(loop)} has no body")
+    start = line_start(data, loop.span.start_byte)
+    if data[start : loop.span.start_byte].strip() or not rest_of_line_is_blank(
+        data, loop.span.end_byte
+    ):
+        raise Refused("the loop shares its first or last line with other code")
+    if not rest_of_line_is_blank(data, body.span.start_byte + 1):
+        raise Refused("the loop's body starts on its header line")
+    closing = body.span.end_byte - 1
+    if data[line_start(data, closing) : closing].strip():
+        raise Refused("the loop's body ends on the line of its last op")
+
+
+def window_range(context: Context, rewrite: Rewrite) -> tuple[Block, int, int]:
+    """(block, first, last): the original ops the rewrite replaces."""
+    block = context.loop.parent_block
+    if block is None:
+        raise Refused("the loop is not in a block")
+    inside = [
+        k
+        for k, op in enumerate(block.operations)
+        if rewrite.start <= op.span.start_byte < rewrite.end
+    ]
+    if not inside:
+        raise Refused("nothing to rewrite")
+    return block, inside[0], inside[-1]
+
+
+def proven_text(context: Context, rewrite: Rewrite) -> bytes:
+    block, first, last = window_range(context, rewrite)
+    prover = Prover(
+        context.session, context.data, context.model, context.function, block, first, last
+    )
+    return prover.prove(rewrite).new_text
+
+
+def run(
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    spec: Spec,
+    module: ModuleType,
+    budget: Budget | None = None,
+    prove: bool = True,
+    check: bool = True,
+) -> Result:
+    """Plan, write and (unless `prove` is False) prove one transformation; `check`
+    False skips the dependence check (to measure what a naive rewrite does)."""
+    session = IslSession(budget or budgets.TRANSFORM)
+    try:
+        context = Context(data, model, loop, session)
+        plan = module.plan(context, spec, check)
+        rewrite = module.rewrite(context, plan)
+        if prove:
+            new_text = proven_text(context, rewrite)
+        else:
+            new_text = rewrite.apply(data)
+        summary = module.summary(context, plan) if hasattr(module, "summary") else ""
+    except Refused as refusal:
+        return Result(spec, reason=refusal.reason, hint=refusal.hint)
+    except BudgetExceeded:
+        return Result(spec, reason=TOO_COMPLEX, timed_out=True)
+    except PolyError as error:
+        return Result(spec, reason=_cannot(error.reason))
+    except (ValueError, KeyError, IndexError, AttributeError, TypeError) as error:
+        # Input we did not foresee: refused, never a crash (the tests count these).
+        return Result(spec, reason=f"{INTERNAL_ERROR}: {type(error).__name__}: {error}")
+    if new_text == data:
+        return Result(spec, reason="nothing to do")
+    return Result(spec, new_text, minimal_edits(data, new_text), summary=summary)
+
+
+def check_only(
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    spec: Spec,
+    module: ModuleType,
+    session: IslSession,
+    contexts: dict[int, Context] | None = None,
+) -> Result:
+    """The fast path alone: structure and dependences (no text, no proof). A Result
+    with `reason` None means the transformation is expected to apply."""
+    try:
+        key = id(loop)
+        context = (contexts or {}).get(key)
+        if context is None:
+            context = Context(data, model, loop, session)
+            if contexts is not None:
+                contexts[key] = context
+        module.plan(context, spec, True)
+    except Refused as refusal:
+        return Result(spec, reason=refusal.reason, hint=refusal.hint)
+    except BudgetExceeded:
+        return Result(spec, reason=TOO_COMPLEX, timed_out=True)
+    except PolyError as error:
+        return Result(spec, reason=_cannot(error.reason))
+    except (ValueError, KeyError, IndexError, AttributeError, TypeError) as error:
+        return Result(spec, reason=f"{INTERNAL_ERROR}: {type(error).__name__}: {error}")
+    return Result(spec)
+
+
+def _cannot(reason: str) -> str:
+    if reason.startswith(("the rewritten", "cannot", "nothing")):
+        return reason
+    return f"cannot analyse the loop: {reason}"

@@ -1,0 +1,76 @@
+"""The loop transformations as code actions: titles, reasons, lazy proven edits."""
+
+from __future__ import annotations
+
+from affine_lsp.ide.code_actions import code_actions, prepare_loop_transforms
+from affine_lsp.ide.settings import Settings, parse_settings
+from affine_lsp.transforms.loops.actions import LoopOptions
+from tests.ide.helpers import analysed, apply_text_edits, offset_of
+from tests.loops.fixtures import MATMUL, STENCIL
+
+
+def _titles(actions) -> dict[str, str | None]:
+    return {a.title: a.disabled_reason for a in actions}
+
+
+def test_actions_at_the_stencil():
+    analysis = analysed(STENCIL)
+    at = offset_of(analysis, "affine.for %i")
+    actions = prepare_loop_transforms(analysis, at, at)()
+    titles = _titles(actions)
+    assert titles["Interchange %i and %j"] == (
+        "iteration (i, j) reads %A[i - 1, j + 1], written by iteration (i - 1, j + 1); "
+        "after interchange it would run first; skew %j by 1 first"
+    )
+    assert titles["Skew %j by 1 and interchange %i and %j"] is None
+    assert titles["Tile 32×32"] is None  # one tile holds everything: legal
+    assert "a dependence carried by %i" in (titles["Parallelize %i"] or "")
+    assert titles["Hoist invariant code out of %i"] == "nothing in %i is loop-invariant"
+    assert all(a.kind == "refactor.rewrite" for a in actions)
+    # enabled actions get their edits when chosen, proven
+    skew = next(a for a in actions if a.title.startswith("Skew"))
+    assert skew.edits is None
+    text = apply_text_edits(analysis, skew.resolve())
+    assert "affine.for %j_skew = 1 to 18 {" in text and not analysed(text).diagnostics()
+
+
+def test_actions_follow_the_settings_and_the_cursor():
+    analysis = analysed(MATMUL)
+    at = offset_of(analysis, "%b = affine.load")  # inside %k: the innermost loop around
+    options = LoopOptions(tile_sizes=(8,), unroll_factor=8, unroll_jam_factor=3)
+    titles = _titles(prepare_loop_transforms(analysis, at, at, options)())
+    assert "Tile 8" in titles and "Unroll %k by 8" in titles
+    assert "Interchange %k and" not in " ".join(titles)
+    at = offset_of(analysis, "affine.for %j")
+    titles = _titles(prepare_loop_transforms(analysis, at, at, options)())
+    assert {"Interchange %j and %k", "Tile 8×8", "Unroll and jam %j by 3"} <= set(titles)
+
+
+def test_code_actions_include_the_transforms_only_when_rewrites_are_asked_for():
+    analysis = analysed(MATMUL)
+    at = offset_of(analysis, "affine.for %j")
+    rewrites = code_actions(analysis, at, at, only=["refactor.rewrite"])
+    assert any(a.title == "Parallelize %j" for a in rewrites)
+    assert code_actions(analysis, at, at) == []
+
+
+def test_nothing_in_a_function_with_errors():
+    text = STENCIL.replace("%c3, %v", "%c3, %undefined")
+    analysis = analysed(text)
+    at = offset_of(analysis, "affine.for %i")
+    assert prepare_loop_transforms(analysis, at, at)() == []
+
+
+def test_transform_settings():
+    settings, problems = parse_settings(
+        {"transforms": {"tileSizes": [16, 8], "unrollFactor": 8, "unrollJamFactor": 4}}
+    )
+    assert problems == []
+    assert settings.loop_options() == LoopOptions((16, 8), 8, 4)
+    single, _ = parse_settings({"affineLsp.transforms.tileSizes": 64})
+    assert single.tile_sizes == (64,)
+    base = Settings()
+    bad, problems = parse_settings(
+        {"transforms": {"tileSizes": [0], "unrollFactor": 1, "unrollJamFactor": True}}, base
+    )
+    assert bad == base and len(problems) == 3

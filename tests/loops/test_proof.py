@@ -1,0 +1,95 @@
+"""The proof is the safety net: a rewrite that is wrong in any way is refused."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from affine_lsp.transforms.loops import INTERCHANGE, PARALLELIZE, TILE, UNROLL, Spec
+from tests.loops.fixtures import MATMUL, REDUCE, STENCIL
+from tests.loops.helpers import run
+
+
+def _broken(monkeypatch, module_name: str, old: str, new: str, count: int = 1) -> None:
+    """Make the transformation write `new` where it writes `old`."""
+    module = importlib.import_module(f"affine_lsp.transforms.loops.{module_name}")
+    original = module.rewrite
+
+    def rewrite(context, plan):
+        result = original(context, plan)
+        assert old in result.text, result.text
+        result.text = result.text.replace(old, new, count)
+        return result
+
+    monkeypatch.setattr(module, "rewrite", rewrite)
+
+
+CASES = [
+    # a copy that uses the wrong iteration (in a subscript, then outside one)
+    ("unroll", MATMUL, "affine.for %k", Spec(UNROLL, factor=2), "%B[%k_1, %j]", "%B[%k, %j]"),
+    ("unroll", MATMUL, "affine.for %k", Spec(UNROLL, factor=2), "(d0 + 1)>(%k)", "(d0 + 2)>(%k)"),
+    # a copy that computes something else from the right values
+    (
+        "unroll",
+        MATMUL,
+        "affine.for %k",
+        Spec(UNROLL, factor=2),
+        "%p_1 = arith.mulf",
+        "%p_1 = arith.addf",
+    ),
+    # a carried value from the wrong copy, or the wrong init of the remainder
+    (
+        "unroll",
+        REDUCE,
+        "%sum, %max",
+        Spec(UNROLL, factor=2),
+        "arith.addf %s2, %v_1",
+        "arith.addf %s, %v_1",
+    ),
+    ("unroll", REDUCE, "%sum, %max", Spec(UNROLL, factor=2), "%m = %sum_1#1", "%m = %sum_1#0"),
+    # a remainder loop that starts too late
+    (
+        "unroll",
+        MATMUL,
+        "affine.for %i",
+        Spec(UNROLL, factor=2),
+        "(0, (s0) floordiv 2 * 2)",
+        "(1, (s0) floordiv 2 * 2)",
+    ),
+    # interchanged bounds mixed up, a tile that skips iterations
+    (
+        "band",
+        MATMUL,
+        "affine.for %i",
+        Spec(INTERCHANGE),
+        "affine.for %i = 0 to %n",
+        "affine.for %i = 1 to %n",
+    ),
+    ("band", STENCIL, "affine.for %i", Spec(TILE, sizes=(4, 4), skew=1), "step 4", "step 5"),
+    # a parallel reduction yielding the wrong value
+    (
+        "parallel",
+        REDUCE,
+        "%sum, %max",
+        Spec(PARALLELIZE),
+        "affine.yield %v, %v",
+        "affine.yield %v, %zero",
+    ),
+]
+
+
+@pytest.mark.parametrize("module, text, needle, spec, old, new", CASES)
+def test_a_wrong_rewrite_is_refused(monkeypatch, module, text, needle, spec, old, new):
+    assert run(text, needle, spec).applied  # the right one is proven
+    _broken(monkeypatch, module, old, new)
+    result = run(text, needle, spec)
+    assert not result.applied and result.reason
+
+
+def test_a_naive_rewrite_of_an_illegal_transformation_is_not_proven():
+    naive = run(STENCIL, "affine.for %i", Spec(INTERCHANGE), check=False, prove=False)
+    assert naive.applied  # the text can be written...
+    unproven = run(STENCIL, "affine.for %i", Spec(INTERCHANGE), check=False)
+    assert not unproven.applied  # ...but the proof refuses it
+    assert "not equivalent" in (unproven.reason or "")
