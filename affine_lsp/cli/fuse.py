@@ -190,8 +190,8 @@ def _depths_text(depths: list[int]) -> str:
     if not depths:
         return "they share no loop"
     if len(depths) == 1:
-        return "only depth 1"
-    return f"depths 1 to {depths[-1]}"
+        return f"only depth {depths[0]}"
+    return f"depths {depths[0]} to {depths[-1]}"
 
 
 def _best_failure(fusion: PairFusion, options: FusionOptions) -> str:
