@@ -118,10 +118,15 @@ def run(args: argparse.Namespace) -> int:
                     "what it writes before it is overwritten"
                 )
                 continue
+            permuted = (
+                f", its loops reordered to {', '.join(step.permuted)} first"
+                if step.permuted
+                else ""
+            )
             _error(
                 f"{step.function}: fused the nest on line {step.first_line} into the nest "
                 f"on line {step.second_line} ({step.mode}, depth {step.depth}, "
-                f"+{step.extra:.0%} compute)"
+                f"+{step.extra:.0%} compute{permuted})"
             )
     else:
         status, output = _fuse_line(data, document, args, options, only)

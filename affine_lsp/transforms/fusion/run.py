@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
+from affine_lsp.checks.diagnostics import TextEdit
 from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel
 from affine_lsp.poly.budgets import past
 from affine_lsp.transforms.edits import EditMap
@@ -25,6 +26,7 @@ from affine_lsp.transforms.fusion.engine import (
     FusionOptions,
     PairFusion,
 )
+from affine_lsp.transforms.fusion.interchange import Permuted, sink_sequential_loops
 from affine_lsp.transforms.fusion.nests import loops_in, memrefs_touched, nest_blocks
 
 MAX_FUSIONS = 10_000
@@ -40,6 +42,7 @@ class Fusion:
     mode: str
     depth: int
     extra: float
+    permuted: tuple[str, ...] = ()  # the second nest's loops, reordered first (MLIR's way)
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,7 @@ class Evaluator:
         self.evaluations = 0
         self._fusions: dict[tuple, Candidate | None] = {}
         self._removals: dict[tuple, Removal | None] = {}
+        self._permuted: dict[tuple, Permuted | None] = {}
         self._failed_windows: set[tuple] = set()
 
     def out_of_time(self) -> bool:
@@ -129,6 +133,17 @@ class Evaluator:
             found = removal(state.data, state.model, state.function, nest, self.options.budget)
             self._removals[key] = found
         return self._removals[key]
+
+    def permuted(self, state: State, nest: AffineForOp) -> Permuted | None:
+        """`nest` with its dependence-carrying loops sunk inward (proven), or None."""
+        key = (state.key, nest.span.start_byte)
+        if key not in self._permuted:
+            if not self.complete or self.out_of_time():
+                return None
+            self._permuted[key] = sink_sequential_loops(
+                state.data, state.model, state.function, nest, self.options.budget
+            )
+        return self._permuted[key]
 
     def fusion(
         self, state: State, first: AffineForOp, second: AffineForOp, mode: str
@@ -203,11 +218,17 @@ class GreedyRun:
                     progress = True
         return self
 
-    def _apply(self, new_text: bytes, function: FuncOp, edits, fresh: set[int]) -> set[int]:
-        mapping = EditMap(edits)
+    def _apply(
+        self, new_text: bytes, function: FuncOp, edits: list[list[TextEdit]], fresh: set[int]
+    ) -> set[int]:
+        """Move to the state after `edits` (lists applied one after the other); the
+        fresh offsets, moved (those inside an edit are dropped)."""
         self.state = State(new_text, self.state.model, function)
-        moved = {mapping.to_new(offset) for offset in fresh}
-        return {offset for offset in moved if offset is not None}
+        moved: set[int] = set(fresh)
+        for step in edits:
+            mapping = EditMap(step)
+            moved = {o for o in (mapping.to_new(offset) for offset in moved) if o is not None}
+        return moved
 
     def _remove_dead(self, fresh: set[int]) -> set[int] | None:
         """Remove the first dead nest (the fresh offsets, moved), or None."""
@@ -220,7 +241,7 @@ class GreedyRun:
                     self.state.function.symbol, _line(self.state.data, nest.span.start_byte)
                 )
                 self.steps.append(Step(report, None))
-                return self._apply(found.new_text, found.function, found.edits, fresh)
+                return self._apply(found.new_text, found.function, [found.edits], fresh)
         return None
 
     def _fuse_one(self, mode: str, fresh: set[int]) -> set[int] | None:
@@ -233,21 +254,23 @@ class GreedyRun:
                     chosen = self._pair(first, second, mode, fresh)
                     if chosen is None:
                         continue
-                    copied, host, best = chosen
                     data = self.state.data
                     top = isinstance(block.parent_op, FuncOp)
-                    move = self._move(copied, host, mode) if top else None
+                    move = self._move(chosen.copied, chosen.host, mode) if top else None
+                    best = chosen.candidate
                     report = Fusion(
                         self.state.function.symbol,
-                        _line(data, copied.span.start_byte),
-                        _line(data, host.span.start_byte),
+                        _line(data, chosen.copied.span.start_byte),
+                        _line(data, chosen.host.span.start_byte),
                         mode,
                         best.depth,
                         best.extra or 0.0,
+                        tuple(chosen.permuted.order) if chosen.permuted else (),
                     )
                     assert best.new_text is not None and best.function is not None
                     self.steps.append(Step(report, move))
-                    fresh = self._apply(best.new_text, best.function, best.edits, fresh)
+                    edits = [chosen.permuted.edits] if chosen.permuted else []
+                    fresh = self._apply(best.new_text, best.function, [*edits, best.edits], fresh)
                     if best.host_offset is not None:
                         fresh.add(best.host_offset)
                     return fresh
@@ -262,23 +285,57 @@ class GreedyRun:
             data[host.span.start_byte : host.span.end_byte],
         )
 
-    def _pair(self, first: AffineForOp, second: AffineForOp, mode: str, fresh: set[int]):
-        """(copied nest, host, candidate) for the pair, or None: the earlier nest into
-        the later one, or (siblings) the later into the earlier where that costs less."""
+    def _pair(
+        self, first: AffineForOp, second: AffineForOp, mode: str, fresh: set[int]
+    ) -> Choice | None:
+        """The fusion to make of the pair, or None: the earlier nest into the later one
+        (producer-consumer: into the later one with its dependence-carrying loops sunk
+        inward, where that is needed or costs less), or (siblings) the later into the
+        earlier where that costs less."""
         if not worth_trying(first, second, mode):
             return None
         options = [(first, second)]
         if mode == SIBLING:
             options.append((second, first))
-        found = []
+        found: list[Choice] = []
         for copied, host in options:
             if copied.span.start_byte in fresh or self._move(copied, host, mode) in self.banned:
                 continue
             best = self.evaluator.fusion(self.state, copied, host, mode)
             if best is not None:
-                found.append((copied, host, best))
+                found.append(Choice(copied, host, best))
                 if not best.extra:
                     break
+        if mode == PRODUCER_CONSUMER and (not found or found[0].candidate.extra):
+            permuted = self._into_permuted(first, second)
+            if permuted is not None:
+                found.append(permuted)
         if not found:
             return None
-        return min(found, key=lambda item: item[2].extra or 0.0)
+        return min(found, key=lambda choice: choice.candidate.extra or 0.0)
+
+    def _into_permuted(self, copied: AffineForOp, host: AffineForOp) -> Choice | None:
+        """`copied` fused into `host` once the host's dependence-carrying loops are sunk
+        inward (MLIR's order), or None."""
+        permuted = self.evaluator.permuted(self.state, host)
+        if permuted is None:
+            return None
+        state = State(permuted.new_text, self.state.model, permuted.function)
+        loops = {op.span.start_byte: op for op in permuted.function.walk()}
+        new_copied = loops.get(EditMap(permuted.edits).to_new(copied.span.start_byte) or -1)
+        new_host = loops.get(permuted.nest_offset)
+        if not isinstance(new_copied, AffineForOp) or not isinstance(new_host, AffineForOp):
+            return None
+        best = self.evaluator.fusion(state, new_copied, new_host, PRODUCER_CONSUMER)
+        return Choice(copied, host, best, permuted) if best is not None else None
+
+
+@dataclass
+class Choice:
+    """A fusion chosen for a pair: the nest copied, the host, the candidate (on the
+    text after the permutation of the host's loops, if there is one)."""
+
+    copied: AffineForOp
+    host: AffineForOp
+    candidate: Candidate
+    permuted: Permuted | None = None
