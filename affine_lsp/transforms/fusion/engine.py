@@ -698,7 +698,7 @@ class PairFusion:
     def _extra_compute(self, checked: Checked, remove: bool) -> float:
         """Extra executions of the fused code relative to the two nests (0 when every
         instance of the first nest still runs exactly once)."""
-        assert self.window is not None
+        assert self.window is not None and checked.host is not None
         if remove and self._runs_once(checked):
             return 0.0
         before = CostModel(self.window)

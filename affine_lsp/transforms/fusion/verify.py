@@ -387,7 +387,7 @@ def check_removal(
     indices = [block.operations.index(op) for op in survivors]
     window = Window(session, block, min(indices), max(indices), original.resolver.aliases)
     by_start = {s.op.span.start_byte: s for s in original.statements}
-    params = set()
+    params: set[str] = set()
     for statement in [*window.statements, *original.statements]:
         params |= statement.domain.params
     param_text = ", ".join(sorted(params))
