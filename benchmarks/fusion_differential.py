@@ -10,7 +10,7 @@ MLIR; where MLIR's output is correct and leaves fewer, the program is listed wit
 the reason (`fusion_compare.classify`).
 
     python benchmarks/fusion_differential.py --count 500 --seed 0 [--profile hazards]
-        [--table] [--json out.json]
+        [--no-table] [--json out.json]
 
 Exit status 1 if any of our fused programs computes something different (or does
 not verify).
@@ -73,11 +73,18 @@ def summarize(results: list[Comparison]) -> dict[str, object]:
 
 
 def table(results: list[Comparison]) -> list[str]:
-    lines = [f"{'seed':>8} {'nests':>5} {'ours':>4} {'mlir':>4}  ours-run   mlir-run"]
+    """Per program: top-level nests before, left by us, left by MLIR, and the verdicts
+    (`<` we leave fewer than a correct MLIR, `>` more, with the reason)."""
+    lines = [f"{'seed':>8} {'nests':>5} {'ours':>4} {'mlir':>4}    ours-run   mlir-run"]
     for r in results:
         mlir_after = "-" if r.mlir_after is None else str(r.mlir_after)
+        mark = " "
+        if r.mlir_correct:
+            mark = ">" if r.fewer_than_mlir else "<" if r.ours_after < (r.mlir_after or 0) else "="
+        note = f"  {r.exception}" if r.exception else ""
         lines.append(
-            f"{r.seed:>8} {r.nests:>5} {r.ours_after:>4} {mlir_after:>4}  {r.ours:<10} {r.mlir}"
+            f"{r.seed:>8} {r.nests:>5} {r.ours_after:>4} {mlir_after:>4} {mark}  "
+            f"{r.ours:<10} {r.mlir}{note}"
         )
     return lines
 
@@ -89,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", choices=sorted(fusion_compare.PROFILES), default="default")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-mlir", action="store_true", help="skip MLIR's own fusion")
-    parser.add_argument("--table", action="store_true", help="print every program's nests")
+    parser.add_argument(
+        "--no-table", action="store_true", help="leave out the per-program table of nests"
+    )
     parser.add_argument("--json", type=Path)
     ns = parser.parse_args(argv)
     reason = oracle.missing_reason()
@@ -107,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     summary["first_seed"] = ns.seed
     summary["seconds"] = round(time.monotonic() - started, 1)
     print(json.dumps(summary, indent=1))
-    if ns.table:
+    if not ns.no_table:
         print("\n".join(table(results)))
     for r in results:
         if r.ours not in ("same", "unchanged"):
