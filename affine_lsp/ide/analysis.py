@@ -66,7 +66,7 @@ from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Spa
 from affine_lsp.syntax.nodes import text
 
 if TYPE_CHECKING:
-    from affine_lsp.ir.build import _Scope
+    from affine_lsp.ir.build import NameScope
 
 logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
@@ -98,7 +98,7 @@ class ChunkFacts:
     def values_key(self) -> tuple:
         return tuple((v.name, v.group_size) for _, v in self.values)
 
-    def scope(self) -> _Scope | None:
+    def scope(self) -> NameScope | None:
         """A module scope with the chunk's top-level values (None if it has none)."""
         if not self.values:
             return None
