@@ -176,12 +176,12 @@ def run_mlir_pass(
 ) -> str:
     """same | different | unchanged | crashed | failed: what MLIR's pass does here."""
     tools = oracle.toolchain()
-    done = oracle._run([tools.mlir_opt, "-", *flags], text, timeout)
+    done = oracle.run_tool([tools.mlir_opt, "-", *flags], text, timeout)
     if done.timed_out or done.crashed or done.returncode != 0:
         return "crashed" if done.crashed else "failed"
     verdict, _ = judge(text, done.stdout, original, timeout)
     if verdict == "same":
-        unchanged = oracle._run([tools.mlir_opt, "-"], text, timeout)
+        unchanged = oracle.run_tool([tools.mlir_opt, "-"], text, timeout)
         return "unchanged" if unchanged.stdout == done.stdout else "same"
     return verdict
 

@@ -1289,7 +1289,7 @@ class _Generator:
         lines += ["  " + line for line in body]
         lines.append("}")
         lines.append("")
-        lines += _render_main(self.args, self.symbols, self.elem, self.seed)
+        lines += render_main(self.args, self.symbols, self.elem, self.seed)
         return "\n".join(lines) + "\n"
 
     def render_fill(self, value: int) -> list[str]:
@@ -1321,7 +1321,7 @@ def _scf_nest(ivs: Sequence[str], lo: str, hi: str, step: str, body: list[str]) 
     return lines
 
 
-def _render_main(
+def render_main(
     args: Sequence[Buffer], symbols: Mapping[str, int], elem: str, seed: int
 ) -> list[str]:
     """The ``@main`` driver: fill arguments with integer data, call the kernel, print them."""

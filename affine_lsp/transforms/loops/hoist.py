@@ -49,7 +49,8 @@ def title(spec: Spec, loop: AffineForOp) -> str:
     return f"Hoist invariant code out of {iv_name(loop)}"
 
 
-def _pure(op: Operation) -> bool:
+def is_pure(op: Operation) -> bool:
+    """A scalar op without effects that cannot fault (a division only by a non-zero constant)."""
     if op.regions or not op.results:
         return False
     if op.name in _INDEX:
@@ -127,7 +128,7 @@ def plan(context: Context, spec: Spec, check: bool = True) -> HoistPlan:
                 continue
             if check and _written_at(context, loop, op):
                 continue
-        elif not _pure(op):
+        elif not is_pure(op):
             continue
         moved.append(op)
         moved_values.update(id(v) for v in op.results)

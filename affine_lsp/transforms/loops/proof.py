@@ -456,7 +456,7 @@ class Prover:
         for position, ((_, use), (_, old_use)) in enumerate(
             zip(op.iter_args, old.iter_args, strict=True)
         ):
-            if isinstance(window, ScalarWindow) and window._passes_through(op, position, use.value):
+            if isinstance(window, ScalarWindow) and window.passes_through(op, position, use.value):
                 continue  # the scalar array already holds it: memory compared
             self._check_operand(op, old, use, old_use)
 
