@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Tree
 
+from affine_lsp.checks import SPLIT_MARKER as SPLIT_TEXT
 from affine_lsp.checks import (
     CheckOptions,
     Diagnostic,
@@ -42,11 +43,10 @@ from affine_lsp.checks import (
     Severity,
     check_item,
     check_module,
+    ends_chunk,
+    referenced_aliases,
     syntax_diagnostics,
 )
-from affine_lsp.checks.chunks import SPLIT_MARKER as SPLIT_TEXT
-from affine_lsp.checks.chunks import ends_chunk
-from affine_lsp.checks.rules.aliases import referenced_aliases
 from affine_lsp.ide.locate import ItemIndex
 from affine_lsp.ide.records import (
     ALIAS_KINDS,
@@ -57,16 +57,21 @@ from affine_lsp.ide.records import (
     shift_diagnostics,
     shift_offset,
 )
-from affine_lsp.ir import build_alias, build_operation_item
-from affine_lsp.ir.affine_syntax import parse_integer
-from affine_lsp.ir.build import module_scope_of
-from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem, Value
-from affine_lsp.ir.registry import canonical_name
-from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span
-from affine_lsp.syntax.nodes import text
+from affine_lsp.ir import (
+    ModuleModel,
+    Operation,
+    TopLevelItem,
+    Value,
+    build_alias,
+    build_operation_item,
+    canonical_name,
+    module_scope_of,
+    parse_integer,
+)
+from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span, text
 
 if TYPE_CHECKING:
-    from affine_lsp.ir.build import NameScope
+    from affine_lsp.ir import NameScope
 
 logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")

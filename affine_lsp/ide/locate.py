@@ -8,9 +8,8 @@ from functools import cache
 
 import tree_sitter
 
-from affine_lsp.ir.model import Operation, Use, Value
-from affine_lsp.syntax import Node, Span, mlir_language
-from affine_lsp.syntax.nodes import text
+from affine_lsp.ir import Operation, Use, Value
+from affine_lsp.syntax import Node, Span, mlir_language, text
 
 VALUE = "value"
 BLOCK = "block"

@@ -28,10 +28,8 @@ from affine_lsp.ide.locate import (
     locate,
 )
 from affine_lsp.ide.records import ItemRecord
-from affine_lsp.ir.model import Operation, Value
-from affine_lsp.ir.registry import ISOLATED_FROM_ABOVE
-from affine_lsp.syntax import Node, Span, mlir_language
-from affine_lsp.syntax.nodes import text
+from affine_lsp.ir import ISOLATED_FROM_ABOVE, Operation, Value
+from affine_lsp.syntax import Node, Span, mlir_language, text
 
 _VALUE_NAME = re.compile(r"%([A-Za-z_$.\-][\w$.\-]*|\d+)")
 _BLOCK_NAME = re.compile(r"\^[\w$.\-]+")

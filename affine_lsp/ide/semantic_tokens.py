@@ -29,8 +29,7 @@ from functools import cache
 import tree_sitter
 
 from affine_lsp.ide.symbols import top_level_nodes
-from affine_lsp.syntax import Node, SourceDocument, mlir_language
-from affine_lsp.syntax.nodes import text
+from affine_lsp.syntax import Node, SourceDocument, mlir_language, text
 
 TOKEN_TYPES = [
     "function",

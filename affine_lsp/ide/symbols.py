@@ -12,8 +12,7 @@ from functools import cache
 
 import tree_sitter
 
-from affine_lsp.syntax import Node, SourceDocument, Span, mlir_language
-from affine_lsp.syntax.nodes import text
+from affine_lsp.syntax import Node, SourceDocument, Span, mlir_language, text
 
 _QUERY = """
 (attribute_alias_def) @alias

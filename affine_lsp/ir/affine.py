@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.syntax import Span
 
 BinaryOp = Literal["+", "-", "*", "floordiv", "ceildiv", "mod"]
 ConstraintKind = Literal[">=", "<=", "=="]

@@ -25,7 +25,7 @@ from affine_lsp.ir.affine import (
     ConstraintKind,
     IntegerSet,
 )
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.syntax import Node, Span, text
 
 _BINARY = {"affine_binary_expr", "subscript_binary_expr"}
 _NEG = {"affine_neg_expr", "subscript_neg_expr"}

@@ -69,7 +69,7 @@ from affine_lsp.ir.types import (
     type_from_node,
     types_from_list,
 )
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.syntax import Node, Span, text
 
 _GROUP_INDEX = re.compile(r"^(%[^#]+)#(\d+)$")
 

@@ -48,7 +48,7 @@ from affine_lsp.ir.model import (
     Use,
 )
 from affine_lsp.ir.types import INDEX, VectorType
-from affine_lsp.syntax.nodes import Node, Span
+from affine_lsp.syntax import Node, Span
 
 
 class Builder(Protocol):

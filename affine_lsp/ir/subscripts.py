@@ -8,7 +8,7 @@ from collections.abc import Callable
 from affine_lsp.ir.affine import AffineDim, AffineExpr, AffineMap, AffineSymbol, AffineUnknown
 from affine_lsp.ir.affine_syntax import build_expr
 from affine_lsp.ir.model import Subscripts, Use
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.syntax import Node, Span, text
 
 
 def subscripts_from_exprs(

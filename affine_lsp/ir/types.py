@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from affine_lsp.ir.affine import AffineDim, AffineMap
 from affine_lsp.ir.affine_syntax import map_from_node
-from affine_lsp.syntax.nodes import Node, text
+from affine_lsp.syntax import Node, text
 
 DYNAMIC = None
 """A `?` dimension in a shape."""

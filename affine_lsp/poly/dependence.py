@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp, AffineParallelOp, Block, ModuleModel, Operation
+from affine_lsp.ir import AffineForOp, AffineParallelOp, Block, ModuleModel, Operation
 from affine_lsp.poly.budgets import DEPENDENCE, Budget
 from affine_lsp.poly.forms import fraction
 from affine_lsp.poly.names import exact_to_source, pretty_identifier

@@ -27,7 +27,7 @@ from typing import TypeVar
 
 import islpy as isl
 
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,

@@ -24,8 +24,7 @@ from affine_lsp.ide import semantic_tokens as tokens
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.code_actions import REFACTORINGS, quick_fixes
 from affine_lsp.ide.records import OPERATION
-from affine_lsp.poly import budgets
-from affine_lsp.poly.space import LOOPS
+from affine_lsp.poly import LOOPS, budgets
 from affine_lsp.syntax import ContentChange
 
 ITERATION_DOMAIN = "affine-lsp/iterationDomain"

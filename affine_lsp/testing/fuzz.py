@@ -10,18 +10,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from affine_lsp.checks import check_document
-from affine_lsp.ir import build_module
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineAccessOp,
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
     ModuleModel,
+    build_module,
 )
 from affine_lsp.poly import budgets, describe_access, describe_condition, describe_loop
 from affine_lsp.syntax import SourceDocument, syntax_problems
-from affine_lsp.transforms.fusion.actions import FusionAction, fusion_actions
-from affine_lsp.transforms.loops.actions import LoopAction, loop_actions
+from affine_lsp.transforms.fusion import FusionAction, fusion_actions
+from affine_lsp.transforms.loops import LoopAction, loop_actions
 
 
 @dataclass

@@ -22,13 +22,16 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from affine_lsp.checks import Severity, check_document
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.checks.runner import CheckOptions, ModuleContext, check_item
-from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, TopLevelItem
-from affine_lsp.poly import budgets
-from affine_lsp.poly.budgets import Budget, deadline_after, time_limits_enabled
-from affine_lsp.poly.session import NotAffine
+from affine_lsp.checks import (
+    CheckOptions,
+    ModuleContext,
+    Severity,
+    TextEdit,
+    check_document,
+    check_item,
+)
+from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, TopLevelItem
+from affine_lsp.poly import Budget, NotAffine, budgets, deadline_after, time_limits_enabled
 from affine_lsp.syntax import SourceDocument, syntax_problems
 from affine_lsp.transforms.diff import minimal_edits
 from affine_lsp.transforms.edits import OverlappingEdits, apply_edits, sorted_edits

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import islpy as isl
 
-from affine_lsp.ir.model import FuncOp, Value
-from affine_lsp.poly.forms import AffineForm, form_of_aff, render_mlir
-from affine_lsp.poly.isl_util import pieces
-from affine_lsp.poly.program import Window
-from affine_lsp.poly.session import IslSession, NotAffine
+from affine_lsp.ir import FuncOp, Value
+from affine_lsp.poly import (
+    AffineForm,
+    IslSession,
+    NotAffine,
+    Window,
+    form_of_aff,
+    pieces,
+    render_mlir,
+)
 
 
 def is_valid_symbol(value: Value) -> bool:

@@ -8,15 +8,29 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from affine_lsp.checks import CheckOptions, ModuleContext, Severity, check_item
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.build import build_operation_item, module_scope_of
-from affine_lsp.ir.model import AffineForOp, Block, FuncOp, MemRefAllocOp, ModuleModel, Operation
-from affine_lsp.ir.types import MemRefType
-from affine_lsp.poly.equivalence import Mismatch, compare
-from affine_lsp.poly.isl_util import union_of_maps
-from affine_lsp.poly.program import Statement, Window, is_function_argument, is_under
-from affine_lsp.poly.session import IslSession, NotAffine
+from affine_lsp.checks import CheckOptions, ModuleContext, Severity, TextEdit, check_item
+from affine_lsp.ir import (
+    AffineForOp,
+    Block,
+    FuncOp,
+    MemRefAllocOp,
+    MemRefType,
+    ModuleModel,
+    Operation,
+    build_operation_item,
+    module_scope_of,
+)
+from affine_lsp.poly import (
+    IslSession,
+    Mismatch,
+    NotAffine,
+    Statement,
+    Window,
+    compare,
+    is_function_argument,
+    is_under,
+    union_of_maps,
+)
 from affine_lsp.syntax import SourceDocument, syntax_problems
 from affine_lsp.transforms.edits import EditMap, apply_edits
 from affine_lsp.transforms.fusion.copy import Copy

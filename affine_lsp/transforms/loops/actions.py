@@ -19,14 +19,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp, ModuleModel
-from affine_lsp.poly import budgets
-from affine_lsp.poly.budgets import Budget, time_limits_enabled
-from affine_lsp.poly.session import IslSession
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import AffineForOp, ModuleModel
+from affine_lsp.poly import Budget, IslSession, budgets, time_limits_enabled
 from affine_lsp.syntax import SourceDocument
-from affine_lsp.transforms.fusion.actions import has_errors
-from affine_lsp.transforms.loops import module_of, transform
+from affine_lsp.transforms.fusion import has_errors
 from affine_lsp.transforms.loops.core import (
     DISTRIBUTE,
     HOIST,
@@ -38,6 +35,8 @@ from affine_lsp.transforms.loops.core import (
     Context,
     Spec,
     check_only,
+    module_of,
+    transform,
 )
 from affine_lsp.transforms.loops.nest import (
     body_ops,

@@ -20,11 +20,9 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp
-from affine_lsp.poly.domain import Level
-from affine_lsp.poly.forms import AffineForm
-from affine_lsp.poly.program import Statement
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.ir import AffineForOp
+from affine_lsp.poly import AffineForm, Level, Statement
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.bounds import (
     dim_bounds,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from affine_lsp.ir.model import AffineAccessOp, AffineForOp, Operation
+from affine_lsp.ir import AffineAccessOp, AffineForOp, Operation
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.hoist import is_pure

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from affine_lsp.ir.model import AffineAccessOp, AffineForOp, Operation
-from affine_lsp.poly.domain import Level
-from affine_lsp.poly.exprs import integer_constant
-from affine_lsp.poly.program import Statement, is_under
-from affine_lsp.poly.session import NotAffine
+from affine_lsp.ir import AffineAccessOp, AffineForOp, Operation
+from affine_lsp.poly import Level, NotAffine, Statement, integer_constant, is_under
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.nest import body_ops, defined_under, iv_name

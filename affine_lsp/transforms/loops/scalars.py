@@ -23,10 +23,16 @@ from typing import Any
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp, Operation, Use, Value
-from affine_lsp.poly.domain import Domain, Level, enclosing_levels
-from affine_lsp.poly.program import Statement, Window, window_ops
-from affine_lsp.poly.session import NotAffine
+from affine_lsp.ir import AffineForOp, Operation, Use, Value
+from affine_lsp.poly import (
+    Domain,
+    Level,
+    NotAffine,
+    Statement,
+    Window,
+    enclosing_levels,
+    window_ops,
+)
 
 INIT = "init"
 ITERATION = "iteration"
