@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from affine_lsp.checks import check_document
+from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ir import (
     AffineAccessOp,
     AffineForOp,
@@ -32,6 +33,8 @@ class FuzzContext:
     offsets: list[int]
     fusion_actions: list[FusionAction] = field(default_factory=list)
     loop_actions: list[LoopAction] = field(default_factory=list)
+    # The editor stages' analysis of the document as opened (`editor_stages`).
+    editor_analysis: DocumentAnalysis | None = None
 
 
 Stage = Callable[[FuzzContext], object]
