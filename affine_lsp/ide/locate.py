@@ -9,7 +9,7 @@ from functools import cache
 import tree_sitter
 
 from affine_lsp.ir import Operation, Use, Value
-from affine_lsp.syntax import Node, Span, mlir_language, text
+from affine_lsp.syntax import Node, Span, mlir_query, text
 
 VALUE = "value"
 BLOCK = "block"
@@ -109,7 +109,7 @@ def _op_name_body(node: Node) -> Node | None:
 @cache
 def _map_query() -> tree_sitter.Query:
     kinds = " ".join(f"({kind})" for kind in sorted(MAP_NODES))
-    return tree_sitter.Query(mlir_language(), f"[{kinds}] @map")
+    return mlir_query(f"[{kinds}] @map")
 
 
 def enclosing_map(root: Node, offset: int) -> Node | None:

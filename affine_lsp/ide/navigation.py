@@ -29,7 +29,7 @@ from affine_lsp.ide.locate import (
 )
 from affine_lsp.ide.records import ItemRecord
 from affine_lsp.ir import ISOLATED_FROM_ABOVE, Operation, Value
-from affine_lsp.syntax import Node, Span, mlir_language, text
+from affine_lsp.syntax import Node, Span, mlir_query, text
 
 _VALUE_NAME = re.compile(r"%([A-Za-z_$.\-][\w$.\-]*|\d+)")
 _BLOCK_NAME = re.compile(r"\^[\w$.\-]+")
@@ -55,7 +55,7 @@ class Occurrences:
 
 @cache
 def _query(*kinds: str) -> tree_sitter.Query:
-    return tree_sitter.Query(mlir_language(), "[" + " ".join(f"({k})" for k in kinds) + "] @n")
+    return mlir_query("[" + " ".join(f"({k})" for k in kinds) + "] @n")
 
 
 def _nodes(node: Node, kinds: tuple[str, ...], name: str) -> list[Node]:

@@ -7,7 +7,7 @@ What other layers use (nothing else of this package):
                             a document: bytes, lines, tree, incremental edits
     Node, Span, text, walk  tree-sitter nodes, byte spans, a node's text
     syntax_problems, SyntaxProblem   ERROR/MISSING nodes as messages
-    mlir_language, new_parser        the grammar
+    mlir_language, mlir_query, new_parser   the grammar, queries over it, parsers
     sexp, pretty_sexp                trees as S-expressions
     LocalLines, column_units         LSP columns of a line's bytes
     mlir_files, inside               which files hold MLIR (`check DIR`, Check Workspace)
@@ -16,7 +16,7 @@ What other layers use (nothing else of this package):
 from affine_lsp.syntax.document import ByteEdit, ContentChange, SourceDocument, decode, encode
 from affine_lsp.syntax.errors import SyntaxProblem, syntax_problems
 from affine_lsp.syntax.files import inside, mlir_files
-from affine_lsp.syntax.language import mlir_language, new_parser
+from affine_lsp.syntax.language import mlir_language, mlir_query, new_parser
 from affine_lsp.syntax.lines import LocalLines, column_units
 from affine_lsp.syntax.nodes import Node, Span, text, walk
 from affine_lsp.syntax.printer import pretty_sexp, sexp
@@ -35,6 +35,7 @@ __all__ = [
     "inside",
     "mlir_files",
     "mlir_language",
+    "mlir_query",
     "new_parser",
     "pretty_sexp",
     "sexp",

@@ -23,7 +23,7 @@ from affine_lsp.ir import (
     TopLevelItem,
     Use,
 )
-from affine_lsp.syntax import Node, Span, mlir_language, text
+from affine_lsp.syntax import Node, Span, mlir_query, text
 
 UNDEFINED = register("alias-undefined", "use of an alias that no definition declares", "aliases")
 DUPLICATE = register("alias-duplicate", "an alias name is defined twice", "aliases")
@@ -43,8 +43,7 @@ _NESTED_ALIAS = re.compile(rb"(?<![\w$.])[#!][A-Za-z_][\w$.\-]*")
 
 @cache
 def _alias_query() -> tree_sitter.Query:
-    return tree_sitter.Query(
-        mlir_language(),
+    return mlir_query(
         "[(attribute_alias) (type_alias)] @alias (dialect_body) @body "
         "(dialect_type name: (_) @dialect) (dialect_attribute name: (_) @dialect)",
     )

@@ -136,9 +136,9 @@ def _specs(loop: AffineForOp, options: LoopOptions) -> list[Spec]:
 def title_of(spec: Spec, loop: AffineForOp) -> str:
     band = perfect_band(loop, 3)
     module = module_of(spec.kind)
-    if spec.kind in (INTERCHANGE, TILE) or spec.skew is not None:
-        return module.title(spec, band)
-    return module.title(spec, loop)
+    whole_band = spec.kind in (INTERCHANGE, TILE) or spec.skew is not None
+    title: str = module.title(spec, band if whole_band else loop)
+    return title
 
 
 def _resolver(

@@ -301,14 +301,14 @@ def _times(name: str, factor: int) -> str:
 
 def _skew_name(context: Context, loop: AffineForOp) -> str:
     key = "_skew_name"
-    names = context.__dict__.setdefault(key, {})
+    names: dict[int, str] = context.__dict__.setdefault(key, {})
     if id(loop) not in names:
         names[id(loop)] = context.fresh(iv_name(loop), "skew")
     return names[id(loop)]
 
 
 def _tile_name(context: Context, loop: AffineForOp) -> str:
-    names = context.__dict__.setdefault("_tile_names", {})
+    names: dict[int, str] = context.__dict__.setdefault("_tile_names", {})
     if id(loop) not in names:
         names[id(loop)] = context.fresh(iv_name(loop), "tile")
     return names[id(loop)]
