@@ -31,9 +31,10 @@ from affine_lsp.ir import (
     MemRefType,
     format_strided,
     identity_map,
+    map_from_node,
     parse_strided,
 )
-from affine_lsp.syntax import text
+from affine_lsp.syntax import SourceDocument, text
 
 
 @dataclass(frozen=True)
@@ -140,9 +141,6 @@ def _map_layout(affine_map: AffineMap, shape: tuple[int | None, ...]) -> Layout:
 @lru_cache(maxsize=256)
 def _parse_map(spelling: str) -> AffineMap | None:
     """An `affine_map<...>` spelling (as the IR prints layouts) back to a map."""
-    from affine_lsp.ir import map_from_node
-    from affine_lsp.syntax import SourceDocument
-
     document = SourceDocument(f"#layout = {spelling}\n")
     root = document.tree.root_node
     definition = root.named_children[0] if root.named_children else None

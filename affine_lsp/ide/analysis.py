@@ -31,7 +31,6 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING
 
 from tree_sitter import Tree
 
@@ -59,6 +58,7 @@ from affine_lsp.ide.records import (
 )
 from affine_lsp.ir import (
     ModuleModel,
+    NameScope,
     Operation,
     TopLevelItem,
     Value,
@@ -69,9 +69,6 @@ from affine_lsp.ir import (
     parse_integer,
 )
 from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span, text
-
-if TYPE_CHECKING:
-    from affine_lsp.ir import NameScope
 
 logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
