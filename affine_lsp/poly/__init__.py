@@ -16,7 +16,7 @@ Budgets (`budgets`, also as a module): Budget, PictureLimits, deadline_after,
 The machinery transformations prove their rewrites with:
   isl sessions (`session`): IslSession, Unknown, PolyError, NotAffine, BudgetExceeded
   windows of a block as statements (`program`): Window, Statement, window_ops,
-    is_under, is_function_argument
+    is_under, is_function_argument, array_name
   exact dataflow comparison (`equivalence`): compare, Mismatch
   iteration domains (`domain`): Domain, DomainBuilder, Level, enclosing_levels
   SSA values as isl terms (`exprs`): Scope, Term, minmax, integer_constant
@@ -62,6 +62,7 @@ from affine_lsp.poly.points import Point
 from affine_lsp.poly.program import (
     Statement,
     Window,
+    array_name,
     is_function_argument,
     is_under,
     window_ops,
@@ -94,6 +95,7 @@ __all__ = [
     "Term",
     "Unknown",
     "Window",
+    "array_name",
     "budgets",
     "compare",
     "deadline_after",

@@ -7,14 +7,11 @@ PairFusion(data, model, function, first, second, mode, options)
 fuse_all(data, options, only)   greedy fusion over a document (`FuseAllResult`
                                 of `Fusion`s).
 fusion_actions(...)             the editor's code actions (`FusionAction`s).
-function_of, nest_at, nest_on_line, next_nest   finding nests.
-
-Used by the loop transformations too: parse_function (re-parse a rewritten
-function and verify it), has_errors (syntax or verifier errors in a function),
-is_valid_symbol (a value usable as a symbol of a rewritten bound).
+function_of, functions, nest_at, nest_on_line, next_nest, loops_in, memrefs_touched
+                                finding nests and what they touch.
 """
 
-from affine_lsp.transforms.fusion.actions import FusionAction, fusion_actions, has_errors
+from affine_lsp.transforms.fusion.actions import FusionAction, fusion_actions
 from affine_lsp.transforms.fusion.engine import (
     PRODUCER_CONSUMER,
     SIBLING,
@@ -23,9 +20,15 @@ from affine_lsp.transforms.fusion.engine import (
     PairFusion,
 )
 from affine_lsp.transforms.fusion.greedy import FuseAllResult, Fusion, fuse_all
-from affine_lsp.transforms.fusion.nests import function_of, nest_at, nest_on_line, next_nest
-from affine_lsp.transforms.fusion.render import is_valid_symbol
-from affine_lsp.transforms.fusion.verify import parse_function
+from affine_lsp.transforms.fusion.nests import (
+    function_of,
+    functions,
+    loops_in,
+    memrefs_touched,
+    nest_at,
+    nest_on_line,
+    next_nest,
+)
 
 __all__ = [
     "PRODUCER_CONSUMER",
@@ -37,12 +40,12 @@ __all__ = [
     "FusionOptions",
     "PairFusion",
     "function_of",
+    "functions",
     "fusion_actions",
     "fuse_all",
-    "has_errors",
-    "is_valid_symbol",
+    "loops_in",
+    "memrefs_touched",
     "nest_at",
     "nest_on_line",
     "next_nest",
-    "parse_function",
 ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import islpy as isl
 
-from affine_lsp.ir import FuncOp, Value
 from affine_lsp.poly import (
     AffineForm,
     IslSession,
@@ -14,14 +13,7 @@ from affine_lsp.poly import (
     pieces,
     render_mlir,
 )
-
-
-def is_valid_symbol(value: Value) -> bool:
-    """Function arguments and values defined at the function's top level."""
-    if value.owner_block is not None:
-        return isinstance(value.owner_block.parent_op, FuncOp)
-    op = value.defining_op
-    return op is not None and isinstance(op.parent_op, FuncOp)
+from affine_lsp.transforms.functions import is_valid_symbol
 
 
 class BoundRenderer:

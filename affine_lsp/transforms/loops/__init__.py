@@ -23,6 +23,10 @@ PARALLELIZE, HOIST, DISTRIBUTE.
 
 The editor's code actions: loop_actions(...) -> list[LoopAction] (options in
 `LoopOptions`), loop_at(model, start, end) the loop a range designates.
+
+About nests: perfect_band(loop, limit) the perfectly nested loops from `loop` down,
+iv_name(loop) its induction variable's name, NestAnalysis(context, loop) the
+dependences of a loop's window and the schedules they allow.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ from affine_lsp.transforms.loops.core import (
     module_of,
     transform,
 )
+from affine_lsp.transforms.loops.legality import NestAnalysis
+from affine_lsp.transforms.loops.nest import iv_name, perfect_band
 
 
 def interchange(
@@ -129,15 +135,18 @@ __all__ = [
     "UNROLL_JAM",
     "LoopAction",
     "LoopOptions",
+    "NestAnalysis",
     "Result",
     "Spec",
     "distribute",
     "hoist",
     "interchange",
+    "iv_name",
     "loop_actions",
     "loop_at",
     "module_of",
     "parallelize",
+    "perfect_band",
     "permute",
     "skew",
     "tile",

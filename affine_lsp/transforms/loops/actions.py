@@ -23,7 +23,7 @@ from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineForOp, ModuleModel
 from affine_lsp.poly import Budget, IslSession, budgets, time_limits_enabled
 from affine_lsp.syntax import SourceDocument
-from affine_lsp.transforms.fusion import has_errors
+from affine_lsp.transforms.functions import has_errors
 from affine_lsp.transforms.loops.core import (
     DISTRIBUTE,
     HOIST,

@@ -26,7 +26,7 @@ from affine_lsp.poly import (
     pieces,
     render_mlir,
 )
-from affine_lsp.transforms.fusion import is_valid_symbol
+from affine_lsp.transforms.functions import is_valid_symbol
 
 
 def _linear(terms: list[tuple[str, int]], constant: int) -> AffineForm:

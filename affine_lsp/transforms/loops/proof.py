@@ -72,7 +72,7 @@ from affine_lsp.poly import (
 )
 from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import EditMap, apply_edits
-from affine_lsp.transforms.fusion import parse_function
+from affine_lsp.transforms.functions import parse_function
 from affine_lsp.transforms.loops.scalars import (
     INIT,
     ITERATION,
