@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from affine_lsp.checks import CheckOptions, Severity, check_document
+from affine_lsp.checks import CheckOptions, Severity, check_document, check_item
 from affine_lsp.checks.chunks import ends_chunk
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.syntax import ContentChange, SourceDocument
@@ -160,7 +160,7 @@ def test_options_change_rechecks_everything():
 def test_a_failing_check_spoils_only_its_item(monkeypatch):
     import affine_lsp.ide.analysis as analysis_module
 
-    real = analysis_module.check_item
+    real = check_item
 
     def flaky(item, context, options):
         if getattr(item.operation, "symbol", "") == "@triangle":
@@ -202,7 +202,7 @@ def test_each_item_is_searched_for_alias_references_once(monkeypatch):
 def test_a_failing_check_leaves_the_aliases_of_its_item_used(monkeypatch):
     import affine_lsp.ide.analysis as analysis_module
 
-    real = analysis_module.check_item
+    real = check_item
 
     def flaky(item, context, options):
         if getattr(item.operation, "symbol", "") == "@a":
