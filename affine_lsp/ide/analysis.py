@@ -204,6 +204,23 @@ class DocumentAnalysis:
         else:
             for changed in old_tree.changed_ranges(self.document.tree):
                 self._pending.append((changed.start_byte, changed.end_byte))
+            self._pending += self._missing_items_without_record()
+
+    def _missing_items_without_record(self) -> list[tuple[int, int]]:
+        """The zero-width items error recovery inserted (a missing name, say) that no
+        record holds: `changed_ranges` does not report an empty node away from the
+        edits. Only a tree with errors has them."""
+        root = self.document.tree.root_node
+        if not root.has_error:
+            return []
+        items = {(r.start, r.end, r.kind) for r in self.records if r.start == r.end}
+        return [
+            (node.start_byte, node.end_byte)
+            for node in root.named_children
+            if node.start_byte == node.end_byte
+            and _is_item(node)
+            and (node.start_byte, node.end_byte, node.type) not in items
+        ]
 
     def _untouched_items_changed(self, old_tree: Tree) -> list[tuple[int, int]]:
         """The items away from the edits whose syntax changed, in a document of a few
