@@ -30,8 +30,13 @@ from affine_lsp.checks import Severity, check_document
 from affine_lsp.ir import build_module
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.testing import oracle, progen
-from affine_lsp.transforms.fusion import FusionOptions, fuse_all
-from affine_lsp.transforms.fusion.nests import functions, loops_in, memrefs_touched
+from affine_lsp.transforms.fusion import (
+    FusionOptions,
+    functions,
+    fuse_all,
+    loops_in,
+    memrefs_touched,
+)
 
 HAZARD_PATTERNS = (
     "in_place",

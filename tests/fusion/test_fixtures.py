@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from affine_lsp.checks import Severity, check_document
+from affine_lsp.ir import AffineForOp, FuncOp
 from affine_lsp.poly import budgets
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.testing.oracle import count_top_level_loops
@@ -56,9 +57,15 @@ def _verifies(text: bytes) -> bool:
 def test_fused_structure_is_the_one_checked(fixture: Case):
     result = fuse_all(fixture.text.encode())
     assert _verifies(result.text)
-    expected = expected_structures(fixture, "CHECK")[fixture.name]
+    expected = expected_structures(fixture.text, "CHECK")[fixture.name]
     ours = our_structures(result.text.decode())[fixture.name]
     assert matches(expected, ours), f"expected {expected}\nours {ours}"
+
+
+def _loops(op: FuncOp | AffineForOp) -> list[AffineForOp]:
+    """The loops directly in the body of a function or a loop."""
+    assert op.body is not None and op.body.entry is not None
+    return loops_in(op.body.entry)
 
 
 def _nests(text: bytes, name: str) -> int | None:
@@ -80,8 +87,8 @@ def test_a_buffer_carried_to_later_iterations_keeps_its_writer():
     data = case("carried_across_iterations").encode()
     model = model_of(data)
     function = function_named(model, "@carried_across_iterations")
-    outer = loops_in(function.body.entry)[0]  # type: ignore[union-attr]
-    writer = loops_in(outer.body.entry)[0]  # type: ignore[union-attr]
+    outer = _loops(function)[0]
+    writer = _loops(outer)[0]
     assert removal(data, model, function, writer, budgets.FUSION) is None
     assert not fuse_all(data).removed
 
@@ -133,7 +140,7 @@ def test_the_fused_nest_can_stand_between_intervening_nests():
     data = BETWEEN.encode()
     model = model_of(data)
     function = function_named(model, "@between")
-    loops = loops_in(function.body.entry)  # type: ignore[union-attr]
+    loops = _loops(function)
     options = FusionOptions(keep_producer=False)
     fusion = PairFusion(data, model, function, loops[0], loops[3], options=options)
     places = fusion.placements()
@@ -146,7 +153,11 @@ def test_the_fused_nest_can_stand_between_intervening_nests():
     assert order[0] < order[1] < order[3] and order[0] < order[2] < order[3]
     for place in (STAY, places[-1]):
         monkey = PairFusion(data, model, function, loops[0], loops[3], options=options)
-        monkey.placements = lambda place=place: [place]  # type: ignore[method-assign]
+
+        def only_here(place: int | None = place) -> list[int | None]:
+            return [place]
+
+        monkey.placements = only_here  # type: ignore[method-assign]
         assert monkey.best() is None
 
 

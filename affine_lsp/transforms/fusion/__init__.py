@@ -1,11 +1,15 @@
 """Loop fusion that is proven legal: one core for the CLI and the code actions.
 
 PairFusion(data, model, function, first, second, mode, options)
-    every depth at which `first` fuses into `second`: legality (exact dataflow
-    check of the fused text), extra computation, edits; `.best()`.
+    every depth at which `first` fuses into `second` (mode PRODUCER_CONSUMER or
+    SIBLING): legality (exact dataflow check of the fused text), extra
+    computation, edits, as `Candidate`s; `.best()`. Options: `FusionOptions`.
 fuse_all(data, options, only)   fusion over a document: dead nests removed, greedy
-                                runs, a bounded search over their order.
-fusion_actions(...)             (in `.actions`) the editor's code actions.
+                                runs, a bounded search over their order (`FuseAllResult`
+                                of `Fusion`s and `Removed` nests).
+fusion_actions(...)             the editor's code actions (`FusionAction`s).
+function_of, functions, nest_at, nest_on_line, next_nest, loops_in, memrefs_touched
+                                finding nests and what they touch.
 """
 
 from affine_lsp.transforms.fusion.actions import FusionAction, fusion_actions
@@ -17,7 +21,15 @@ from affine_lsp.transforms.fusion.engine import (
     PairFusion,
 )
 from affine_lsp.transforms.fusion.greedy import FuseAllResult, Fusion, Removed, fuse_all
-from affine_lsp.transforms.fusion.nests import function_of, nest_at, next_nest
+from affine_lsp.transforms.fusion.nests import (
+    function_of,
+    functions,
+    loops_in,
+    memrefs_touched,
+    nest_at,
+    nest_on_line,
+    next_nest,
+)
 
 __all__ = [
     "PRODUCER_CONSUMER",
@@ -30,8 +42,12 @@ __all__ = [
     "PairFusion",
     "Removed",
     "function_of",
+    "functions",
     "fusion_actions",
     "fuse_all",
+    "loops_in",
+    "memrefs_touched",
     "nest_at",
+    "nest_on_line",
     "next_nest",
 ]

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, Operation
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, Operation
+from affine_lsp.poly import IslSession, PolyError, Window
 from affine_lsp.poly.budgets import Budget
-from affine_lsp.poly.program import Window
-from affine_lsp.poly.session import IslSession, PolyError
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.fusion.copy import CannotEdit, nest_lines
 from affine_lsp.transforms.fusion.nests import memrefs_touched
 from affine_lsp.transforms.fusion.verify import check_removal

@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from affine_lsp.ir import build_module
-from affine_lsp.poly import budgets
-from affine_lsp.poly.budgets import deadline_after
+from affine_lsp.poly import budgets, deadline_after
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion.engine import PRODUCER_CONSUMER, SIBLING, FusionOptions
 from affine_lsp.transforms.fusion.nests import functions

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel
+from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel
+from affine_lsp.poly import IslSession, PolyError
 from affine_lsp.poly.budgets import Budget
-from affine_lsp.poly.session import IslSession, PolyError
-from affine_lsp.transforms.fusion.verify import parse_function
+from affine_lsp.transforms.functions import parse_function
 
 
 @dataclass
@@ -36,8 +36,7 @@ def sinking_order(nest: AffineForOp, model: ModuleModel, budget: Budget) -> list
     """MLIR's order for the perfect band of `nest`: the loops that carry no dependence
     first, then those that do, each group in its original order (new position ->
     index in the band); None when that is the order already."""
-    from affine_lsp.transforms.loops.legality import NestAnalysis
-    from affine_lsp.transforms.loops.nest import perfect_band
+    from affine_lsp.transforms.loops import NestAnalysis, perfect_band
 
     band = perfect_band(nest)
     if len(band) < 2:
@@ -57,8 +56,7 @@ def sink_sequential_loops(
 ) -> Permuted | None:
     """`nest` with its dependence-carrying loops sunk inward, or None when there is
     nothing to sink or the permutation is refused."""
-    from affine_lsp.transforms.loops import permute
-    from affine_lsp.transforms.loops.nest import iv_name, perfect_band
+    from affine_lsp.transforms.loops import iv_name, perfect_band, permute
 
     order = sinking_order(nest, model, budget)
     if order is None:

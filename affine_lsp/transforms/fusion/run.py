@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel
 from affine_lsp.poly.budgets import past
 from affine_lsp.transforms.edits import EditMap
 from affine_lsp.transforms.fusion.dead import Removal, removal
