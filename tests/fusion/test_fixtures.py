@@ -17,7 +17,7 @@ from affine_lsp.ir import AffineForOp, FuncOp
 from affine_lsp.poly import budgets
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.testing.oracle import count_top_level_loops
-from affine_lsp.transforms.fusion import FusionOptions, PairFusion, fuse_all
+from affine_lsp.transforms.fusion import SIBLING, FusionOptions, PairFusion, fuse_all
 from affine_lsp.transforms.fusion import run as fusion_run
 from affine_lsp.transforms.fusion.dead import removal
 from affine_lsp.transforms.fusion.engine import STAY
@@ -168,3 +168,16 @@ def test_fused_fixtures_verify_with_mlir_opt():
         fused = fuse_all(fixture.text.encode()).text.decode()
         verdict = run_tool([mlir_opt, "-", "-o", "/dev/null"], check=False, timeout=60, stdin=fused)
         assert verdict.returncode == 0, (fixture.name, verdict.stderr[:2000])
+
+
+def test_siblings_free_in_an_outer_loop_fuse_with_their_loops_aligned():
+    data = case("aligned_siblings").encode()
+    model = model_of(data)
+    function = function_named(model, "@aligned_siblings")
+    first, second = _loops(function)
+    best = PairFusion(data, model, function, first, second, SIBLING).best()
+    assert best is not None and best.depth == 2 and best.extra == 0.0
+    # The slice the shared reads define copies every outer iteration of the first nest.
+    fusion = PairFusion(data, model, function, first, second, SIBLING)
+    shared = fusion._attempt(2, True, fusion.relations[0])
+    assert shared.legal and not shared.within(fusion.options.tolerance)

@@ -90,6 +90,11 @@ class CostModel:
             ]
         else:
             return 1.0
+        context = self.window.context
+        around = {
+            context.get_dim_name(isl.dim_type.param, k)
+            for k in range(context.dim(isl.dim_type.param))
+        }
         product = 1.0
         for lows, highs, step in bounds:
             start, end = minmax("max", lows), minmax("min", highs)
@@ -101,10 +106,18 @@ class CostModel:
                 f"[{', '.join(params)}] -> {{ [{', '.join(domain.dims)}] -> "
                 f"[(ceil((({end.text}) - ({start.text}))/{step}))] }}"
             )
-            fixed = " and ".join(f"{p} = {DEFAULT_SYMBOL}" for p in params) or "true"
+            # Ivs of the loops around the window range over their iterations; other
+            # symbols are taken as DEFAULT_SYMBOL.
+            fixed = (
+                " and ".join(f"{p} = {DEFAULT_SYMBOL}" for p in params if p not in around) or "true"
+            )
 
             def bounds_of(
-                text: str = text, fixed: str = fixed, params=params, ctx=self.session.ctx
+                text: str = text,
+                fixed: str = fixed,
+                params=params,
+                ctx=self.session.ctx,
+                context: isl.Set = context,
             ):
                 trip = isl.PwAff.read_from_str(ctx, text)
                 assert domain.set is not None
@@ -112,7 +125,13 @@ class CostModel:
                 trip = trip.intersect_params(
                     isl.Set.read_from_str(ctx, f"[{', '.join(params)}] -> {{ : {fixed} }}")
                 )
-                return trip.min_val(), trip.max_val()
+                trip = trip.intersect_params(context)
+                # Where the bounds cross, the loop runs 0 times (not a negative count).
+                running = trip.nonneg_set()
+                if running.is_empty():
+                    return isl.Val.nan(ctx), isl.Val.nan(ctx)
+                low = trip.min_val() if trip.domain().is_subset(running) else isl.Val.zero(ctx)
+                return low, trip.intersect_domain(running).max_val()
 
             low, high = self.session.run(bounds_of, "a trip count")
             if low.is_nan() or high.is_nan():

@@ -69,6 +69,10 @@ ESTIMATE_MARGIN = 0.25  # estimates before writing the copy may be off by this m
 
 STAY = None  # placement: the fused nest stands where the second nest (the host) was
 
+ALIGNED: list[tuple[Statement, Statement]] = []
+"""The relation of no pairs: the first nest's perfect loops matched one for one with
+the second's (its iteration i runs in the host's iteration i)."""
+
 
 class PlacementUnavailable(CannotEdit):
     """The fused nest cannot be written at this place (others may work)."""
@@ -249,7 +253,10 @@ class PairFusion:
             if not shared:
                 self.failure = "the nests read no memref in common"
                 return
-            self.relations = [shared, shared + dependent]
+            # Reads alone may leave loops of the first nest free (each of its
+            # iterations serving many of the second's): the loops matched one for one
+            # (ALIGNED) is the alternative when that slice costs too much.
+            self.relations = [shared, shared + dependent, ALIGNED]
         else:
             self.relations = [flows, dependent] if flows else [dependent]
         self.relations = [r for i, r in enumerate(self.relations) if r not in self.relations[:i]]
@@ -382,8 +389,20 @@ class PairFusion:
         """The slice plan's estimated extra computation is well over the tolerance."""
         if self.window is None or not self.relations:
             return False
+        defining = [self.relations[0]]
+        if ALIGNED in self.relations[1:] and self._aligns(depth, ALIGNED):
+            defining.append(ALIGNED)
+        return all(self._estimate_too_costly(depth, pairs) for pairs in defining)
+
+    def _aligns(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
+        """Whether `pairs` is no alignment, or one of as many loops as `depth` (fewer
+        would repeat the whole copy in each iteration of the host's inner loops)."""
+        return pairs is not ALIGNED or len(_perfect_chain(self.first)) >= depth
+
+    def _estimate_too_costly(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
+        assert self.window is not None
         try:
-            relation, slice_loops = self._relation(depth, self.relations[0])
+            relation, slice_loops = self._relation(depth, pairs)
             consumer_loops = self.consumer_path[:depth]
             planner = SlicePlanner(self.session, self.window, self.first, consumer_loops)
             plan = planner.plan(relation, slice_loops)
@@ -406,6 +425,7 @@ class PairFusion:
         if depth not in self.depths():
             return Candidate(self.mode, depth, False, f"depth {depth} is not available")
         first_failure: Candidate | None = None
+        costly: Candidate | None = None  # legal, over the tolerance
         for remove in (True, False):
             if not remove and not self._worth_keeping(first_failure):
                 break
@@ -417,6 +437,8 @@ class PairFusion:
                 if not outer_only or self._slices_inner_loops(depth, pairs)
             ]
             for pairs, outer_only, placement in variants:
+                if (pairs is ALIGNED) != (costly is not None) or not self._aligns(depth, pairs):
+                    continue  # the alignment only stands in for a slice that costs too much
                 if outer_only and not self._worth_keeping(first_failure, True):
                     continue  # running whole inner loops only helps missing results
                 if placement is not STAY and not self._between_involved(first_failure):
@@ -436,8 +458,13 @@ class PairFusion:
                     reason = f"internal error while fusing ({type(error).__name__}: {error})"
                     return Candidate(self.mode, depth, False, reason)
                 if candidate.legal:
-                    return candidate
+                    if candidate.within(self.options.tolerance) or pairs is ALIGNED:
+                        return candidate
+                    costly = costly or candidate
+                    continue  # legal but over the tolerance: the alignment may cost less
                 first_failure = first_failure or candidate
+        if costly is not None:
+            return costly
         assert first_failure is not None
         return first_failure
 
