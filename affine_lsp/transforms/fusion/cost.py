@@ -12,9 +12,26 @@ from __future__ import annotations
 import islpy as isl
 
 from affine_lsp.ir import AffineForOp, AffineIfOp, AffineParallelOp, AffineYieldOp, Operation
-from affine_lsp.poly import Level, NotAffine, Window, enclosing_levels, fraction, minmax
+from affine_lsp.poly import Level, NotAffine, Window, budgets, enclosing_levels, fraction, minmax
 
 DEFAULT_SYMBOL = 100
+
+
+def _params_as_dims(points: isl.Set) -> isl.Set:
+    return points.move_dims(
+        isl.dim_type.set, 0, isl.dim_type.param, 0, points.dim(isl.dim_type.param)
+    )
+
+
+def _box_size(points: isl.Set) -> float:
+    """The number of points of the box around a parameter-free set (inf if unbounded)."""
+    size = 1.0
+    for k in range(points.dim(isl.dim_type.set)):
+        low, high = points.dim_min_val(k), points.dim_max_val(k)
+        if not (low.is_int() and high.is_int()):
+            return float("inf") if not (low.is_nan() or high.is_nan()) else 0.0
+        size *= max(0, int(fraction(high)) - int(fraction(low)) + 1)
+    return size
 
 
 class CostModel:
@@ -133,6 +150,38 @@ class CostModel:
                 low = trip.min_val() if trip.domain().is_subset(running) else isl.Val.zero(ctx)
                 return low, trip.intersect_domain(running).max_val()
 
+            def counted(
+                params=params,
+                fixed: str = fixed,
+                start: str = start.text,
+                end: str = end.text,
+                step: int = step,
+                ctx=self.session.ctx,
+                context: isl.Set = context,
+            ) -> float | None:
+                assert domain.set is not None
+                where = isl.Set.read_from_str(ctx, f"[{', '.join(params)}] -> {{ : {fixed} }}")
+                points = domain.set.intersect_params(where).intersect_params(context)
+                if _box_size(_params_as_dims(points)) > budgets.FUSION_COST_COUNTED_POINTS:
+                    return None
+                dims = ", ".join([*domain.dims, "_n"])
+                iterations = isl.Set.read_from_str(
+                    ctx,
+                    f"[{', '.join(params)}] -> {{ [{dims}] : _n >= 0 and "
+                    f"{step} * _n < ({end}) - ({start}) }}",
+                )
+                lifted = points.insert_dims(isl.dim_type.set, len(domain.dims), 1)
+                iterations = iterations.intersect(lifted)
+                total = _params_as_dims(points).count_val()
+                if total.is_zero():
+                    return 0.0
+                run = _params_as_dims(iterations).count_val()
+                return float(fraction(run)) / float(fraction(total))
+
+            exact = self.session.run(counted, "a trip count")
+            if exact is not None:
+                product *= exact
+                continue
             low, high = self.session.run(bounds_of, "a trip count")
             if low.is_nan() or high.is_nan():
                 product = 0.0
