@@ -181,3 +181,40 @@ def test_siblings_free_in_an_outer_loop_fuse_with_their_loops_aligned():
     fusion = PairFusion(data, model, function, first, second, SIBLING)
     shared = fusion._attempt(2, True, fusion.relations[0])
     assert shared.legal and not shared.within(fusion.options.tolerance)
+
+
+REPEATED = """func.func @repeated(%a: memref<8xf32>, %b: memref<8x8xf32>, %t: memref<16x8xf32>,
+                    %o: memref<8xf32>) {
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 8 {
+      %v = affine.load %a[%j] : memref<8xf32>
+      affine.store %v, %t[%i, %j] : memref<16x8xf32>
+    }
+    affine.for %k = affine_map<(d0) -> (d0)>(%i) to min affine_map<(d0) -> (8, d0 + 1)>(%i) {
+      affine.for %l = 0 to 8 {
+        %v = affine.load %a[%l] : memref<8xf32>
+        affine.store %v, %b[%k, %l] : memref<8x8xf32>
+      }
+      %x = affine.load %a[%k] : memref<8xf32>
+      affine.store %x, %o[%k] : memref<8xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_a_copy_repeated_in_every_inner_iteration_is_not_free():
+    # Copying the %k loop (one row of %b and %o[%k], for %i < 8) into the %j loop runs
+    # it whole 8 times (the read of %a[%k] ties it to no %j): legal (the same values
+    # are stored again) but over the tolerance. The trip
+    # count of %k depends on %i, an iv around the window: it ranges over 0..15, and
+    # where the bounds cross the loop runs 0 times, not a negative count.
+    data = REPEATED.encode()
+    model = model_of(data)
+    function = function_named(model, "@repeated")
+    writer, copied = _loops(_loops(function)[0])
+    fusion = PairFusion(data, model, function, copied, writer, SIBLING)
+    candidate = fusion.candidate(1)
+    assert candidate.legal and not candidate.within(fusion.options.tolerance)
+    assert fusion.best() is None
