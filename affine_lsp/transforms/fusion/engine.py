@@ -254,8 +254,9 @@ class PairFusion:
                 self.failure = "the nests read no memref in common"
                 return
             # Reads alone may leave loops of the first nest free (each of its
-            # iterations serving many of the second's): the loops matched one for one
-            # (ALIGNED) is the alternative when that slice costs too much.
+            # iterations serving many of the second's, or some serving none): the
+            # loops matched one for one (ALIGNED) are the alternative when that slice
+            # costs too much or does not check.
             self.relations = [shared, shared + dependent, ALIGNED]
         else:
             self.relations = [flows, dependent] if flows else [dependent]
@@ -437,8 +438,8 @@ class PairFusion:
                 if not outer_only or self._slices_inner_loops(depth, pairs)
             ]
             for pairs, outer_only, placement in variants:
-                if (pairs is ALIGNED) != (costly is not None) or not self._aligns(depth, pairs):
-                    continue  # the alignment only stands in for a slice that costs too much
+                if (costly is not None and pairs is not ALIGNED) or not self._aligns(depth, pairs):
+                    continue  # after a legal slice that costs too much, only the alignment
                 if outer_only and not self._worth_keeping(first_failure, True):
                     continue  # running whole inner loops only helps missing results
                 if placement is not STAY and not self._between_involved(first_failure):
@@ -458,8 +459,13 @@ class PairFusion:
                     reason = f"internal error while fusing ({type(error).__name__}: {error})"
                     return Candidate(self.mode, depth, False, reason)
                 if candidate.legal:
-                    if candidate.within(self.options.tolerance) or pairs is ALIGNED:
+                    if candidate.within(self.options.tolerance):
                         return candidate
+                    if pairs is ALIGNED:
+                        return min(
+                            [c for c in (costly, candidate) if c is not None],
+                            key=lambda c: c.extra or 0.0,
+                        )
                     costly = costly or candidate
                     continue  # legal but over the tolerance: the alignment may cost less
                 first_failure = first_failure or candidate
