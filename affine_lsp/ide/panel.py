@@ -47,6 +47,7 @@ class Picture:
 
     svg: str
     caption: str  # the loop's header and line
+    domain: str  # the iteration domain of the nest (symbols symbolic)
     line: int  # 0-based line of the loop in the document
     points: int  # points drawn (one circle each)
     total: int  # integer points of the domain
@@ -100,6 +101,7 @@ def _picture(
     return Picture(
         svg=svg if svg is not None else render(space, document, PANEL, first_line),
         caption=f"{loop_header(document, space.loop)} (line {line + 1})",
+        domain=space.domain,
         line=line,
         points=len(space.points),
         total=space.total,

@@ -86,11 +86,12 @@ PANEL = Style(
     cell_min=3,
     font=11,
     wrap=40,
-    titled=True,
+    titled=False,
     beside=False,
     assumed_hint="assumed",
 )
-"""The editor's panel: pictures side by side in half a window."""
+"""The editor's panel: pictures side by side in half a window (the panel writes the
+loop's header and domain beside them, as text)."""
 SMALL = Style(
     plot=176,
     panel=72,
@@ -162,7 +163,8 @@ class _Layout:
         rows = ceil(count / self.per_row)
         self.cell = self._cell(self.style.plot, self.per_row)
         self.row_gap = max(self.cell * 3, self.style.font * 2.4)
-        self.left = self.style.font * 4.5
+        first = f"{self.space.ivs[0]} = {self.box[0][0]}"
+        self.left = max(self.style.font * 4.5, _text_width(first, self.style.font) + 10)
         self.top = self.cell * 0.6  # room for the arcs above the first row
         self.width = self.left + self.per_row * self.cell + self.cell
         self.height = self.top + (rows - 1) * self.row_gap + self.cell * 1.6
@@ -192,7 +194,10 @@ class _Layout:
     def _plane(self) -> None:
         columns, rows = self._steps(0), self._steps(1)
         self.cell = self._cell(self.style.plot, max(columns, rows))
-        self.left = self.style.font * 4
+        # Room for the inner iv's name and its values left of the vertical axis.
+        y_name, (y_low, y_high) = self.space.ivs[-1], self.box[-1]
+        widest = max(f"{y_name} ↑", str(y_low), str(y_high), key=len)
+        self.left = max(self.style.font * 4, _text_width(widest, self.style.font) + 9)
         self.top = self.style.font * 0.5
         plot_w, plot_h = columns * self.cell, rows * self.cell
         self.panels[()] = (self.left, self.top)

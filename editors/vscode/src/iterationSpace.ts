@@ -32,6 +32,8 @@ export interface NestPicture {
   svg: string;
   /** The loop's header and line, e.g. "affine.for %i = 0 to 64 (line 9)". */
   caption: string;
+  /** The nest's iteration domain, e.g. "[N] -> { [i, j] : 0 <= i < N and 0 <= j <= i }". */
+  domain: string;
   /** 0-based line of the loop. */
   line: number;
   /** Points drawn (one circle each), of `total` in the domain. */
@@ -101,6 +103,7 @@ function parsePicture(raw: unknown, what: string): NestPicture {
     !isRecord(raw) ||
     typeof raw.svg !== "string" ||
     typeof raw.caption !== "string" ||
+    typeof raw.domain !== "string" ||
     !counts.every((key) => isNonNegativeInteger(raw[key]))
   ) {
     throw new UnexpectedResponseError(what, raw);
@@ -108,6 +111,7 @@ function parsePicture(raw: unknown, what: string): NestPicture {
   const picture: NestPicture = {
     svg: raw.svg,
     caption: raw.caption,
+    domain: raw.domain,
     line: raw.line as number,
     points: raw.points as number,
     total: raw.total as number,

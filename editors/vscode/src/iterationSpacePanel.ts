@@ -100,6 +100,12 @@ export class IterationSpacePanel implements vscode.Disposable {
         }
       }),
       this.panel.onDidDispose(() => this.dispose()),
+      // Opened before the server was running (or the server restarted): ask again.
+      this.manager.onDidStart(() => {
+        if (this.panel.visible) {
+          this.controller.refreshNow();
+        }
+      }),
       vscode.window.onDidChangeActiveTextEditor((editor) => {
         if (isMlir(editor)) {
           this.follow(editor);

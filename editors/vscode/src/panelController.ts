@@ -57,10 +57,16 @@ interface Answer<T> {
   result: T;
 }
 
+/** The code action chosen in the list, and where the list was asked for. */
+interface Chosen {
+  action: CodeAction;
+  target: FollowTarget;
+}
+
 type PreviewState =
-  | { kind: "loading"; title: string; again?: boolean }
-  | { kind: "ready"; title: string; answer: Answer<PreviewResult> }
-  | { kind: "failed"; title: string; message: string };
+  | { kind: "loading"; chosen: Chosen; again?: boolean }
+  | { kind: "ready"; chosen: Chosen; answer: Answer<PreviewResult> }
+  | { kind: "failed"; chosen: Chosen; message: string };
 
 export class PanelController {
   private target: FollowTarget | undefined;
@@ -97,10 +103,11 @@ export class PanelController {
   /** Preview the refactoring at `index` of the list shown. */
   select(index: number): void {
     const action = this.currentActions()?.[index];
-    if (action === undefined) {
+    const listed = this.actions?.target;
+    if (action === undefined || listed === undefined) {
       return;
     }
-    this.startPreview(action.title);
+    this.startPreview({ action, target: listed });
   }
 
   closePreview(): void {
@@ -112,17 +119,17 @@ export class PanelController {
   /** Apply the previewed refactoring through its code action. */
   async apply(): Promise<void> {
     const state = this.previewState;
-    const action = state?.kind === "ready" && this.previewIsCurrent(state.answer) ? this.actionTitled(state.title) : undefined;
-    if (state === undefined || action === undefined || action.disabled !== undefined || this.applying) {
+    if (state?.kind !== "ready" || !this.canApply(state) || this.applying) {
       return;
     }
     this.applying = true;
     this.render();
     try {
-      await this.host.apply(action);
+      await this.host.apply(state.chosen.action);
       this.previewState = undefined;
     } catch (error) {
-      this.previewState = { kind: "failed", title: state.title, message: this.host.describeFailure(error) ?? "The file changed: try again." };
+      const message = this.host.describeFailure(error) ?? "The file changed: choose the refactoring again.";
+      this.previewState = { kind: "failed", chosen: state.chosen, message };
     } finally {
       this.applying = false;
     }
@@ -144,12 +151,14 @@ export class PanelController {
     const shown = this.shown;
     const current = shown !== undefined && target !== undefined && shown.target.uri === target.uri && this.isCurrent(shown);
     const actions = this.currentActions();
-    const selected = this.previewState?.title;
+    const selected = this.previewState?.chosen.action.title;
     return {
       where: target?.label ?? "",
       picture: shown?.result.picture ?? null,
       message: shown?.result.message ?? "",
       stale: shown !== undefined && !current,
+      version: target?.version ?? null,
+      drawnFor: shown?.result.version ?? null,
       status: this.status,
       refactorings: (actions ?? this.actions?.result ?? []).map((action) => ({
         title: action.title,
@@ -231,36 +240,42 @@ export class PanelController {
     return false;
   }
 
-  /** After new refactorings: the previewed one is previewed again for the current text,
-   * or the preview goes when it is no longer offered. */
+  /** After new refactorings at the cursor: a preview of the current text stays (it is
+   * pinned to its loop); one of an older text is previewed again where the new list
+   * offers it, or goes. */
   private followPreview(): void {
     const state = this.previewState;
     const actions = this.currentActions();
-    if (state === undefined || actions === undefined) {
+    const listed = this.actions?.target;
+    if (state === undefined || actions === undefined || listed === undefined) {
       return;
     }
-    if (!actions.some((action) => action.title === state.title)) {
+    const outdated =
+      (state.kind === "ready" && !this.previewIsCurrent(state.answer)) ||
+      (state.kind === "loading" && state.again === true) ||
+      (state.kind === "failed" && state.chosen.target.version !== listed.version);
+    if (!outdated) {
+      return;
+    }
+    const action = actions.find((candidate) => candidate.title === state.chosen.action.title);
+    if (action === undefined) {
       this.closePreviewQuietly();
-      return;
-    }
-    const outdated = state.kind === "ready" && !this.previewIsCurrent(state.answer);
-    if (outdated || (state.kind === "loading" && state.again === true)) {
-      this.startPreview(state.title, state);
+    } else {
+      this.startPreview({ action, target: listed }, state);
     }
   }
 
-  private startPreview(title: string, keep?: PreviewState): void {
-    const target = this.actions?.target;
-    if (target === undefined) {
-      return;
-    }
+  private startPreview(chosen: Chosen, keep?: PreviewState): void {
     this.cancelPreview();
     const cancel = new AbortController();
     this.previewCancel = cancel;
     const request = ++this.previews;
+    const title = chosen.action.title;
     // While it is computed again, the old pictures stay (shown out of date).
-    this.previewState = keep?.kind === "ready" && keep.title === title ? keep : { kind: "loading", title };
+    this.previewState =
+      keep?.kind === "ready" && keep.chosen.action.title === title ? { ...keep, chosen } : { kind: "loading", chosen };
     this.render();
+    const target = chosen.target;
     this.host.preview(target, title, cancel.signal).then(
       (result) => {
         if (request !== this.previews || this.disposed) {
@@ -268,7 +283,7 @@ export class PanelController {
         }
         this.previewCancel = undefined;
         const answer = { target, result };
-        this.previewState = { kind: "ready", title, answer };
+        this.previewState = { kind: "ready", chosen, answer };
         this.render();
         if (!this.previewIsCurrent(answer)) {
           this.schedule(FOLLOW_DELAY_MS);
@@ -282,10 +297,10 @@ export class PanelController {
         const message = this.host.describeFailure(error);
         if (message === undefined) {
           // The text changed: previewed again once the refactorings are listed again.
-          this.previewState = { kind: "loading", title, again: true };
+          this.previewState = { kind: "loading", chosen, again: true };
           this.schedule(FOLLOW_DELAY_MS);
         } else {
-          this.previewState = { kind: "failed", title, message };
+          this.previewState = { kind: "failed", chosen, message };
         }
         this.render();
       },
@@ -324,8 +339,15 @@ export class PanelController {
     return actions.target.version === this.host.version(target.uri) ? actions.result : undefined;
   }
 
-  private actionTitled(title: string): CodeAction | undefined {
-    return this.currentActions()?.find((action) => action.title === title);
+  /** A preview of the current text, of an enabled action listed for this text. */
+  private canApply(state: Extract<PreviewState, { kind: "ready" }>): boolean {
+    const { action, target } = state.chosen;
+    return (
+      this.previewIsCurrent(state.answer) &&
+      target.version === this.host.version(target.uri) &&
+      action.disabled === undefined &&
+      state.answer.result.after.length > 0
+    );
   }
 
   private previewView(): PreviewView | null {
@@ -333,20 +355,18 @@ export class PanelController {
     if (state === undefined) {
       return null;
     }
+    const title = state.chosen.action.title;
     if (state.kind === "loading") {
-      return { kind: "loading", title: state.title };
+      return { kind: "loading", title };
     }
     if (state.kind === "failed") {
-      return state;
+      return { kind: "failed", title, message: state.message };
     }
-    const stale = !this.previewIsCurrent(state.answer);
-    const action = stale ? undefined : this.actionTitled(state.title);
-    const result = state.answer.result;
     return {
       kind: "ready",
-      result,
-      stale,
-      canApply: action !== undefined && action.disabled === undefined && result.after.length > 0,
+      result: state.answer.result,
+      stale: !this.previewIsCurrent(state.answer),
+      canApply: this.canApply(state),
       applying: this.applying,
     };
   }

@@ -30,6 +30,9 @@ export interface PanelView {
   message: string;
   /** True when what is shown was computed for another version of the file. */
   stale: boolean;
+  /** The version of the file followed (the editor's), and the one the picture was drawn for. */
+  version: number | null;
+  drawnFor: number | null;
   /** A problem to tell (the server is not running, a request failed). */
   status: string;
   refactorings: ListedRefactoring[];
@@ -78,31 +81,59 @@ export function describePicture(picture: NestPicture): string {
   return parts.join(", ");
 }
 
+const SIZE = /^<svg\b[^>]*?\swidth="(\d+(?:\.\d+)?)"[^>]*?\sheight="(\d+(?:\.\d+)?)"/;
+
+/** The width and height an SVG declares (its natural size), if it declares them. */
+export function svgSize(svg: string): { width: number; height: number } | undefined {
+  const found = SIZE.exec(svg.trimStart());
+  return found === null ? undefined : { width: Math.ceil(Number(found[1])), height: Math.ceil(Number(found[2])) };
+}
+
 function image(picture: NestPicture, role: string): string {
   const alt = `${picture.caption}: ${describePicture(picture)}`;
+  const size = svgSize(picture.svg);
+  // Shown at its natural size, smaller where the panel is narrower (never blurred up).
+  const dimensions = size !== undefined ? ` width="${size.width}" height="${size.height}"` : "";
   return (
     `<img class="nest" data-role="${role}" data-points="${picture.points}" data-arrows="${picture.arrows}" ` +
-    `data-tiles="${picture.tiles}" data-moved="${picture.moved}" alt="${escapeHtml(alt)}" src="${svgDataUri(picture.svg)}">`
+    `data-tiles="${picture.tiles}" data-moved="${picture.moved}"${dimensions} alt="${escapeHtml(alt)}" ` +
+    `src="${svgDataUri(picture.svg)}">`
+  );
+}
+
+function caption(picture: NestPicture): string {
+  return (
+    `<figcaption><button class="link" data-command="reveal" data-line="${picture.line}" ` +
+    `title="Go to this loop">${escapeHtml(picture.caption)}</button>` +
+    `<span class="counts">${escapeHtml(describePicture(picture))}</span>` +
+    `<code class="domain">${escapeHtml(picture.domain)}</code></figcaption>`
   );
 }
 
 function figure(picture: NestPicture, role: string): string {
-  return (
-    `<figure><figcaption><button class="link" data-command="reveal" data-line="${picture.line}" ` +
-    `title="Go to this loop">${escapeHtml(picture.caption)}</button>` +
-    `<span class="counts">${escapeHtml(describePicture(picture))}</span></figcaption>${image(picture, role)}</figure>`
-  );
+  return `<figure>${caption(picture)}${image(picture, role)}</figure>`;
+}
+
+/** A `data-` attribute naming a version of the file (for tests and tools reading the page). */
+function versionAttribute(name: string, version: number | null): string {
+  return version === null ? "" : ` data-${name}="${version}"`;
 }
 
 const STALE_BANNER = '<p class="banner" role="status">Out of date: the file changed. Redrawing…</p>';
 
 function currentSection(view: PanelView): string {
-  const parts = [`<section class="current${view.stale ? " stale" : ""}" aria-busy="${view.stale}">`];
+  const parts = [
+    `<section class="current${view.stale ? " stale" : ""}" aria-busy="${view.stale}"` +
+      `${versionAttribute("version", view.version)}${versionAttribute("drawn-for", view.drawnFor)}>`,
+  ];
   parts.push(`<h1>${escapeHtml(view.where || "Iteration space")}</h1>`);
   if (view.stale) {
     parts.push(STALE_BANNER);
   }
-  if (view.picture !== null) {
+  if (view.picture !== null && view.preview !== null) {
+    // The preview draws this loop (before); its caption is enough here.
+    parts.push(`<figure>${caption(view.picture)}</figure>`);
+  } else if (view.picture !== null) {
     parts.push(figure(view.picture, "current"));
   } else {
     parts.push(`<p class="message">${escapeHtml(view.message || "Place the cursor on an affine loop.")}</p>`);
@@ -166,7 +197,7 @@ function previewSection(preview: PreviewView | null): string {
     : "";
   const why = result.disabled ?? result.reason;
   const parts = [
-    `<section class="preview${preview.stale ? " stale" : ""}" aria-busy="${preview.stale}">`,
+    `<section class="preview${preview.stale ? " stale" : ""}" aria-busy="${preview.stale}"${versionAttribute("drawn-for", result.version)}>`,
     `<h2>${escapeHtml(result.title)}</h2>`,
     preview.stale ? STALE_BANNER : "",
     why !== null ? `<p class="message reason">${escapeHtml(why)}</p>` : "",
@@ -208,12 +239,14 @@ figure { margin: 0 0 10px; }
 figcaption { display: flex; flex-wrap: wrap; gap: 2px 10px; align-items: baseline; margin-bottom: 4px; }
 .counts, .reason, .note { opacity: 0.75; font-size: 0.92em; }
 img.nest { display: block; max-width: 100%; height: auto; }
+.domain { display: block; width: 100%; font-family: var(--vscode-editor-font-family); font-size: 0.9em; opacity: 0.85;
+  overflow-wrap: anywhere; }
 .stale img.nest { opacity: 0.35; filter: grayscale(1); }
 .banner, .status { padding: 4px 8px; border-left: 3px solid var(--vscode-editorWarning-foreground, #cca700);
   background: var(--vscode-inputValidation-warningBackground, transparent); }
 .error { color: var(--vscode-errorForeground); }
-.sides { display: flex; gap: 16px; align-items: flex-start; }
-.side { flex: 1 1 0; min-width: 0; }
+.sides { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
+.side { flex: 1 1 240px; min-width: 0; }
 ul { list-style: none; padding: 0; margin: 0; }
 li { margin: 3px 0; }
 li .reason { display: block; margin-left: 8px; }

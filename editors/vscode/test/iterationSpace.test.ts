@@ -46,6 +46,7 @@ describe("affine-lsp/iterationSpace", () => {
       { version: "1", picture: null, message: "" },
       { version: 1, picture: null },
       { version: 1, picture: { ...PICTURE, svg: 3 }, message: "" },
+      { version: 1, picture: { ...PICTURE, domain: undefined }, message: "" },
       { version: 1, picture: { ...PICTURE, points: -1 }, message: "" },
       { version: 1.5, picture: null, message: "" },
     ];

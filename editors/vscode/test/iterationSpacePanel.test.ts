@@ -23,11 +23,17 @@ const TILE: CodeAction = { title: "Tile 4×4", kind: "refactor.rewrite", data: {
 const EDIT = { changes: { [URI]: [] } };
 
 let client: FakeClient;
+let running = true;
+const startListeners = new Set<() => void>();
 const manager = {
   get runningClient() {
-    return client;
+    return running ? client : undefined;
   },
-  requireClient: () => Promise.resolve(client),
+  requireClient: () => Promise.resolve(running ? client : undefined),
+  onDidStart: (listener: () => void) => {
+    startListeners.add(listener);
+    return { dispose: () => startListeners.delete(listener) };
+  },
 } as unknown as ServerManager;
 const output = { info: () => undefined, warn: () => undefined, error: () => undefined, show: () => undefined };
 
@@ -79,6 +85,7 @@ beforeEach(() => {
   }
   state.reset();
   client = new FakeClient();
+  running = true;
   editor = fakeEditor("/work/k.mlir", "mlir", { line: 1, character: 4 }, LINES);
   state.activeTextEditor = editor;
   state.textDocuments = [editor.document];
@@ -126,6 +133,30 @@ describe("Show Iteration Space", () => {
     assert.match(html, /<img class="nest" data-role="current" data-points="4"/);
     assert.match(html, /data-command="preview" data-index="0" aria-pressed="false">Tile 4×4</);
     assert.doesNotMatch(html, /Out of date/);
+  });
+
+  it("opened before the server runs, says so, and draws once the server has started", async () => {
+    answerVersion(() => editor.document.version);
+    running = false;
+    run(COMMAND_IDS.showIterationSpace);
+    await pass(FOLLOW_DELAY_MS);
+    assert.match(shownHtml(), /server is not running/);
+    assert.deepEqual(methods(), []);
+    running = true;
+    for (const listener of startListeners) {
+      listener();
+    }
+    await pass(0);
+    assert.deepEqual(methods(), ["affine-lsp/iterationSpace", "textDocument/codeAction"]);
+    assert.match(shownHtml(), /<img class="nest" data-role="current" data-points="4"/);
+    assert.doesNotMatch(shownHtml(), /server is not running/);
+  });
+
+  it("stops listening for the server once closed", () => {
+    run(COMMAND_IDS.showIterationSpace);
+    assert.equal(startListeners.size, 1);
+    panel().dispose();
+    assert.equal(startListeners.size, 0);
   });
 
   it("follows the cursor and the text; what was drawn for an older version is marked out of date", async () => {

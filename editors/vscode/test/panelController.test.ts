@@ -186,6 +186,7 @@ describe("following the cursor", () => {
     controller.follow(target(2, 2));
     assert.equal(host.last.picture?.caption, "v1");
     assert.equal(host.last.stale, true);
+    assert.deepEqual([host.last.version, host.last.drawnFor], [2, 1]);
     assert.equal(host.last.refactoringsStale, true, "the list of version 1 cannot be used");
     await timers.fire();
     // The server still answers for version 1 (it had not seen the change): still out of date...
@@ -201,6 +202,7 @@ describe("following the cursor", () => {
     await settle();
     assert.equal(host.last.picture?.caption, "v2");
     assert.equal(host.last.stale, false);
+    assert.deepEqual([host.last.version, host.last.drawnFor], [2, 2]);
     assert.equal(host.last.refactoringsStale, false);
     assert.equal(timers.pending.size, 0, "nothing more to ask");
   });
@@ -292,8 +294,12 @@ describe("previewing a refactoring", () => {
     host.previews[1].answer.resolve(previewAnswer(2, TILE.title));
     await settle();
     assert.ok(isReady(shownPreview(), (p) => !p.stale));
-    // Another loop: the refactoring is not offered there.
+    // Another loop, the same text: the preview stays with its loop, and can be applied.
     await answerRound(target(9, 2), pictureAnswer(2, "another loop"), [INTERCHANGE]);
+    assert.ok(isReady(shownPreview(), (p) => p.canApply && !p.stale));
+    // The text changes where the refactoring is not offered: the preview goes.
+    host.versions.set(URI, 3);
+    await answerRound(target(9, 3), pictureAnswer(3, "another loop"), [INTERCHANGE]);
     assert.equal(host.last.preview, null);
   });
 

@@ -11,6 +11,7 @@ import {
   parseWebviewMessage,
   renderBody,
   svgDataUri,
+  svgSize,
 } from "../src/panelView";
 import { PICTURE } from "./support/pictures";
 
@@ -20,6 +21,8 @@ function view(overrides: Partial<PanelView> = {}): PanelView {
     picture: PICTURE,
     message: PICTURE.caption,
     stale: false,
+    version: 1,
+    drawnFor: 1,
     status: "",
     refactorings: [],
     refactoringsStale: false,
@@ -69,6 +72,9 @@ describe("pictures", () => {
     assert.ok(img.includes(`src="${svgDataUri(PICTURE.svg)}"`));
     assert.match(img, /data-role="current"/);
     assert.match(img, /data-points="4"/);
+    assert.match(img, / width="120" height="41" /, "its natural size");
+    assert.deepEqual(svgSize('<svg xmlns="x" width="10" height="20">'), { width: 10, height: 20 });
+    assert.equal(svgSize("<svg>"), undefined);
     const encoded = svgDataUri("<svg>é</svg>");
     assert.equal(Buffer.from(encoded.replace("data:image/svg+xml;base64,", ""), "base64").toString("utf8"), "<svg>é</svg>");
   });
@@ -85,6 +91,9 @@ describe("pictures", () => {
     const body = renderBody(view({ stale: true }));
     assert.match(body, /class="current stale"/);
     assert.match(body, /Out of date/);
+    const versions = renderBody(view({ stale: true, version: 3, drawnFor: 2 }));
+    assert.match(versions, /<section class="current stale" aria-busy="true" data-version="3" data-drawn-for="2">/);
+    assert.doesNotMatch(renderBody(view({ version: null, drawnFor: null })), /data-version|data-drawn-for/);
     assert.doesNotMatch(renderBody(view()), /Out of date/);
   });
 
@@ -136,7 +145,9 @@ describe("refactorings and previews", () => {
     const result = { version: 1, title: "Tile 32×32", before: [PICTURE], after: [{ ...PICTURE, tiles: 4 }], reason: null, notes: [], disabled: null };
     const body = renderBody(view({ preview: { kind: "ready", result, stale: false, canApply: true, applying: false } }));
     const roles = images(body).map((img) => /data-role="(\w+)"/.exec(img)?.[1]);
-    assert.deepEqual(roles, ["current", "before", "after"]);
+    assert.deepEqual(roles, ["before", "after"], "the loop at the cursor is the one before");
+    assert.match(body, /<section class="preview" aria-busy="false" data-drawn-for="1">/);
+    assert.match(body, /class="domain">\{ \[i\] : 0 &lt;= i &lt;= 3 \}</);
     assert.match(body, /class="sides"><div class="side before"><h3>Before<\/h3>.*<div class="side after"><h3>After<\/h3>/);
     assert.match(body, /<button class="primary" data-command="apply">Apply<\/button>/);
     const stale = renderBody(view({ preview: { kind: "ready", result, stale: true, canApply: false, applying: false } }));
@@ -148,7 +159,7 @@ describe("refactorings and previews", () => {
     const result = { version: 1, title: "Tile", before: [PICTURE], after: [], reason: "r", notes: [], disabled: "it would run first" };
     const body = renderBody(view({ preview: { kind: "ready", result, stale: false, canApply: false, applying: false } }));
     assert.match(body, /<p class="message reason">it would run first<\/p>/);
-    assert.equal(images(body).length, 2);
+    assert.equal(images(body).length, 1);
   });
 
   it("says when a preview is being computed or failed", () => {
