@@ -272,19 +272,19 @@ def preview(
     view = analysis.view_of(record)
     if view is None:
         return Preview(title, (), (), "the code changed")
-    data = document.data
+    data = bytes(document.data)
     edits = sorted_edits(edits)
     touched = _touched(data, loop, [(e.span.start_byte, e.span.end_byte) for e in edits])
     before, notes = _pictures(touched, view.model, document, first_line, (), budget)
     if not edits:
         return Preview(title, tuple(before), (), reason or "nothing to change", tuple(notes))
-    new_document = SourceDocument(apply_edits(bytes(data), edits), encoding=document.encoding)
+    new_document = SourceDocument(apply_edits(data, edits), encoding=document.encoding)
     new_analysis = DocumentAnalysis(new_document)
     new_record = new_analysis.record_at(record.start)
     new_view = new_analysis.view_of(new_record) if new_record is not None else None
     if new_view is None:
         return Preview(title, tuple(before), (), "the new text has no such item", tuple(notes))
-    new_data = new_document.data
+    new_data = bytes(new_document.data)
     at = _mapped(line_start(data, loop.span.start_byte), edits)
     depth = _depth(loop)
     candidates = [

@@ -150,6 +150,7 @@ _KEYS = {
     "refactorings.planInBackground": ("plan_in_background", _boolean),
 }
 
+
 def client_defaults() -> dict[str, Any]:
     """The default of each setting the server reads, by dotted key as clients send it
     (JSON values; `logLevel` has none: the server keeps its `--log-level`)."""

@@ -54,14 +54,31 @@ def tile_dims(points: Sequence[Point], k: int) -> list[int]:
     return grouped
 
 
+def _copies(points: Sequence[Point], d: int, e: int) -> bool:
+    """Whether dimensions `d` and `e` determine each other over `points` (one value of
+    one for each value of the other: a loop that repeats another's iv, as fusion
+    leaves `%i` running with `%k`)."""
+    forward: dict[int, int] = {}
+    backward: dict[int, int] = {}
+    for point in points:
+        if forward.setdefault(point[d], point[e]) != point[e]:
+            return False
+        if backward.setdefault(point[e], point[d]) != point[d]:
+            return False
+    return True
+
+
 def group_tiles(space: IterationSpace) -> IterationSpace:
     """The space drawn on the loops that are not tile loops, each point with its tile
-    (`tiles`, `tile_ivs`); the space itself when there is no tile loop."""
+    (`tiles`, `tile_ivs`); the space itself when there is no tile loop. A determined
+    loop that only copies another drawn loop's iv is left out of the axes too, but
+    outlines nothing."""
     k = len(space.ivs)
     grouped = tile_dims(space.points, k)
     if not grouped or k < 2:
         return space
     kept = [d for d in range(k) if d not in grouped]
+    tiling = [d for d in grouped if not any(_copies(space.points, d, e) for e in kept)]
 
     def project(point: Point) -> Point:
         return _project(point, kept)
@@ -85,8 +102,8 @@ def group_tiles(space: IterationSpace) -> IterationSpace:
         ],
         distances=distances,
         origins={project(p): o for p, o in space.origins.items()},
-        tile_ivs=[space.ivs[d] for d in grouped],
-        tiles={project(p): _project(p, grouped) for p in space.points},
+        tile_ivs=[space.ivs[d] for d in tiling],
+        tiles={project(p): _project(p, tiling) for p in space.points} if tiling else {},
     )
 
 
