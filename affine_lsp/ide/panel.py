@@ -25,15 +25,23 @@ from affine_lsp.ide.describe import loop_header
 from affine_lsp.ide.hover import too_deep
 from affine_lsp.ide.picture import PANEL, render
 from affine_lsp.ide.records import ItemRecord
-from affine_lsp.ir.model import ModuleModel, Operation
-from affine_lsp.poly import budgets
+from affine_lsp.ir import ModuleModel, Operation
+from affine_lsp.poly import (
+    LOOPS,
+    IterationSpace,
+    Level,
+    PolyError,
+    Unknown,
+    budgets,
+    chain_of,
+    enclosing_levels,
+    group_tiles,
+    iteration_space,
+    mark_moved,
+)
 from affine_lsp.poly.budgets import Budget
-from affine_lsp.poly.domain import Level, enclosing_levels
-from affine_lsp.poly.session import PolyError, Unknown
-from affine_lsp.poly.space import LOOPS, IterationSpace, chain_of, iteration_space
-from affine_lsp.poly.transformed import group_tiles, mark_moved
 from affine_lsp.syntax import SourceDocument
-from affine_lsp.transforms.edits import apply_edits, line_start, next_line_start, sorted_edits
+from affine_lsp.transforms import apply_edits, line_start, next_line_start, sorted_edits
 
 MAX_NESTS = 4
 """Nests drawn on either side of a preview; more are named in a note."""

@@ -13,6 +13,8 @@ ContentModified when the document changes before it is ready.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pygls.exceptions import JsonRpcException
 
 from affine_lsp.ide import panel
@@ -26,19 +28,19 @@ PREVIEW_REFACTORING = "affine-lsp/previewRefactoring"
 INTERNAL_ERROR = "internal error: see the server log"
 
 
-def _open_document(ls: AffineLanguageServer, params) -> tuple[OpenDocument | None, str]:
+def _open_document(ls: AffineLanguageServer, params: Any) -> tuple[OpenDocument | None, str]:
     uri = str(member(member(params, "textDocument"), "uri") or "")
     return ls.documents.get(uri), uri
 
 
-def _offset(open_document: OpenDocument, position) -> int:
+def _offset(open_document: OpenDocument, position: Any) -> int:
     line = member(position, "line") or 0
     character = member(position, "character") or 0
     return open_document.analysis.document.offset((int(line), int(character)))
 
 
 @guarded({"version": None, "picture": None, "message": INTERNAL_ERROR})
-def iteration_space(ls: AffineLanguageServer, params) -> dict:
+def iteration_space(ls: AffineLanguageServer, params: Any) -> dict:
     open_document, uri = _open_document(ls, params)
     if open_document is None:
         return {"version": None, "picture": None, "message": f"{uri} is not open in the server"}
@@ -60,7 +62,7 @@ def _not_previewed(version: int | None, title: str, reason: str) -> dict:
 
 
 @guarded({"version": None, "title": "", "before": [], "after": [], "reason": INTERNAL_ERROR})
-async def preview_refactoring(ls: AffineLanguageServer, params) -> dict:
+async def preview_refactoring(ls: AffineLanguageServer, params: Any) -> dict:
     title = str(member(params, "title") or "")
     open_document, uri = _open_document(ls, params)
     if open_document is None:

@@ -12,8 +12,8 @@ import pytest
 from affine_lsp.ide import panel
 from affine_lsp.ide.planning import Planning, extract_of
 from affine_lsp.ide.settings import Settings
-from affine_lsp.poly.space import IterationSpace
-from affine_lsp.poly.transformed import group_tiles, tile_dims
+from affine_lsp.poly import IterationSpace, Point, group_tiles
+from affine_lsp.poly.transformed import tile_dims
 from tests.draw.svg import NS, read_svg
 from tests.ide.helpers import analysed
 
@@ -163,11 +163,11 @@ def test_a_fusion_preview_draws_both_nests_before_and_the_fused_one_after():
 
 
 def test_tile_loops_group_points_and_copies_of_a_loop_do_not():
-    tiled = [(t, i, j) for t in (0, 4) for i in range(t, t + 4) for j in range(2)]
+    tiled: list[Point] = [(t, i, j) for t in (0, 4) for i in range(t, t + 4) for j in range(2)]
     assert tile_dims(tiled, 3) == [0]
-    copied = [(k, k, j) for k in range(4) for j in range(2)]
+    copied: list[Point] = [(k, k, j) for k in range(4) for j in range(2)]
     assert tile_dims(copied, 3) == [0]
-    both = [(t, i, i, j) for t in (0, 4) for i in range(t, t + 4) for j in range(2)]
+    both: list[Point] = [(t, i, i, j) for t in (0, 4) for i in range(t, t + 4) for j in range(2)]
     space = IterationSpace(
         loop=None,  # type: ignore[arg-type]
         loops=[],
