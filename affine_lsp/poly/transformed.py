@@ -4,7 +4,9 @@
 that groups several points under each of its values, only says which group
 (tile) a point is in: such loops are left out of the axes and their groups drawn
 as outlines around the points (tiling writes `%i_tile` around `%i`; a nest tiled
-by hand the same way is drawn the same way). No point is lost: the remaining
+by hand the same way is drawn the same way). A determined loop that only
+repeats another drawn loop's iv, one value for one (fusion leaves `%i = %k`), is
+left out of the axes too, without outlines. No point is lost: the remaining
 coordinates tell every point apart.
 
 `mark_moved`: with each point's origin (`IterationSpace.origins`: the iteration
