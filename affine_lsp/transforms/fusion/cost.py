@@ -178,11 +178,13 @@ class CostModel:
                 run = _params_as_dims(iterations).count_val()
                 return float(fraction(run)) / float(fraction(total))
 
-            exact = self.session.run(counted, "a trip count")
-            if exact is not None:
-                product *= exact
-                continue
             low, high = self.session.run(bounds_of, "a trip count")
+            if low.is_zero() and not high.is_nan():
+                # The bounds cross somewhere: (min + max) / 2 is no average there.
+                exact = self.session.run(counted, "a trip count")
+                if exact is not None:
+                    product *= exact
+                    continue
             if low.is_nan() or high.is_nan():
                 product = 0.0
                 continue

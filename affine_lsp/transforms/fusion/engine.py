@@ -159,6 +159,16 @@ def _common_loop_prefix(statements: list[Statement], root: AffineForOp) -> list[
     return prefix
 
 
+def _misses_writes(failure: Candidate | None) -> bool:
+    """Whether a failed candidate only leaves final contents wrong (a slice that does
+    not cover every iteration of the first nest), which its loops aligned may mend."""
+    return (
+        failure is not None
+        and bool(failure.mismatches)
+        and all(m.kind == "final" for m in failure.mismatches)
+    )
+
+
 def _perfect_chain(root: AffineForOp) -> list[AffineForOp]:
     chain = [root]
     while True:
@@ -192,6 +202,8 @@ class PairFusion:
         self.options = options or FusionOptions()
         self.block: Block = first.parent_block  # type: ignore[assignment]
         self._candidates: dict[int, Candidate] = {}
+        self._only_aligned: set[int] = set()  # depths whose slice is estimated too costly
+        self._alignable: dict[int, bool] = {}
         self._first_depth: int | None = 1
         self.session = IslSession(self.options.budget)
         self.failure: str | None = None
@@ -390,15 +402,37 @@ class PairFusion:
         """The slice plan's estimated extra computation is well over the tolerance."""
         if self.window is None or not self.relations:
             return False
-        defining = [self.relations[0]]
+        if not self._estimate_too_costly(depth, self.relations[0]):
+            return False
         if ALIGNED in self.relations[1:] and self._aligns(depth, ALIGNED):
-            defining.append(ALIGNED)
-        return all(self._estimate_too_costly(depth, pairs) for pairs in defining)
+            if not self._estimate_too_costly(depth, ALIGNED):
+                self._only_aligned.add(depth)  # the slice costs too much: align only
+                return False
+        return True
 
     def _aligns(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
         """Whether `pairs` is no alignment, or one of as many loops as `depth` (fewer
-        would repeat the whole copy in each iteration of the host's inner loops)."""
-        return pairs is not ALIGNED or len(_perfect_chain(self.first)) >= depth
+        would repeat the whole copy in each iteration of the host's inner loops) whose
+        iterations are among the host's (others would be left out)."""
+        if pairs is not ALIGNED:
+            return True
+        if depth not in self._alignable:
+            self._alignable[depth] = self._covered(depth)
+        return self._alignable[depth]
+
+    def _covered(self, depth: int) -> bool:
+        assert self.window is not None
+        chain = _perfect_chain(self.first)
+        if len(chain) < depth:
+            return False
+        builder = self.window.builder
+        try:
+            first = builder.build([Level(loop) for loop in chain[:depth]]).set
+            host = builder.build([Level(loop) for loop in self.consumer_path[:depth]]).set
+            assert first is not None and host is not None
+            return bool(self.session.run(lambda: first.is_subset(host), "aligned loops"))
+        except PolyError:
+            return False
 
     def _estimate_too_costly(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
         assert self.window is not None
@@ -440,6 +474,11 @@ class PairFusion:
             for pairs, outer_only, placement in variants:
                 if (costly is not None and pairs is not ALIGNED) or not self._aligns(depth, pairs):
                     continue  # after a legal slice that costs too much, only the alignment
+                if depth in self._only_aligned:
+                    if pairs is not ALIGNED:
+                        continue
+                elif pairs is ALIGNED and costly is None and not _misses_writes(first_failure):
+                    continue  # the alignment mends a slice that costs too much or misses writes
                 if outer_only and not self._worth_keeping(first_failure, True):
                     continue  # running whole inner loops only helps missing results
                 if placement is not STAY and not self._between_involved(first_failure):
