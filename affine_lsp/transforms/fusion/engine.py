@@ -159,16 +159,6 @@ def _common_loop_prefix(statements: list[Statement], root: AffineForOp) -> list[
     return prefix
 
 
-def _misses_writes(failure: Candidate | None) -> bool:
-    """Whether a failed candidate only leaves final contents wrong (a slice that does
-    not cover every iteration of the first nest), which its loops aligned may mend."""
-    return (
-        failure is not None
-        and bool(failure.mismatches)
-        and all(m.kind == "final" for m in failure.mismatches)
-    )
-
-
 def _perfect_chain(root: AffineForOp) -> list[AffineForOp]:
     chain = [root]
     while True:
@@ -202,7 +192,6 @@ class PairFusion:
         self.options = options or FusionOptions()
         self.block: Block = first.parent_block  # type: ignore[assignment]
         self._candidates: dict[int, Candidate] = {}
-        self._only_aligned: set[int] = set()  # depths whose slice is estimated too costly
         self._alignable: dict[int, bool] = {}
         self._first_depth: int | None = 1
         self.session = IslSession(self.options.budget)
@@ -406,7 +395,6 @@ class PairFusion:
             return False
         if ALIGNED in self.relations[1:] and self._aligns(depth, ALIGNED):
             if not self._estimate_too_costly(depth, ALIGNED):
-                self._only_aligned.add(depth)  # the slice costs too much: align only
                 return False
         return True
 
@@ -474,11 +462,6 @@ class PairFusion:
             for pairs, outer_only, placement in variants:
                 if (costly is not None and pairs is not ALIGNED) or not self._aligns(depth, pairs):
                     continue  # after a legal slice that costs too much, only the alignment
-                if depth in self._only_aligned:
-                    if pairs is not ALIGNED:
-                        continue
-                elif pairs is ALIGNED and costly is None and not _misses_writes(first_failure):
-                    continue  # the alignment mends a slice that costs too much or misses writes
                 if outer_only and not self._worth_keeping(first_failure, True):
                     continue  # running whole inner loops only helps missing results
                 if placement is not STAY and not self._between_involved(first_failure):
