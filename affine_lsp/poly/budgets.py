@@ -105,9 +105,10 @@ ACTION_RESOLVE_SECONDS = 10.0
 """Computing one chosen code action (in the server: in its worker thread)."""
 
 FUSION_COST_COUNTED_POINTS = 4096
-"""Fusion's cost model averages a loop's trip count exactly (by counting iterations)
-over the loops around it when they have at most this many iterations (the box
-around them), and from the smallest and largest trip count otherwise."""
+"""Where a loop's bounds cross (it runs 0 times for some iterations around it),
+fusion's cost model averages its trip count exactly, by counting iterations, when
+the loops around it have at most this many iterations (the box around them), and
+from the smallest and largest trip count otherwise."""
 
 FUSE_ALL_ORDERS = 8
 """Greedy runs `fuse --all` may make per function while searching the order of its
