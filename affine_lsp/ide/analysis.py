@@ -312,6 +312,40 @@ class DocumentAnalysis:
                 self._check_chunk(chunk)
         self.syntax_diagnostics()
 
+    def prioritise(self, start: int, end: int) -> None:
+        """Analyse the items overlapping [start, end] (what the editor shows) before
+        the others still to analyse."""
+        self.sync()
+        first = bisect_left(self.records, start, key=lambda r: r.end)
+        last = bisect_right(self.records, end, key=lambda r: r.start)
+        wanted = [
+            r for r in self.records[first:last] if r.dirty and not r.removed and r.kind == OPERATION
+        ]
+        if wanted:
+            ids = {id(r) for r in wanted}
+            self._queue = deque(wanted + [r for r in self._queue if id(r) not in ids])
+
+    def settled(self, start: int, end: int) -> bool:
+        """Whether every item overlapping [start, end] has current diagnostics."""
+        self.sync()
+        first = bisect_left(self.records, start, key=lambda r: r.end)
+        last = bisect_right(self.records, end, key=lambda r: r.start)
+        return not any(r.dirty for r in self.records[first:last])
+
+    def unsettled_bytes(self) -> int:
+        """The size of the items whose diagnostics are not current (what `analyse()`
+        still has to do, roughly)."""
+        self.sync()
+        return sum(r.end - r.start for r in self._queue if r.dirty and not r.removed)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every diagnostic is current (`analyse()` has nothing left to do)."""
+        self.sync()
+        return not any(r.dirty and not r.removed for r in self._queue) and not any(
+            chunk.module_stale for chunk in self.chunks
+        )
+
     def analyse_all(self) -> None:
         """Run `analyse()` to the end."""
         for _ in self.analyse():
@@ -580,6 +614,20 @@ class DocumentAnalysis:
         found += [d for record in self.records for d in record.diagnostics]
         for chunk in self.chunks:
             found += chunk.diagnostics
+        return sorted(found, key=Diagnostic.sort_key)
+
+    def settled_diagnostics(self) -> list[Diagnostic]:
+        """The diagnostics computed for the current version so far, while `analyse()`
+        is under way: syntax errors, those of the items already analysed, and the
+        module-wide ones of chunks with nothing left to analyse. (Items not analysed
+        yet may hold diagnostics of an earlier version: they are left out.)"""
+        self.sync()
+        found = list(self.syntax_diagnostics())
+        unsettled_chunks = {r.chunk for r in self.records if r.dirty}
+        found += [d for record in self.records if not record.dirty for d in record.diagnostics]
+        for chunk in self.chunks:
+            if not chunk.module_stale and chunk.index not in unsettled_chunks:
+                found += chunk.diagnostics
         return sorted(found, key=Diagnostic.sort_key)
 
     def record_at(self, offset: int) -> ItemRecord | None:
