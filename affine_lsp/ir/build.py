@@ -1027,6 +1027,13 @@ def _declare(scope: _Scope, value: Value, item: TopLevelItem, path: _Path | None
     name = value.name
     holders: Iterator[_Scope] = iter(())
     if path is not None:
+        if (
+            name not in scope.values
+            and name not in path.by_name
+            and (scope.floor != 0 or name not in path.root.values)
+        ):  # a name seen nowhere yet (most names): nothing to compare with
+            scope.values[name] = [value]
+            return
         holders = path.holders(name, scope)
     elif scope.parent is not None:
         raise ValueError("scopes below the root are declared along a path")
@@ -1068,15 +1075,23 @@ def _may_shadow(earlier: Value, scope: _Scope, holder: _Scope) -> bool:
 
 
 def _lookup(path: _Path, scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
+    """The value `name` means in `scope` and the scope holding it (the innermost of
+    `path.holders`)."""
     base, index = split_use_name(name) if "#" in name else (name, None)
-    for visible in path.holders(base, scope):
-        group = visible.values[base]
-        wanted = index or 0
-        for value in group:
-            if value.index == wanted:
-                return value, visible
-        return None, visible
-    return None, None
+    holders = path.by_name.get(base)
+    if holders:
+        visible = holders[-1]
+        if visible.depth < scope.floor:
+            return None, None
+    elif scope.floor == 0 and base in path.root.values:
+        visible = path.root
+    else:
+        return None, None
+    wanted = index or 0
+    for value in visible.values[base]:
+        if value.index == wanted:
+            return value, visible
+    return None, visible
 
 
 class _Positions:
@@ -1250,6 +1265,9 @@ def _defined_after(
     defining_op: Operation, block: Block, user: Operation, positions: _Positions
 ) -> bool:
     """Whether `defining_op` comes at or after the user (or its ancestor) in `block`."""
+    if user.parent_block is block and user.span.start_byte != defining_op.span.start_byte:
+        # Both in `block`, whose operations are in document order.
+        return defining_op.span.start_byte > user.span.start_byte
     user_position = positions.within(block, user)
     if user_position < 0:
         return False
