@@ -53,7 +53,9 @@ from affine_lsp.ir.model import (
     Value,
 )
 from affine_lsp.ir.registry import (
+    FUNC_DEFAULT_DIALECT,
     ISOLATED_FROM_ABOVE,
+    LEGACY_NAMES,
     SSACFG_REGIONS,
     canonical_name,
     knows_scoping,
@@ -207,16 +209,19 @@ class _ItemBuilder:
             if name_node is None or name_node.is_missing:
                 continue
             count_node = result.child_by_field_name("count")
-            count = parse_integer(count_node) if count_node is not None else 1
-            count = max(1, min(count or 1, 4096))
-            name = text(name_node)
+            raw = name_node.text
+            name = raw.decode("utf-8", "replace") if raw is not None else ""
             span = Span(name_node.start_byte, name_node.end_byte)
+            if count_node is None:  # `%x = ...`: most results
+                declared = types[taken] if taken < len(types) else None
+                taken += 1
+                op.results.append(Value(name, span, declared, "result", op, None, 0, 1))
+                continue
+            count = max(1, min(parse_integer(count_node) or 1, 4096))
             for index in range(count):
                 declared = types[taken] if taken < len(types) else None
                 taken += 1
-                op.results.append(
-                    Value(name, span, declared, "result", op, index=index, group_size=count)
-                )
+                op.results.append(Value(name, span, declared, "result", op, None, index, count))
 
     def fill_regions(self) -> Iterable[tuple[Node, Block]]:
         """Create the blocks of pending regions; yields (op node, block) to build."""
@@ -302,10 +307,6 @@ def _descendant_uses(node: Node) -> list[Node]:
     return found
 
 
-def _field(node: Node, name: str) -> Node | None:
-    return node.child_by_field_name(name)
-
-
 def _base(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -> Operation:
     kind = body.type
     body_span = Span(body.start_byte, body.end_byte)
@@ -320,8 +321,11 @@ def _base(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -
         else:
             spelling = name_node.type  # a keyword (`affine.load`): its type is its text
         name_span = Span(name_node.start_byte, name_node.end_byte)
-    name, legacy = canonical_name(spelling)
-    return cls(name, kind, body_span, name_span, legacy=legacy)
+    if spelling in LEGACY_NAMES:
+        op = cls(LEGACY_NAMES[spelling], kind, body_span, name_span)
+        op.legacy = True
+        return op
+    return cls(FUNC_DEFAULT_DIALECT.get(spelling, spelling), kind, body_span, name_span)
 
 
 # -- per-kind factories ------------------------------------------------------------------
@@ -329,7 +333,7 @@ def _base(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -
 
 def _build_generic(builder: _ItemBuilder, body: Node) -> Operation:
     """An op in the generic form; affine ops get their model class and fields."""
-    name_node = _field(body, "name")
+    name_node = body.child_by_field_name("name")
     name = canonical_name(text(name_node).strip('"'))[0] if name_node is not None else ""
     op = _build_other(builder, body, GENERIC_CLASSES.get(name, Operation))
     specialise(builder, op, body)
@@ -347,8 +351,8 @@ def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Opera
             for region in child.named_children:
                 if region.type == "region":
                     builder.region(region, op)
-    to_type = _field(body, "to")
-    declared = _field(body, "type")
+    to_type = body.child_by_field_name("to")
+    declared = body.child_by_field_name("type")
     if to_type is not None:
         op.result_types = types_from_list(to_type)
     elif body.type == "generic_operation" and declared is not None:
@@ -366,7 +370,7 @@ def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Opera
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
     elif body.type in _RESULT_TYPES_FIELD:
-        op.result_types = types_from_list(_field(body, "result_types"))
+        op.result_types = types_from_list(body.child_by_field_name("result_types"))
     elif body.type == "transform_match" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
@@ -395,32 +399,33 @@ _RESULT_TYPES_FIELD = frozenset(
 def _build_func(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, FuncOp)
     assert isinstance(op, FuncOp)
-    symbol = _field(body, "symbol")
+    symbol = body.child_by_field_name("symbol")
     op.symbol = text(symbol)
     op.symbol_span = Span.of(symbol) if symbol is not None else None
-    visibility = _field(body, "visibility")
+    visibility = body.child_by_field_name("visibility")
     op.visibility = text(visibility).strip('"') if visibility is not None else None
     arguments: list[Value] = []
-    arguments_node = _field(body, "arguments")
+    arguments_node = body.child_by_field_name("arguments")
     for index, child in enumerate(arguments_node.named_children if arguments_node else []):
         if child.type == "func_argument":
-            name = _field(child, "name")
-            argument_type = type_from_node(_field(child, "type"))
+            name = child.child_by_field_name("name")
+            argument_type = type_from_node(child.child_by_field_name("type"))
             op.argument_types.append(argument_type or OpaqueType("?"))
             if name is not None and not name.is_missing:
                 arguments.append(
                     Value(text(name), Span.of(name), argument_type, "argument", arg_number=index)
                 )
         elif child.type == "func_argument_type":
-            op.argument_types.append(type_from_node(_field(child, "type")) or OpaqueType("?"))
-    legacy_types = _field(body, "legacy_types")
+            argument_type = type_from_node(child.child_by_field_name("type"))
+            op.argument_types.append(argument_type or OpaqueType("?"))
+    legacy_types = body.child_by_field_name("legacy_types")
     if legacy_types is not None:
         for value, declared in zip(arguments, types_from_list(legacy_types), strict=False):
             value.type = declared
-    results = _field(body, "results")
+    results = body.child_by_field_name("results")
     if results is not None:
         op.declared_result_types = [
-            type_from_node(_field(c, "type")) or OpaqueType("?")
+            type_from_node(c.child_by_field_name("type")) or OpaqueType("?")
             if c.type == "func_result"
             else type_from_node(c) or OpaqueType("?")
             for c in ([results] if results.type != "func_results" else results.named_children)
@@ -433,14 +438,14 @@ def _build_func(builder: _ItemBuilder, body: Node) -> Operation:
             op.declared_result_types = [
                 type_from_node(results.named_children[0]) or OpaqueType("?")
             ]
-    builder.region(_field(body, "body"), op, arguments)
+    builder.region(body.child_by_field_name("body"), op, arguments)
     return op
 
 
 def _build_call(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
-    op.operands = [builder.use(n) for n in _value_uses(_field(body, "operands"))]
-    declared = type_from_node(_field(body, "type"))
+    op.operands = [builder.use(n) for n in _value_uses(body.child_by_field_name("operands"))]
+    declared = type_from_node(body.child_by_field_name("type"))
     if isinstance(declared, FunctionType):
         op.result_types = list(declared.results)
     return op
@@ -449,7 +454,7 @@ def _build_call(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_return(builder: _ItemBuilder, body: Node) -> Operation:
     cls = AffineYieldOp if body.type == "affine_yield" else Operation
     op = _base(builder, body, cls)
-    op.operands = [builder.use(n) for n in _value_uses(_field(body, "operands"))]
+    op.operands = [builder.use(n) for n in _value_uses(body.child_by_field_name("operands"))]
     op.result_types = []
     return op
 
@@ -459,19 +464,19 @@ def _build_arith(builder: _ItemBuilder, body: Node) -> Operation:
     op.operands = [builder.use(n) for n in _descendant_uses(body)]
     kind = body.type
     if kind == "arith_constant":
-        op.result_types = _constant_type(_field(body, "value"))
+        op.result_types = _constant_type(body.child_by_field_name("value"))
     elif kind == "arith_cast":
-        op.result_types = types_from_list(_field(body, "to"))
+        op.result_types = types_from_list(body.child_by_field_name("to"))
     elif kind == "arith_cmp":
-        compared = type_from_node(_field(body, "type"))
+        compared = type_from_node(body.child_by_field_name("type"))
         op.result_types = [IntegerType(1)] if compared is not None else []
     elif op.name == "arith.addui_extended":  # `: sum type, overflow type`
-        op.result_types = types_from_list(_field(body, "type"))
+        op.result_types = types_from_list(body.child_by_field_name("type"))
     elif op.name in ("arith.mulsi_extended", "arith.mului_extended"):  # low and high halves
-        declared = types_from_list(_field(body, "type"))
+        declared = types_from_list(body.child_by_field_name("type"))
         op.result_types = declared[-1:] * 2 if declared else []
     else:
-        declared = types_from_list(_field(body, "type"))
+        declared = types_from_list(body.child_by_field_name("type"))
         op.result_types = declared[-1:] if declared else []
     return op
 
@@ -480,7 +485,7 @@ def _constant_type(value: Node | None) -> list[Type]:
     if value is None:
         return []
     if value.type == "typed_literal":
-        declared = type_from_node(_field(value, "type"))
+        declared = type_from_node(value.child_by_field_name("type"))
         return [declared] if declared else []
     if value.type == "boolean":
         return [IntegerType(1)]
@@ -490,8 +495,8 @@ def _constant_type(value: Node | None) -> list[Type]:
 def _build_apply(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineApplyOp)
     assert isinstance(op, AffineApplyOp)
-    op.map_ref = builder.map_ref(_field(body, "map"))
-    op.dims, op.symbols = builder.operand_lists(_field(body, "operands"))
+    op.map_ref = builder.map_ref(body.child_by_field_name("map"))
+    op.dims, op.symbols = builder.operand_lists(body.child_by_field_name("operands"))
     op.operands = op.dims + op.symbols
     op.result_types = [INDEX]
     return op
@@ -501,16 +506,17 @@ def _build_basis(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, IndexBasisOp)
     assert isinstance(op, IndexBasisOp)
     if body.type == "affine_delinearize_index":
-        linear = _field(body, "linear_index")
+        linear = body.child_by_field_name("linear_index")
         op.indices = (
             [builder.use(linear, "index")] if linear is not None and not linear.is_missing else []
         )
-        op.result_types = types_from_list(_field(body, "types"))
+        op.result_types = types_from_list(body.child_by_field_name("types"))
     else:
-        op.indices = [builder.use(n, "index") for n in _value_uses(_field(body, "indices"))]
-        op.disjoint = _field(body, "disjoint") is not None
-        op.result_types = types_from_list(_field(body, "type"))
-    basis = _field(body, "basis")
+        indices = _value_uses(body.child_by_field_name("indices"))
+        op.indices = [builder.use(n, "index") for n in indices]
+        op.disjoint = body.child_by_field_name("disjoint") is not None
+        op.result_types = types_from_list(body.child_by_field_name("type"))
+    basis = body.child_by_field_name("basis")
     op.basis_span = Span.of(basis) if basis is not None else None
     basis_uses: list[Use] = []
     for child in basis.named_children if basis is not None else []:
@@ -527,25 +533,25 @@ def _build_basis(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_for(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineForOp)
     assert isinstance(op, AffineForOp)
-    iv_node = _field(body, "induction_variable")
+    iv_node = body.child_by_field_name("induction_variable")
     arguments: list[Value] = []
     if iv_node is not None and not iv_node.is_missing:
         op.induction_variable = Value(text(iv_node), Span.of(iv_node), INDEX, "induction_variable")
         arguments.append(op.induction_variable)
-    op.lower = builder.bound(_field(body, "lower"))
-    op.upper = builder.bound(_field(body, "upper"))
-    step = _field(body, "step")
+    op.lower = builder.bound(body.child_by_field_name("lower"))
+    op.upper = builder.bound(body.child_by_field_name("upper"))
+    step = body.child_by_field_name("step")
     if step is not None:
         op.step = parse_integer(step)
         op.step_span = Span.of(step)
-    op.result_types = types_from_list(_field(body, "result_types"))
+    op.result_types = types_from_list(body.child_by_field_name("result_types"))
     inits: list[Use] = []
-    iter_args = _field(body, "iter_args")
+    iter_args = body.child_by_field_name("iter_args")
     for index, iter_arg in enumerate(
         c for c in (iter_args.named_children if iter_args else []) if c.type == "iter_arg"
     ):
-        name = _field(iter_arg, "name")
-        init = _field(iter_arg, "init")
+        name = iter_arg.child_by_field_name("name")
+        init = iter_arg.child_by_field_name("init")
         if name is None or init is None or name.is_missing or init.is_missing:
             continue
         declared = op.result_types[index] if index < len(op.result_types) else None
@@ -556,19 +562,19 @@ def _build_for(builder: _ItemBuilder, body: Node) -> Operation:
         inits.append(use)
     bounds = [b for b in (op.lower, op.upper) if b is not None]
     op.operands = [u for b in bounds for u in b.operands] + inits
-    builder.region(_field(body, "body"), op, arguments)
+    builder.region(body.child_by_field_name("body"), op, arguments)
     return op
 
 
 def _build_if(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineIfOp)
     assert isinstance(op, AffineIfOp)
-    op.condition = builder.map_ref(_field(body, "condition"))
-    op.dims, op.symbols = builder.operand_lists(_field(body, "operands"))
+    op.condition = builder.map_ref(body.child_by_field_name("condition"))
+    op.dims, op.symbols = builder.operand_lists(body.child_by_field_name("operands"))
     op.operands = op.dims + op.symbols
-    op.result_types = types_from_list(_field(body, "result_types"))
-    builder.region(_field(body, "then"), op)
-    builder.region(_field(body, "else"), op)
+    op.result_types = types_from_list(body.child_by_field_name("result_types"))
+    builder.region(body.child_by_field_name("then"), op)
+    builder.region(body.child_by_field_name("else"), op)
     return op
 
 
@@ -580,7 +586,7 @@ def _parallel_bounds(
     for child in node.named_children if node is not None else []:
         if child.type != "parallel_bound":
             continue
-        kind_node = _field(child, "kind")
+        kind_node = child.child_by_field_name("kind")
         bound = ParallelBound(
             Span.of(child), kind=kind_node.type if kind_node is not None else None
         )
@@ -595,31 +601,31 @@ def _parallel_bounds(
 def _build_parallel(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineParallelOp)
     assert isinstance(op, AffineParallelOp)
-    ivs = _field(body, "induction_variables")
+    ivs = body.child_by_field_name("induction_variables")
     for index, iv in enumerate(
         c for c in (ivs.named_children if ivs else []) if c.type == "value_def"
     ):
         op.induction_variables.append(
             Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
         )
-    lower, upper = _field(body, "lower"), _field(body, "upper")
+    lower, upper = body.child_by_field_name("lower"), body.child_by_field_name("upper")
     op.lower, lower_uses = _parallel_bounds(builder, lower)
     op.upper, upper_uses = _parallel_bounds(builder, upper)
     op.lower_span = Span.of(lower) if lower is not None else None
     op.upper_span = Span.of(upper) if upper is not None else None
-    steps = _field(body, "steps")
+    steps = body.child_by_field_name("steps")
     if steps is not None:
         op.steps_span = Span.of(steps)
         op.steps = [parse_integer(c) or 0 for c in steps.named_children if c.type == "integer"]
-    reductions = _field(body, "reductions")
+    reductions = body.child_by_field_name("reductions")
     if reductions is not None:
         op.reductions_span = Span.of(reductions)
         op.reductions = [
             text(c).strip('"') for c in reductions.named_children if c.type == "string"
         ]
-    op.result_types = types_from_list(_field(body, "result_types"))
+    op.result_types = types_from_list(body.child_by_field_name("result_types"))
     op.operands = lower_uses + upper_uses
-    builder.region(_field(body, "body"), op, list(op.induction_variables))
+    builder.region(body.child_by_field_name("body"), op, list(op.induction_variables))
     return op
 
 
@@ -627,23 +633,23 @@ def _build_access(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineAccessOp)
     assert isinstance(op, AffineAccessOp)
     op.is_write = body.type in ("affine_store", "affine_vector_store") or (
-        body.type == "affine_prefetch" and text(_field(body, "rw")) == "write"
+        body.type == "affine_prefetch" and text(body.child_by_field_name("rw")) == "write"
     )
     operands: list[Use] = []
-    value = _field(body, "value")
+    value = body.child_by_field_name("value")
     if value is not None and not value.is_missing:
         op.stored_value = builder.use(value, "value")
         operands.append(op.stored_value)
-    memref = _field(body, "memref")
+    memref = body.child_by_field_name("memref")
     if memref is not None and not memref.is_missing:
         op.memref = builder.use(memref, "memref")
         operands.append(op.memref)
-    op.subscripts, subscript_uses = builder.subscripts(_field(body, "subscripts"))
+    op.subscripts, subscript_uses = builder.subscripts(body.child_by_field_name("subscripts"))
     operands += subscript_uses
-    type_node = _field(body, "type")
+    type_node = body.child_by_field_name("type")
     op.memref_type = type_from_node(type_node)
     op.memref_type_span = Span.of(type_node) if type_node is not None else None
-    op.vector_type = type_from_node(_field(body, "vector_type"))
+    op.vector_type = type_from_node(body.child_by_field_name("vector_type"))
     if body.type == "affine_load":
         element = element_type(op.memref_type)
         op.result_types = [element] if element is not None else []
@@ -667,21 +673,21 @@ def _build_dma(builder: _ItemBuilder, body: Node) -> Operation:
         else [("tag", "tag_subscripts")]
     )
     for memref_field, subscripts_field in roles:
-        memref = _field(body, memref_field)
-        subscripts, uses = builder.subscripts(_field(body, subscripts_field))
+        memref = body.child_by_field_name(memref_field)
+        subscripts, uses = builder.subscripts(body.child_by_field_name(subscripts_field))
         if memref is None or memref.is_missing or subscripts is None:
             continue
         memref_use = builder.use(memref, "memref")
         op.accesses.append((memref_use, subscripts, memref_field))
         operands += [memref_use, *uses]
     for extra in ("num_elements", "stride", "elements_per_stride"):
-        node = _field(body, extra)
+        node = body.child_by_field_name(extra)
         if node is not None and not node.is_missing:
             use = builder.use(node, extra)
             operands.append(use)
             if extra == "num_elements":
                 op.num_elements = use
-    types = _field(body, "types") or _field(body, "type")
+    types = body.child_by_field_name("types") or body.child_by_field_name("type")
     op.memref_types = types_from_list(types)
     op.types_span = Span.of(types) if types is not None else None
     op.operands = operands
@@ -691,9 +697,11 @@ def _build_dma(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_alloc(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, MemRefAllocOp)
     assert isinstance(op, MemRefAllocOp)
-    op.dynamic_sizes = [builder.use(n, "size") for n in _value_uses(_field(body, "dynamic_sizes"))]
-    op.symbol_operands = [builder.use(n, "symbol") for n in _value_uses(_field(body, "symbols"))]
-    type_node = _field(body, "type")
+    sizes = _value_uses(body.child_by_field_name("dynamic_sizes"))
+    op.dynamic_sizes = [builder.use(n, "size") for n in sizes]
+    symbols = _value_uses(body.child_by_field_name("symbols"))
+    op.symbol_operands = [builder.use(n, "symbol") for n in symbols]
+    type_node = body.child_by_field_name("type")
     op.memref_type = type_from_node(type_node)
     op.type_span = Span.of(type_node) if type_node is not None else None
     op.result_types = [op.memref_type] if op.memref_type is not None else []
@@ -706,15 +714,15 @@ def _build_memref_access(builder: _ItemBuilder, body: Node) -> Operation:
     assert isinstance(op, MemRefAccessOp)
     op.is_write = body.type == "memref_store"
     operands: list[Use] = []
-    value = _field(body, "value")
+    value = body.child_by_field_name("value")
     if value is not None and not value.is_missing:
         op.stored_value = builder.use(value, "value")
         operands.append(op.stored_value)
-    memref = _field(body, "memref")
+    memref = body.child_by_field_name("memref")
     if memref is not None and not memref.is_missing:
         op.memref = builder.use(memref, "memref")
         operands.append(op.memref)
-    indices = _field(body, "indices")
+    indices = body.child_by_field_name("indices")
     op.indices_span = Span.of(indices) if indices is not None else None
     op.index_nodes = expression_children(indices)
     for index_node in op.index_nodes:
@@ -723,7 +731,7 @@ def _build_memref_access(builder: _ItemBuilder, body: Node) -> Operation:
             operands.append(use)
             if use_node == index_node:
                 op.indices.append(use)
-    op.memref_type = type_from_node(_field(body, "type"))
+    op.memref_type = type_from_node(body.child_by_field_name("type"))
     if not op.is_write:
         element = element_type(op.memref_type)
         op.result_types = [element] if element is not None else []
@@ -734,11 +742,11 @@ def _build_memref_access(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_dim(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, MemRefDimOp)
     assert isinstance(op, MemRefDimOp)
-    source = _field(body, "source")
+    source = body.child_by_field_name("source")
     if source is not None and not source.is_missing:
         op.source = builder.use(source, "memref")
         op.operands.append(op.source)
-    index = _field(body, "index")
+    index = body.child_by_field_name("index")
     if index is not None and not index.is_missing:
         if index.type == "value_use":
             use = builder.use(index, "index")
@@ -746,7 +754,7 @@ def _build_dim(builder: _ItemBuilder, body: Node) -> Operation:
             op.operands.append(use)
         else:
             op.index = parse_integer(index)
-    op.source_type = type_from_node(_field(body, "type"))
+    op.source_type = type_from_node(body.child_by_field_name("type"))
     op.result_types = [INDEX]
     return op
 
@@ -755,27 +763,31 @@ def _build_builtin_module(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
     if op.name == "module":
         op.name = "builtin.module"
-    builder.region(_field(body, "body"), op)
+    builder.region(body.child_by_field_name("body"), op)
     return op
 
 
 def _build_scf_for(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
     arguments: list[Value] = []
-    iv = _field(body, "induction_variable")
+    iv = body.child_by_field_name("induction_variable")
     if iv is not None and not iv.is_missing:
         arguments.append(Value(text(iv), Span.of(iv), None, "argument"))
-    op.result_types = types_from_list(_field(body, "result_types"))
+    op.result_types = types_from_list(body.child_by_field_name("result_types"))
     operands = [
         builder.use(n)
-        for n in (_field(body, "lower"), _field(body, "upper"), _field(body, "step"))
+        for n in (
+            body.child_by_field_name("lower"),
+            body.child_by_field_name("upper"),
+            body.child_by_field_name("step"),
+        )
         if n is not None and not n.is_missing
     ]
-    iter_args = _field(body, "iter_args")
+    iter_args = body.child_by_field_name("iter_args")
     for index, iter_arg in enumerate(
         c for c in (iter_args.named_children if iter_args else []) if c.type == "iter_arg"
     ):
-        name, init = _field(iter_arg, "name"), _field(iter_arg, "init")
+        name, init = iter_arg.child_by_field_name("name"), iter_arg.child_by_field_name("init")
         if name is None or init is None or name.is_missing or init.is_missing:
             continue
         declared = op.result_types[index] if index < len(op.result_types) else None
@@ -784,31 +796,31 @@ def _build_scf_for(builder: _ItemBuilder, body: Node) -> Operation:
         )
         operands.append(builder.use(init, "init"))
     op.operands = operands
-    builder.region(_field(body, "body"), op, arguments)
+    builder.region(body.child_by_field_name("body"), op, arguments)
     return op
 
 
 def _build_scf_while(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
-    function_type = type_from_node(_field(body, "type"))
+    function_type = type_from_node(body.child_by_field_name("type"))
     inputs = list(function_type.inputs) if isinstance(function_type, FunctionType) else []
     op.result_types = list(function_type.results) if isinstance(function_type, FunctionType) else []
     arguments: list[Value] = []
     for index, iter_arg in enumerate(c for c in body.named_children if c.type == "iter_arg"):
-        name, init = _field(iter_arg, "name"), _field(iter_arg, "init")
+        name, init = iter_arg.child_by_field_name("name"), iter_arg.child_by_field_name("init")
         if name is None or init is None or name.is_missing or init.is_missing:
             continue
         declared = inputs[index] if index < len(inputs) else None
         arguments.append(Value(text(name), Span.of(name), declared, "argument", arg_number=index))
         op.operands.append(builder.use(init, "init"))
-    builder.region(_field(body, "before"), op, arguments)
-    builder.region(_field(body, "after"), op)
+    builder.region(body.child_by_field_name("before"), op, arguments)
+    builder.region(body.child_by_field_name("after"), op)
     return op
 
 
 def _build_scf_parallel(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
-    ivs = _field(body, "induction_variables")
+    ivs = body.child_by_field_name("induction_variables")
     arguments = [
         Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
         for index, iv in enumerate(
@@ -816,9 +828,9 @@ def _build_scf_parallel(builder: _ItemBuilder, body: Node) -> Operation:
         )
     ]
     for name in ("lower", "upper", "steps", "inits"):
-        op.operands += [builder.use(n) for n in _value_uses(_field(body, name))]
-    op.result_types = types_from_list(_field(body, "result_types"))
-    builder.region(_field(body, "body"), op, arguments)
+        op.operands += [builder.use(n) for n in _value_uses(body.child_by_field_name(name))]
+    op.result_types = types_from_list(body.child_by_field_name("result_types"))
+    builder.region(body.child_by_field_name("body"), op, arguments)
     return op
 
 
@@ -830,7 +842,7 @@ def _iter_arg_definitions(
     arguments: list[Value] = []
     inits: list[Use] = []
     for node in nodes:
-        name, init = _field(node, "name"), _field(node, "init")
+        name, init = node.child_by_field_name("name"), node.child_by_field_name("init")
         if name is None or name.is_missing:
             continue
         arguments.append(
@@ -844,7 +856,7 @@ def _iter_arg_definitions(
 def _build_scf_forall(builder: _ItemBuilder, body: Node) -> Operation:
     """scf.forall: induction variables, then the shared outputs, as region arguments."""
     op = _base(builder, body)
-    ivs = _field(body, "induction_variables")
+    ivs = body.child_by_field_name("induction_variables")
     arguments = [
         Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
         for index, iv in enumerate(
@@ -852,15 +864,15 @@ def _build_scf_forall(builder: _ItemBuilder, body: Node) -> Operation:
         )
     ]
     for name in ("lower", "upper", "steps"):
-        op.operands += [builder.use(n) for n in _value_uses(_field(body, name))]
+        op.operands += [builder.use(n) for n in _value_uses(body.child_by_field_name(name))]
     outs, inits = _iter_arg_definitions(
         builder, body.children_by_field_name("shared_out"), "argument", len(arguments)
     )
-    op.result_types = types_from_list(_field(body, "result_types"))
+    op.result_types = types_from_list(body.child_by_field_name("result_types"))
     for index, value in enumerate(outs):
         value.type = op.result_types[index] if index < len(op.result_types) else None
     op.operands += inits
-    builder.region(_field(body, "body"), op, arguments + outs)
+    builder.region(body.child_by_field_name("body"), op, arguments + outs)
     return op
 
 
@@ -885,22 +897,22 @@ def _build_gpu_launch(builder: _ItemBuilder, body: Node) -> Operation:
             op.operands += uses
         elif clause.type == "launch_attribution":
             for argument in clause.children_by_field_name("argument"):
-                name = _field(argument, "name")
+                name = argument.child_by_field_name("name")
                 if name is None or name.is_missing:
                     continue
-                declared = type_from_node(_field(argument, "type"))
+                declared = type_from_node(argument.child_by_field_name("type"))
                 arguments.append(
                     Value(
                         text(name), Span.of(name), declared, "argument", arg_number=len(arguments)
                     )
                 )
-    op.operands += [builder.use(n) for n in _value_uses(_field(body, "dependencies"))]
-    size = _field(body, "shared_memory_size")
+    op.operands += [builder.use(n) for n in _value_uses(body.child_by_field_name("dependencies"))]
+    size = body.child_by_field_name("shared_memory_size")
     if size is not None and not size.is_missing:
         op.operands.append(builder.use(size))
-    if _field(body, "async") is not None:
+    if body.child_by_field_name("async") is not None:
         op.result_types = [OpaqueType("!gpu.async.token")]
-    builder.region(_field(body, "body"), op, arguments)
+    builder.region(body.child_by_field_name("body"), op, arguments)
     return op
 
 
