@@ -233,10 +233,12 @@ def subscripts_from_exprs(
     results = []
     result_spans = []
     for expr_node in expr_nodes:
-        result_spans.append(Span(expr_node.start_byte, expr_node.end_byte))
         if expr_node.type == "value_use" and not expr_node.is_missing:
-            results.append(dim(expr_node))  # a lone value, as in most subscripts
+            expr = dim(expr_node)  # a lone value, as in most subscripts: its use's span
+            result_spans.append(expr.span or Span(expr_node.start_byte, expr_node.end_byte))
+            results.append(expr)
         else:
+            result_spans.append(Span(expr_node.start_byte, expr_node.end_byte))
             results.append(build_expr(expr_node, leaf))
     affine_map = AffineMap(
         len(dims),
