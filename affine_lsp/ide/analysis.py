@@ -405,7 +405,8 @@ class DocumentAnalysis:
             else:
                 self._structure_stale = True
             self.records[first:last] = new
-            self._queue.extend(r for r in new if r.kind == OPERATION)
+            # What was edited goes first (before the rest of a long analysis under way).
+            self._queue.extendleft(reversed([r for r in new if r.kind == OPERATION]))
         self._pending = []
 
     def node_of(self, record: ItemRecord) -> Node:
