@@ -53,6 +53,10 @@ VISIBLE_LINES = 60
 """What the editor shows of a document just opened, until it asks for the semantic
 tokens of a range: its first lines."""
 
+REST_SLICE_SECONDS = 0.002
+"""The same once a partial set is published: the rest of the analysis runs while the
+user works (reading one message takes the loop several turns, each costing a slice)."""
+
 ANSWER_TURNS = 20
 """Turns of the event loop given, between two items, to the client's answer to a
 progress that a partial set waits for (reading a message takes several)."""
@@ -267,7 +271,10 @@ class AffineLanguageServer(LanguageServer):
                         if progress.begun:
                             self.publish(document, partial=True)
                             published_early = visible
-                if now - slice_start < SLICE_SECONDS:
+                # Once a partial set is out, the editor is in use: shorter slices, as
+                # reading an edit or a request takes the event loop several turns.
+                slice_seconds = SLICE_SECONDS if published_early is None else REST_SLICE_SECONDS
+                if now - slice_start < slice_seconds:
                     continue
                 if progress is None and now - started > PROGRESS_AFTER_SECONDS:
                     progress = Progress(self, _progress_title(document.uri))
