@@ -62,7 +62,7 @@ from affine_lsp.ir.affine_syntax import parse_integer
 from affine_lsp.ir.build import module_scope_of
 from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem, Value
 from affine_lsp.ir.registry import canonical_name
-from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span
+from affine_lsp.syntax import FIELD, ByteEdit, ContentChange, Node, SourceDocument, Span
 from affine_lsp.syntax.nodes import text
 
 if TYPE_CHECKING:
@@ -705,15 +705,15 @@ def _same_facts(a: ItemRecord, b: ItemRecord) -> bool:
 
 def _top_level_values(node: Node) -> tuple[tuple[TopLevelValue, ...], str]:
     """The values a top-level operation node defines, and its op name if it has any."""
-    results = node.child_by_field_name("results")
+    results = node.child_by_field_id(FIELD["results"])
     if results is None:
         return (), ""
     values = []
     for result in results.named_children:
-        name = result.child_by_field_name("value")
+        name = result.child_by_field_id(FIELD["value"])
         if result.type != "op_result" or name is None or name.is_missing:
             continue
-        count_node = result.child_by_field_name("count")
+        count_node = result.child_by_field_id(FIELD["count"])
         count = parse_integer(count_node) if count_node is not None else 1
         values.append(
             TopLevelValue(
@@ -723,8 +723,8 @@ def _top_level_values(node: Node) -> tuple[tuple[TopLevelValue, ...], str]:
                 max(1, min(count or 1, 4096)),
             )
         )
-    body = node.child_by_field_name("body")
-    name_node = body.child_by_field_name("name") if body is not None else None
+    body = node.child_by_field_id(FIELD["body"])
+    name_node = body.child_by_field_id(FIELD["name"]) if body is not None else None
     spelling = text(name_node).strip('"') if name_node is not None else ""
     return tuple(values), canonical_name(spelling)[0] if values else ""
 

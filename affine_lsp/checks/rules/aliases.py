@@ -22,6 +22,7 @@ from affine_lsp.ir.model import (
     TopLevelItem,
     Use,
 )
+from affine_lsp.syntax import FIELD
 from affine_lsp.syntax.language import mlir_language
 from affine_lsp.syntax.nodes import Node, Span, text
 
@@ -50,29 +51,26 @@ def _alias_query() -> tree_sitter.Query:
     )
 
 
-def alias_uses(item: TopLevelItem) -> list[Node]:
-    """Every `#name`/`!name` reference in an item (not the name it defines)."""
+def _alias_captures(item: TopLevelItem) -> tuple[list[Node], list[Node]]:
+    """The alias references of an item (not the name it defines), sorted, and the
+    opaque bodies of its dialect types and attributes: one query over the item."""
     node = item.operation.node if item.operation is not None else None
     defined: Node | None = None
     if item.alias is not None and item.alias.node is not None:
         node = item.alias.node
-        defined = node.child_by_field_name("name")
+        defined = node.child_by_field_id(FIELD["name"])
     if node is None:
-        return []
+        return [], []
     captures = tree_sitter.QueryCursor(_alias_query()).captures(node)
     found = captures.get("alias", [])
     if defined is not None:
         found = [n for n in found if n.start_byte != defined.start_byte]
-    return sorted(found, key=lambda n: n.start_byte)
+    return sorted(found, key=lambda n: n.start_byte), captures.get("body", [])
 
 
-def _dialect_bodies(item: TopLevelItem) -> list[Node]:
-    node = item.alias.node if item.alias is not None else None
-    if node is None and item.operation is not None:
-        node = item.operation.node
-    if node is None:
-        return []
-    return tree_sitter.QueryCursor(_alias_query()).captures(node).get("body", [])
+def alias_uses(item: TopLevelItem) -> list[Node]:
+    """Every `#name`/`!name` reference in an item (not the name it defines)."""
+    return _alias_captures(item)[0]
 
 
 def referenced_aliases(item: TopLevelItem) -> frozenset[str]:
@@ -80,8 +78,9 @@ def referenced_aliases(item: TopLevelItem) -> frozenset[str]:
     bodies of dialect types and attributes, looked up once per item (the query walks
     the whole item; the item rule, the module rule and the language server all ask)."""
     if item.referenced_aliases is None:
-        names = {text(n) for n in alias_uses(item)}
-        for body in _dialect_bodies(item):
+        uses, bodies = _alias_captures(item)
+        names = {text(n) for n in uses}
+        for body in bodies:
             raw = body.text or b""
             names.update(m.decode("utf-8", "replace") for m in _NESTED_ALIAS.findall(raw))
         item.referenced_aliases = frozenset(names)

@@ -33,6 +33,7 @@ from affine_lsp.ir.model import (
     Use,
 )
 from affine_lsp.ir.types import MemRefType, Type, VectorType, element_type
+from affine_lsp.syntax import FIELD
 from affine_lsp.syntax.nodes import Node, Span
 
 OPERAND_COUNT = register(
@@ -103,11 +104,11 @@ def _inputs(count_dims: int, count_symbols: int) -> str:
 
 def _list_spans(holder: Node | None) -> tuple[Span | None, Span | None]:
     """(dims list, symbols list) spans of a node with an `operands` field."""
-    operands = holder.child_by_field_name("operands") if holder is not None else None
+    operands = holder.child_by_field_id(FIELD["operands"]) if holder is not None else None
     if operands is None:
         return None, None
-    dims = operands.child_by_field_name("dims")
-    symbols = operands.child_by_field_name("symbols")
+    dims = operands.child_by_field_id(FIELD["dims"])
+    symbols = operands.child_by_field_id(FIELD["symbols"])
     return (Span.of(dims) if dims else None, Span.of(symbols) if symbols else None)
 
 

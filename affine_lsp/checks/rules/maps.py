@@ -39,6 +39,7 @@ from affine_lsp.ir.model import (
     Subscripts,
     TopLevelItem,
 )
+from affine_lsp.syntax import FIELD
 from affine_lsp.syntax.nodes import Node, Span, text
 
 UNDECLARED = register(
@@ -220,7 +221,7 @@ def alias_definition(item: TopLevelItem, ctx: CheckContext) -> None:
         return
     value = alias.map if alias.map is not None else alias.set
     if value is not None:
-        check_map_or_set(ctx, value, alias.node.child_by_field_name("value"))
+        check_map_or_set(ctx, value, alias.node.child_by_field_id(FIELD["value"]))
 
 
 @generic_op_rule

@@ -19,6 +19,7 @@ from affine_lsp.ir.affine_syntax import parse_integer
 from affine_lsp.ir.attributes import DYNAMIC_INDEX, attribute_entries, integer_array
 from affine_lsp.ir.model import Operation, Use
 from affine_lsp.ir.types import MemRefType, Type, type_from_node
+from affine_lsp.syntax import FIELD
 from affine_lsp.syntax.nodes import Node, Span
 
 RESULT_TYPE = register(
@@ -70,7 +71,7 @@ def declared_result(op: Operation) -> Declared:
 
 def _field(op: Operation, name: str) -> Node | None:
     body = body_node(op)
-    return body.child_by_field_name(name) if body is not None else None
+    return body.child_by_field_id(FIELD[name]) if body is not None else None
 
 
 def _first(spans: list[Span]) -> Span | None:
