@@ -91,7 +91,13 @@ def split_use_name(name: str) -> tuple[str, int | None]:
 class _ItemBuilder:
     """Builds the operations of one top-level item."""
 
-    def __init__(self, aliases: Mapping[str, AliasDef] | None = None) -> None:
+    def __init__(
+        self, aliases: Mapping[str, AliasDef] | None = None, item_node: Node | None = None
+    ) -> None:
+        # The item's text and where it starts: names are sliced out of it (a node's
+        # `text` costs several times as much, and a model has names by the ten thousand).
+        self._source: bytes = (item_node.text or b"") if item_node is not None else b""
+        self._base: int = item_node.start_byte if item_node is not None else 0
         self.used_aliases: set[str] = set()
         self.aliases: Mapping[str, AliasDef] = aliases or {}
         # (region node, Region, entry-block arguments) waiting to be filled
@@ -100,10 +106,21 @@ class _ItemBuilder:
 
     # -- small helpers ---------------------------------------------------------
 
+    def _slice(self, node: Node, start: int, end: int) -> str:
+        base = self._base
+        if start < base or end - base > len(self._source):  # (not a node of the item)
+            return text(node)
+        return self._source[start - base : end - base].decode("utf-8", "replace")
+
+    def text(self, node: Node | None) -> str:
+        """The source text of a node ('' for None)."""
+        return "" if node is None else self._slice(node, node.start_byte, node.end_byte)
+
     def use(self, node: Node, role: str = "operand", in_symbol_call: bool = False) -> Use:
-        raw = node.text  # (text(), inlined: a model has uses by the ten thousand)
-        name = raw.decode("utf-8", "replace") if raw is not None else ""
-        return Use(name, Span(node.start_byte, node.end_byte), role, None, None, in_symbol_call)
+        start, end = node.start_byte, node.end_byte
+        return Use(
+            self._slice(node, start, end), Span(start, end), role, None, None, in_symbol_call
+        )
 
     def map_ref(self, node: Node | None) -> MapRef | None:
         if node is None or node.is_missing:
@@ -210,9 +227,9 @@ class _ItemBuilder:
             if name_node is None or name_node.is_missing:
                 continue
             count_node = result.child_by_field_id(FIELD["count"])
-            raw = name_node.text
-            name = raw.decode("utf-8", "replace") if raw is not None else ""
-            span = Span(name_node.start_byte, name_node.end_byte)
+            start, end = name_node.start_byte, name_node.end_byte
+            name = self._slice(name_node, start, end)
+            span = Span(start, end)
             if count_node is None:  # `%x = ...`: most results
                 declared = types[taken] if taken < len(types) else None
                 taken += 1
@@ -316,7 +333,7 @@ def _base(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -
         spelling, name_span = kind, body_span
     else:
         if name_node.is_named or name_node.is_missing:
-            spelling = text(name_node)
+            spelling = builder.text(name_node)
             if kind == "generic_operation":
                 spelling = spelling.strip('"')
         else:
@@ -1361,7 +1378,7 @@ def _build_operation_item(
     op_node: Node, module_scope: _Scope | None, aliases: Mapping[str, AliasDef] | None = None
 ) -> TopLevelItem:
     item = TopLevelItem(Span.of(op_node))
-    builder = _ItemBuilder(aliases)
+    builder = _ItemBuilder(aliases, op_node)
     root = builder.operation(op_node)
     if root is None:
         return item
