@@ -45,6 +45,9 @@ class _Writer:
     def write(self, data: bytes) -> None:
         self.written += data
 
+    def close(self) -> None:
+        pass
+
     def published_versions(self) -> list[int]:
         return [int(v) for v in re.findall(rb'"version": (\d+)', self.written)]
 
@@ -136,11 +139,11 @@ def test_the_outermost_loops_of_every_function_are_planned_first():
         await server.planner.start_background()
         server.planner.shutdown()
 
-    planning.Planning.plan = plan
+    planning.Planning.plan = plan  # type: ignore[method-assign]
     try:
         _run(session())
     finally:
-        planning.Planning.plan = original
+        planning.Planning.plan = original  # type: ignore[method-assign]
     first = FUSION.index("func.func")
     outermost = [at - first for at in _loop_starts(FUSION) if FUSION[at - 3 : at] == "\n  "]
     refactorings = len(REFACTORINGS)
@@ -243,11 +246,11 @@ def test_edits_are_analysed_while_the_worker_plans():
         await request  # (planned for version 1: the handler answers ContentModified)
         server.planner.shutdown()
 
-    planning.Planning.plan = slow_plan
+    planning.Planning.plan = slow_plan  # type: ignore[method-assign]
     try:
         _run(session())
     finally:
-        planning.Planning.plan = original
+        planning.Planning.plan = original  # type: ignore[method-assign]
         release.set()
 
 
@@ -271,11 +274,11 @@ def test_a_failing_anchor_is_planned_once_and_the_rest_goes_on():
         assert server.planner.calls == calls  # not tried again
         server.planner.shutdown()
 
-    planning.Planning.plan = plan
+    planning.Planning.plan = plan  # type: ignore[method-assign]
     try:
         _run(session())
     finally:
-        planning.Planning.plan = original
+        planning.Planning.plan = original  # type: ignore[method-assign]
 
 
 def test_resolving_a_planned_action_gives_the_fused_text():

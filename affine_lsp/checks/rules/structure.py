@@ -7,15 +7,15 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, TextEdit
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import field_span, is_generic, node_at, op_rule, plural
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
+    IndexType,
     Operation,
     Region,
 )
-from affine_lsp.ir.types import IndexType
-from affine_lsp.syntax.nodes import Span, text
+from affine_lsp.syntax import Span, text
 
 YIELD_COUNT = register(
     "affine-yield-count",

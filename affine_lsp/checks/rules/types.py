@@ -7,16 +7,20 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import generic_op_rule, is_generic, op_rule, signature_spans
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
+    INDEX,
     AffineAccessOp,
     AffineDmaOp,
     AffineForOp,
+    AliasType,
     MemRefAccessOp,
     MemRefDimOp,
+    OpaqueType,
     Operation,
+    Type,
     Use,
+    element_type,
 )
-from affine_lsp.ir.types import INDEX, AliasType, OpaqueType, Type, element_type
 
 TYPE_MISMATCH = register(
     "ssa-type-mismatch",
