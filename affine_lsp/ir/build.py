@@ -208,7 +208,7 @@ class _ItemBuilder:
             op.attributes_node = body.child_by_field_id(FIELD["attributes"])
         results = op_node.child_by_field_id(FIELD["results"])
         if results is not None:
-            if body.type == "custom_operation" and not op.result_types:
+            if op.kind == "custom_operation" and not op.result_types:  # (kind: body's type)
                 op.result_types = custom_result_types(op.name, body, _result_count(results))
             self._attach_results(op, results)
         for use in op.operands:
@@ -314,11 +314,12 @@ def _descendant_uses(node: Node) -> list[Node]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if current.type == "value_use":
+        kind = current.type
+        if kind == "value_use":
             if not current.is_missing:
                 found.append(current)
             continue
-        if current.type == "region":
+        if kind == "region":
             continue
         stack.extend(reversed(current.named_children))
     return found
@@ -360,6 +361,7 @@ def _build_generic(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -> Operation:
     """Ops modelled only by their operands, regions and declared types."""
     op = _base(builder, body, cls)
+    kind = op.kind  # (body's type)
     op.operands = [builder.use(n) for n in _descendant_uses(body)]
     for child in body.named_children:
         if child.type == "region":
@@ -372,27 +374,27 @@ def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Opera
     declared = body.child_by_field_id(FIELD["type"])
     if to_type is not None:
         op.result_types = types_from_list(to_type)
-    elif body.type == "generic_operation" and declared is not None:
+    elif kind == "generic_operation" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
             op.operand_types = list(function_type.inputs)
-    elif body.type == "memref_get_global" and declared is not None:
+    elif kind == "memref_get_global" and declared is not None:
         op.result_types = types_from_list(declared)
-    elif body.type in ("memref_generic_atomic_rmw",) and declared is not None:
+    elif kind in ("memref_generic_atomic_rmw",) and declared is not None:
         element = element_type(type_from_node(declared))
         op.result_types = [element] if element else []
-    elif body.type == "memref_atomic_rmw" and declared is not None:
+    elif kind == "memref_atomic_rmw" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
-    elif body.type in _RESULT_TYPES_FIELD:
+    elif kind in _RESULT_TYPES_FIELD:
         op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
-    elif body.type == "transform_match" and declared is not None:
+    elif kind == "transform_match" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
-    elif body.type == "scf_while" and declared is not None:
+    elif kind == "scf_while" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
@@ -649,8 +651,9 @@ def _build_parallel(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_access(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineAccessOp)
     assert isinstance(op, AffineAccessOp)
-    op.is_write = body.type in ("affine_store", "affine_vector_store") or (
-        body.type == "affine_prefetch" and text(body.child_by_field_id(FIELD["rw"])) == "write"
+    kind = op.kind  # (body's type)
+    op.is_write = kind in ("affine_store", "affine_vector_store") or (
+        kind == "affine_prefetch" and text(body.child_by_field_id(FIELD["rw"])) == "write"
     )
     operands: list[Use] = []
     value = body.child_by_field_id(FIELD["value"])
@@ -667,10 +670,10 @@ def _build_access(builder: _ItemBuilder, body: Node) -> Operation:
     op.memref_type = type_from_node(type_node)
     op.memref_type_span = Span.of(type_node) if type_node is not None else None
     op.vector_type = type_from_node(body.child_by_field_id(FIELD["vector_type"]))
-    if body.type == "affine_load":
+    if kind == "affine_load":
         element = element_type(op.memref_type)
         op.result_types = [element] if element is not None else []
-    elif body.type == "affine_vector_load":
+    elif kind == "affine_vector_load":
         op.result_types = [op.vector_type] if op.vector_type is not None else []
     op.operands = operands
     return op
