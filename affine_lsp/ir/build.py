@@ -117,9 +117,12 @@ class _ItemBuilder:
 
     def use(self, node: Node, role: str = "operand", in_symbol_call: bool = False) -> Use:
         start, end = node.start_byte, node.end_byte
-        return Use(
-            self._slice(node, start, end), Span(start, end), role, None, None, in_symbol_call
-        )
+        base = self._base
+        if start < base or end - base > len(self._source):  # (not a node of the item)
+            name = text(node)
+        else:  # (`_slice`, inlined: a model has uses by the ten thousand)
+            name = self._source[start - base : end - base].decode("utf-8", "replace")
+        return Use(name, Span(start, end), role, None, None, in_symbol_call)
 
     def map_ref(self, node: Node | None) -> MapRef | None:
         if node is None or node.is_missing:
