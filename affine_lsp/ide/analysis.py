@@ -68,7 +68,7 @@ from affine_lsp.ir import (
     module_scope_of,
     parse_integer,
 )
-from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span, text
+from affine_lsp.syntax import FIELD, ByteEdit, ContentChange, Node, SourceDocument, Span, text
 
 logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
@@ -331,6 +331,40 @@ class DocumentAnalysis:
                 self._check_chunk(chunk)
         self.syntax_diagnostics()
 
+    def prioritise(self, start: int, end: int) -> None:
+        """Analyse the items overlapping [start, end] (what the editor shows) before
+        the others still to analyse."""
+        self.sync()
+        first = bisect_left(self.records, start, key=lambda r: r.end)
+        last = bisect_right(self.records, end, key=lambda r: r.start)
+        wanted = [
+            r for r in self.records[first:last] if r.dirty and not r.removed and r.kind == OPERATION
+        ]
+        if wanted:
+            ids = {id(r) for r in wanted}
+            self._queue = deque(wanted + [r for r in self._queue if id(r) not in ids])
+
+    def settled(self, start: int, end: int) -> bool:
+        """Whether every item overlapping [start, end] has current diagnostics."""
+        self.sync()
+        first = bisect_left(self.records, start, key=lambda r: r.end)
+        last = bisect_right(self.records, end, key=lambda r: r.start)
+        return not any(r.dirty for r in self.records[first:last])
+
+    def unsettled_bytes(self) -> int:
+        """The size of the items whose diagnostics are not current (what `analyse()`
+        still has to do, roughly)."""
+        self.sync()
+        return sum(r.end - r.start for r in self._queue if r.dirty and not r.removed)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every diagnostic is current (`analyse()` has nothing left to do)."""
+        self.sync()
+        return not any(r.dirty and not r.removed for r in self._queue) and not any(
+            chunk.module_stale for chunk in self.chunks
+        )
+
     def analyse_all(self) -> None:
         """Run `analyse()` to the end."""
         for _ in self.analyse():
@@ -390,7 +424,8 @@ class DocumentAnalysis:
             else:
                 self._structure_stale = True
             self.records[first:last] = new
-            self._queue.extend(r for r in new if r.kind == OPERATION)
+            # What was edited goes first (before the rest of a long analysis under way).
+            self._queue.extendleft(reversed([r for r in new if r.kind == OPERATION]))
         self._pending = []
 
     def node_of(self, record: ItemRecord) -> Node:
@@ -601,6 +636,20 @@ class DocumentAnalysis:
             found += chunk.diagnostics
         return sorted(found, key=Diagnostic.sort_key)
 
+    def settled_diagnostics(self) -> list[Diagnostic]:
+        """The diagnostics computed for the current version so far, while `analyse()`
+        is under way: syntax errors, those of the items already analysed, and the
+        module-wide ones of chunks with nothing left to analyse. (Items not analysed
+        yet may hold diagnostics of an earlier version: they are left out.)"""
+        self.sync()
+        found = list(self.syntax_diagnostics())
+        unsettled_chunks = {r.chunk for r in self.records if r.dirty}
+        found += [d for record in self.records if not record.dirty for d in record.diagnostics]
+        for chunk in self.chunks:
+            if not chunk.module_stale and chunk.index not in unsettled_chunks:
+                found += chunk.diagnostics
+        return sorted(found, key=Diagnostic.sort_key)
+
     def record_at(self, offset: int) -> ItemRecord | None:
         """The record whose item contains `offset` (its end included)."""
         self.sync()
@@ -675,15 +724,15 @@ def _same_facts(a: ItemRecord, b: ItemRecord) -> bool:
 
 def _top_level_values(node: Node) -> tuple[tuple[TopLevelValue, ...], str]:
     """The values a top-level operation node defines, and its op name if it has any."""
-    results = node.child_by_field_name("results")
+    results = node.child_by_field_id(FIELD["results"])
     if results is None:
         return (), ""
     values = []
     for result in results.named_children:
-        name = result.child_by_field_name("value")
+        name = result.child_by_field_id(FIELD["value"])
         if result.type != "op_result" or name is None or name.is_missing:
             continue
-        count_node = result.child_by_field_name("count")
+        count_node = result.child_by_field_id(FIELD["count"])
         count = parse_integer(count_node) if count_node is not None else 1
         values.append(
             TopLevelValue(
@@ -693,8 +742,8 @@ def _top_level_values(node: Node) -> tuple[tuple[TopLevelValue, ...], str]:
                 max(1, min(count or 1, 4096)),
             )
         )
-    body = node.child_by_field_name("body")
-    name_node = body.child_by_field_name("name") if body is not None else None
+    body = node.child_by_field_id(FIELD["body"])
+    name_node = body.child_by_field_id(FIELD["name"]) if body is not None else None
     spelling = text(name_node).strip('"') if name_node is not None else ""
     return tuple(values), canonical_name(spelling)[0] if values else ""
 

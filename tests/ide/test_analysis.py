@@ -179,13 +179,13 @@ def test_each_item_is_searched_for_alias_references_once(monkeypatch):
     import affine_lsp.checks.rules.aliases as aliases
 
     searched = []
-    real = aliases.alias_uses
+    real = aliases._alias_captures  # the query over an item
 
     def counting(item):
         searched.append(item.span)
         return real(item)
 
-    monkeypatch.setattr(aliases, "alias_uses", counting)
+    monkeypatch.setattr(aliases, "_alias_captures", counting)
     text = (
         "#m = affine_map<(d0) -> (d0)>\n#unused = affine_map<(d0) -> (d0)>\n!t = index\n"
         "func.func @a(%n: index, %t: !t) {\n  %x = affine.apply #m(%n)\n  return\n}\n"
@@ -217,3 +217,55 @@ def test_a_failing_check_leaves_the_aliases_of_its_item_used(monkeypatch):
         "func.func @a(%n: index) {\n  %x = affine.apply #m(%n)\n  return\n}\n"
     )
     assert [d.code for d in analysed(text).diagnostics()] == ["internal-error"]
+
+
+def _functions_with_errors(count: int, wrong: set[int]) -> str:
+    """`count` functions; those in `wrong` use an undefined name."""
+    return "#unused = affine_map<(d0) -> (d0)>\n" + "".join(
+        f"func.func @f{i}(%n: index) {{\n"
+        f"  %x = arith.addi {'%undefined' if i in wrong else '%n'}, %n : index\n"
+        "  return\n}\n"
+        for i in range(count)
+    )
+
+
+def _lines_of(analysis: DocumentAnalysis, diagnostics) -> list[int]:
+    return [analysis.document.point(d.span.start_byte)[0] for d in diagnostics]
+
+
+def test_prioritised_items_are_analysed_first_and_settled_diagnostics_are_theirs():
+    text = _functions_with_errors(40, {0, 20, 39})
+    analysis = DocumentAnalysis.from_text(text)
+    last = analysis.records[-1]
+    analysis.prioritise(last.start, last.end)
+    steps = analysis.analyse()
+    next(steps)
+    assert not last.dirty and analysis.settled(last.start, last.end)
+    assert not analysis.settled(0, analysis.records[1].end)
+    assert not analysis.complete
+    # Only what this version computed: the last function's error, no alias-unused yet
+    # (the module rules wait for every item), nothing of the items not analysed.
+    partial = analysis.settled_diagnostics()
+    assert [d.code for d in partial] == ["ssa-undefined"]
+    assert _lines_of(analysis, partial) == [1 + 4 * 39 + 1]
+    for _ in steps:
+        pass
+    assert analysis.complete
+    fresh = DocumentAnalysis.from_text(text)
+    fresh.analyse_all()
+    assert analysis.settled_diagnostics() == analysis.diagnostics() == fresh.diagnostics()
+    assert [d.code for d in fresh.diagnostics()] == ["alias-unused"] + ["ssa-undefined"] * 3
+
+
+def test_settled_diagnostics_leave_out_items_an_edit_made_stale():
+    text = _functions_with_errors(10, {2})
+    analysis = analysed(text)
+    start = analysis.records[3].start  # @f2: its error goes away with the edit
+    line = analysis.document.point(start)[0] + 1
+    analysis.apply_changes([ContentChange("%n", ((line, 18), (line, 28)))])
+    # The edited item is not analysed yet, and the module rules of its chunk wait for it.
+    assert analysis.settled_diagnostics() == []
+    assert analysis.unsettled_bytes() > 0 and not analysis.complete
+    analysis.analyse_all()
+    assert analysis.settled_diagnostics() == analysis.diagnostics()
+    assert [d.code for d in analysis.diagnostics()] == ["alias-unused"]

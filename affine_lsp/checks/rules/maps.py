@@ -39,7 +39,7 @@ from affine_lsp.ir import (
     map_from_node,
     set_from_node,
 )
-from affine_lsp.syntax import Node, Span, text
+from affine_lsp.syntax import FIELD, Node, Span, text
 
 UNDECLARED = register(
     "affine-undeclared-identifier",
@@ -220,7 +220,7 @@ def alias_definition(item: TopLevelItem, ctx: CheckContext) -> None:
         return
     value = alias.map if alias.map is not None else alias.set
     if value is not None:
-        check_map_or_set(ctx, value, alias.node.child_by_field_name("value"))
+        check_map_or_set(ctx, value, alias.node.child_by_field_id(FIELD["value"]))
 
 
 @generic_op_rule

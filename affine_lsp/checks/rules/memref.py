@@ -20,7 +20,7 @@ from affine_lsp.ir import (
     map_from_node,
     type_from_node,
 )
-from affine_lsp.syntax import Node, Span, text
+from affine_lsp.syntax import FIELD, Node, Span, text
 
 DYNAMIC_SIZES = register(
     "memref-dynamic-size-count",
@@ -60,7 +60,7 @@ DIM_RANK = register(
 def _layout_map_node(type_node: Node | None) -> Node | None:
     if type_node is None or type_node.type != "memref_type":
         return None
-    layout = type_node.child_by_field_name("layout")
+    layout = type_node.child_by_field_id(FIELD["layout"])
     if layout is not None and layout.type in ("affine_map", "legacy_affine_map"):
         return layout
     return None
@@ -75,7 +75,7 @@ def layout_symbols(ctx: CheckContext, type_node: Node | None) -> int | None:
     """How many symbols a memref type's layout has (None if unknown)."""
     if type_node is None or type_node.type != "memref_type":
         return None
-    layout = type_node.child_by_field_name("layout")
+    layout = type_node.child_by_field_id(FIELD["layout"])
     if layout is None:
         return 0
     if layout.type in ("affine_map", "legacy_affine_map"):
@@ -104,7 +104,7 @@ def alloc_counts(op: Operation, ctx: CheckContext) -> None:
     )
     if len(sizes) != expected:
         body = body_node(op)
-        sizes_node = body.child_by_field_name("dynamic_sizes") if body is not None else None
+        sizes_node = body.child_by_field_id(FIELD["dynamic_sizes"]) if body is not None else None
         span = (
             join([u.span for u in sizes[expected:]])
             if len(sizes) > expected
@@ -120,7 +120,7 @@ def alloc_counts(op: Operation, ctx: CheckContext) -> None:
             related=type_related,
         )
     body = body_node(op)
-    type_node = body.child_by_field_name("type") if body is not None else None
+    type_node = body.child_by_field_id(FIELD["type"]) if body is not None else None
     layout = _layout_map_node(type_node)
     if layout is not None:
         dims = map_from_node(layout).num_dims
@@ -209,7 +209,7 @@ def zero_results(op: Operation, ctx: CheckContext) -> None:
         span = Span(op.results[0].span.start_byte, op.results[-1].span.end_byte)
     elif op.kind == "generic_operation" and op.result_types:
         body = body_node(op)
-        type_node = body.child_by_field_name("type") if body is not None else None
+        type_node = body.child_by_field_id(FIELD["type"]) if body is not None else None
         span = Span.of(type_node) if type_node is not None else op.name_span
     else:
         return
@@ -230,8 +230,8 @@ def copy_types(op: Operation, ctx: CheckContext) -> None:
     body = body_node(op)
     if body is None or op.kind == "generic_operation":
         return  # the generic form is not modelled
-    source = type_from_node(body.child_by_field_name("from"))
-    target_node = body.child_by_field_name("to")
+    source = type_from_node(body.child_by_field_id(FIELD["from"]))
+    target_node = body.child_by_field_id(FIELD["to"])
     target = type_from_node(target_node)
     if not isinstance(source, MemRefType) or not isinstance(target, MemRefType):
         return
@@ -268,7 +268,9 @@ def rank_operand(op: Operation, ctx: CheckContext) -> None:
     declared = op.operand_types[0] if op.operand_types else None
     if declared is None:
         body = body_node(op)
-        declared = type_from_node(body.child_by_field_name("from") if body is not None else None)
+        declared = type_from_node(
+            body.child_by_field_id(FIELD["from"]) if body is not None else None
+        )
     if declared is None or isinstance(declared, MemRefType | AliasType | OpaqueType):
         return
     ctx.report(
