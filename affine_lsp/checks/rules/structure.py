@@ -6,7 +6,16 @@ from __future__ import annotations
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, Severity, TextEdit
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import field_span, is_generic, node_at, op_rule, plural
+from affine_lsp.checks.rules.base import (
+    body_node,
+    field_span,
+    generic_op_rule,
+    is_generic,
+    node_at,
+    op_rule,
+    plural,
+)
+from affine_lsp.ir.attributes import attribute_entries
 from affine_lsp.ir.model import (
     AffineForOp,
     AffineIfOp,
@@ -49,6 +58,12 @@ INDUCTION_VARIABLE = register(
 ITER_ARGS_COUNT = register(
     "affine-iter-args-count",
     "affine.for: the number of iter_args differs from the number of results",
+    "structure",
+)
+REQUIRED_ATTRIBUTE = register(
+    "affine-required-attribute",
+    "an affine op in the generic form lacks an attribute it requires (`map` of affine.apply/"
+    "load/store, `condition` of affine.if, the bounds and step of affine.for, ...)",
     "structure",
 )
 STEP = register(
@@ -233,3 +248,47 @@ def parallel_steps(op: Operation, ctx: CheckContext) -> None:
             "accepts it, but lowering it (--lower-affine) fails: scf.parallel requires "
             "positive steps",
         )
+
+
+# The attributes the generic form of each affine op must give (MLIR 22's ODS
+# definitions; MLIR reports the first missing one in this alphabetical order).
+REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "affine.apply": ("map",),
+    "affine.min": ("map",),
+    "affine.max": ("map",),
+    "affine.load": ("map",),
+    "affine.store": ("map",),
+    "affine.vector_load": ("map",),
+    "affine.vector_store": ("map",),
+    "affine.prefetch": ("isDataCache", "isWrite", "localityHint", "map"),
+    "affine.for": ("lowerBoundMap", "step", "upperBoundMap"),
+    "affine.if": ("condition",),
+    "affine.parallel": (
+        "lowerBoundsGroups",
+        "lowerBoundsMap",
+        "reductions",
+        "steps",
+        "upperBoundsGroups",
+        "upperBoundsMap",
+    ),
+    "affine.delinearize_index": ("static_basis",),
+}
+
+
+@generic_op_rule
+def required_attributes(op: Operation, ctx: CheckContext) -> None:
+    required = REQUIRED_ATTRIBUTES.get(op.name)
+    if required is None:
+        return
+    given = attribute_entries(body_node(op))
+    missing = [name for name in required if name not in given]
+    if not missing:
+        return
+    more = f" (and {', '.join(repr(m) for m in missing[1:])})" if len(missing) > 1 else ""
+    them = "them" if missing[1:] else "it"
+    ctx.report(
+        REQUIRED_ATTRIBUTE,
+        op.name_span,
+        f"requires attribute '{missing[0]}'{more}: the generic form of {op.name} must give "
+        f"{them} among its properties `<{{...}}>` or attributes `{{...}}`",
+    )
