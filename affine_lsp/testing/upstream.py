@@ -86,7 +86,8 @@ def read_chunks(root: Path) -> dict[str, list[UpstreamChunk]]:
     return dict(by_file)
 
 
-def _line_starts(data: bytes) -> list[int]:
+def line_starts(data: bytes) -> list[int]:
+    """The byte offset of the start of each line."""
     starts = [0]
     position = data.find(b"\n")
     while position >= 0:
@@ -134,7 +135,7 @@ def check_file(
     outcome = FileOutcome(path, chunks)
     start = time.perf_counter()
     data = (root / path).read_bytes()
-    starts = _line_starts(data)
+    starts = line_starts(data)
     outcome.split_mismatch = _split_mismatch(data, starts, chunks)
     try:
         for chunk in chunks:
@@ -250,7 +251,7 @@ def chunk_texts(root: Path, every: int = 1, valid_only: bool = False) -> list[by
     texts: list[bytes] = []
     for path in sorted(table)[::every]:
         data = (root / path).read_bytes()
-        starts = _line_starts(data)
+        starts = line_starts(data)
         for chunk in table[path]:
             text = chunk_of(data, starts, chunk).data
             if text.strip() and (chunk.valid or not valid_only):
