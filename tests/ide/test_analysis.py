@@ -215,3 +215,38 @@ def test_a_failing_check_leaves_the_aliases_of_its_item_used(monkeypatch):
         "func.func @a(%n: index) {\n  %x = affine.apply #m(%n)\n  return\n}\n"
     )
     assert [d.code for d in analysed(text).diagnostics()] == ["internal-error"]
+
+
+def test_requests_after_an_edit_reuse_what_the_analysis_built():
+    """The item just checked is the view requests get (no second build), its anchors
+    are found once per version, and the merged diagnostics are merged again only when
+    a list of them changed."""
+    from affine_lsp.ide import analysis as module
+    from affine_lsp.ide.planning import anchors_of
+
+    text = "func.func @f(%A: memref<8xf32>) {\n  affine.for %i = 0 to 8 {\n  }\n  return\n}\n"
+    analysis = DocumentAnalysis.from_text(text)
+    analysis.analyse_all()
+    at = text.index("affine.for")
+    analysis.apply_changes([ContentChange(" ", ((1, 0), (1, 0)))])
+    analysis.analyse_all()
+    builds = []
+    original = module.build_operation_item
+    module.build_operation_item = lambda *args: builds.append(1) or original(*args)
+    try:
+        view = analysis.view_at(at)
+        record = analysis.record_at(at)
+        assert view is not None and record is not None
+        first = anchors_of(analysis, record)
+        assert first[0] and anchors_of(analysis, record) is first
+    finally:
+        module.build_operation_item = original
+    assert builds == []
+    merged = analysis.diagnostics()
+    assert analysis.diagnostics() == merged
+    analysis.apply_changes([ContentChange("%x", ((1, 0), (1, 0)))])
+    analysis.analyse_all()
+    assert analysis.diagnostics() != merged
+    fresh = DocumentAnalysis.from_text(analysis.document.text)
+    fresh.analyse_all()
+    assert analysis.diagnostics() == fresh.diagnostics()

@@ -138,33 +138,40 @@ def undefined_aliases(item: TopLevelItem, ctx: CheckContext) -> None:
     known = ctx.module.aliases
     if all(name in known for name in referenced_aliases(item)):
         return
-    unknown = [n for n in alias_uses(item) if text(n) not in known and "." not in text(n)]
+    named = [(n, text(n)) for n in alias_uses(item)]
+    unknown = [(n, name) for n, name in named if name not in known and "." not in name]
     dialect = _dialect_names(item) if unknown else set()
-    uses = [n for n in unknown if n.start_byte not in dialect]
+    uses = [(n, name) for n, name in unknown if n.start_byte not in dialect]
     if not uses:
         return
     refs = _map_refs(item) if item.operation is not None else {}
-    for node in uses:
-        name = text(node)
-        kind = "type" if name.startswith("!") else "attribute"
+    at = Span(item.span.start_byte, item.span.start_byte)
+    # One message and one fix per name and arity (a name is often used many times).
+    messages: dict[str, str] = {}
+    fixes_for: dict[tuple[str, str, int, int], tuple[Fix, ...]] = {}
+    for node, name in uses:
+        message = messages.get(name)
+        if message is None:
+            kind = "type" if name.startswith("!") else "attribute"
+            message = messages[name] = (
+                f"undefined symbol alias id '{name[1:]}': no {kind} alias {name} is defined "
+                "in this file"
+            )
         fixes: tuple[Fix, ...] = ()
         ref = refs.get(node.start_byte)
         if ref is not None:
             _, dims, symbols, what = ref
-            definition = f"{name} = {_placeholder(what, len(dims), len(symbols))}\n"
-            fixes = (
-                Fix(
-                    f"Declare {name} (a placeholder {what} with the arity of this use)",
-                    (TextEdit(Span(item.span.start_byte, item.span.start_byte), definition),),
-                ),
-            )
-        ctx.report(
-            UNDEFINED,
-            Span.of(node),
-            f"undefined symbol alias id '{name[1:]}': no {kind} alias {name} is defined in "
-            "this file",
-            fixes=fixes,
-        )
+            key = (name, what, len(dims), len(symbols))
+            fixes = fixes_for.get(key, ())
+            if not fixes:
+                definition = f"{name} = {_placeholder(what, len(dims), len(symbols))}\n"
+                fixes = fixes_for[key] = (
+                    Fix(
+                        f"Declare {name} (a placeholder {what} with the arity of this use)",
+                        (TextEdit(at, definition),),
+                    ),
+                )
+        ctx.report(UNDEFINED, Span.of(node), message, fixes=fixes)
 
 
 @module_rule
