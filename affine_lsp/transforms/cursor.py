@@ -13,15 +13,18 @@ def loops_holding(model: ModuleModel, start: int, end: int) -> list[AffineForOp]
     """The affine.for ops whose span holds [start, end], in document order (outer
     loops first), as a walk of the whole model would list them."""
     found: list[AffineForOp] = []
-    stack: list[Operation] = [op for op in reversed(list(model.operations()))]
+    stack: list[Operation] = list(model.operations())
+    stack.reverse()
     while stack:
         op = stack.pop()
-        if not (op.span.start_byte <= start and end <= op.span.end_byte):
+        span = op.span
+        if not (span.start_byte <= start and end <= span.end_byte):
             continue  # nothing under it holds the range either
         if isinstance(op, AffineForOp):
             found.append(op)
-        nested = [o for region in op.regions for o in region.operations()]
-        stack.extend(reversed(nested))
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                stack.extend(reversed(block.operations))
     return found
 
 

@@ -4,6 +4,7 @@ and unused definitions (per document)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 
 import tree_sitter
@@ -50,38 +51,50 @@ def _alias_query() -> tree_sitter.Query:
     )
 
 
-def alias_uses(item: TopLevelItem) -> list[Node]:
-    """Every `#name`/`!name` reference in an item (not the name it defines)."""
+@dataclass(frozen=True)
+class _AliasNodes:
+    """What one query over an item finds: its alias references (not the name it
+    defines), the opaque bodies of its dialect types and attributes, and where the
+    names of those start (they are no aliases)."""
+
+    uses: list[Node]
+    bodies: list[Node]
+    dialect_names: frozenset[int]
+
+
+def _alias_nodes(item: TopLevelItem) -> _AliasNodes:
     node = item.operation.node if item.operation is not None else None
     defined: Node | None = None
     if item.alias is not None and item.alias.node is not None:
         node = item.alias.node
         defined = node.child_by_field_name("name")
     if node is None:
-        return []
+        return _AliasNodes([], [], frozenset())
     captures = tree_sitter.QueryCursor(_alias_query()).captures(node)
     found = captures.get("alias", [])
     if defined is not None:
         found = [n for n in found if n.start_byte != defined.start_byte]
-    return sorted(found, key=lambda n: n.start_byte)
+    return _AliasNodes(
+        sorted(found, key=lambda n: n.start_byte),
+        captures.get("body", []),
+        frozenset(n.start_byte for n in captures.get("dialect", [])),
+    )
 
 
-def _dialect_bodies(item: TopLevelItem) -> list[Node]:
-    node = item.alias.node if item.alias is not None else None
-    if node is None and item.operation is not None:
-        node = item.operation.node
-    if node is None:
-        return []
-    return tree_sitter.QueryCursor(_alias_query()).captures(node).get("body", [])
+def alias_uses(item: TopLevelItem) -> list[Node]:
+    """Every `#name`/`!name` reference in an item (not the name it defines)."""
+    return _alias_nodes(item).uses
 
 
-def referenced_aliases(item: TopLevelItem) -> frozenset[str]:
+def referenced_aliases(item: TopLevelItem, nodes: _AliasNodes | None = None) -> frozenset[str]:
     """The names of `alias_uses(item)`, and the aliases mentioned inside the opaque
     bodies of dialect types and attributes, looked up once per item (the query walks
     the whole item; the item rule, the module rule and the language server all ask)."""
     if item.referenced_aliases is None:
-        names = {text(n) for n in alias_uses(item)}
-        for body in _dialect_bodies(item):
+        if nodes is None:
+            nodes = _alias_nodes(item)
+        names = {text(n) for n in nodes.uses}
+        for body in nodes.bodies:
             raw = body.text or b""
             names.update(m.decode("utf-8", "replace") for m in _NESTED_ALIAS.findall(raw))
         item.referenced_aliases = frozenset(names)
@@ -120,28 +133,17 @@ def _placeholder(kind: str, dims: int, symbols: int) -> str:
     return f"affine_map<({dim_names}){symbol_names} -> ({first})>"
 
 
-def _dialect_names(item: TopLevelItem) -> set[int]:
-    """Start bytes of the names of dialect types and attributes (`#foo<...>`,
-    `!foo<...>`): they are no aliases. (Found by query: asking each name for its
-    parent costs the depth of the tree.)"""
-    node = item.alias.node if item.alias is not None else None
-    if node is None and item.operation is not None:
-        node = item.operation.node
-    if node is None:
-        return set()
-    captures = tree_sitter.QueryCursor(_alias_query()).captures(node)
-    return {n.start_byte for n in captures.get("dialect", [])}
-
-
 @item_rule
 def undefined_aliases(item: TopLevelItem, ctx: CheckContext) -> None:
     known = ctx.module.aliases
-    if all(name in known for name in referenced_aliases(item)):
+    nodes = None if item.referenced_aliases is not None else _alias_nodes(item)
+    if all(name in known for name in referenced_aliases(item, nodes)):
         return
-    named = [(n, text(n)) for n in alias_uses(item)]
+    if nodes is None:
+        nodes = _alias_nodes(item)
+    named = [(n, text(n)) for n in nodes.uses]
     unknown = [(n, name) for n, name in named if name not in known and "." not in name]
-    dialect = _dialect_names(item) if unknown else set()
-    uses = [(n, name) for n, name in unknown if n.start_byte not in dialect]
+    uses = [(n, name) for n, name in unknown if n.start_byte not in nodes.dialect_names]
     if not uses:
         return
     refs = _map_refs(item) if item.operation is not None else {}
