@@ -373,6 +373,7 @@ def test_mlir_fusion_fuses_a_simple_chain_correctly() -> None:
     assert oracle.count_top_level_loops(fused.text) == 1
     verdict = oracle.equivalent(PRODUCER_CONSUMER, fused.text)
     assert verdict.same, verdict.detail
+    assert verdict.original is not None
     assert "[1,  4,  7,  10,  13,  16,  19,  22]" in verdict.original.stdout
     # Options reach the pass: sibling-only mode leaves a producer-consumer pair alone.
     sibling = oracle.run_mlir_fusion(PRODUCER_CONSUMER, "mode=sibling")

@@ -211,7 +211,7 @@ def test_model_objects_have_slots():
     classes = [
         c
         for c in vars(model).values()
-        if dataclasses.is_dataclass(c) and c.__module__ == model.__name__
+        if isinstance(c, type) and dataclasses.is_dataclass(c) and c.__module__ == model.__name__
     ]
     assert len(classes) > 20
     for cls in classes:

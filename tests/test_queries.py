@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import tree_sitter
 
-from affine_lsp.syntax import SourceDocument, mlir_language
+from affine_lsp.syntax import SourceDocument, mlir_query, text
 
 QUERIES = Path(__file__).resolve().parent.parent / "grammar" / "queries"
 
@@ -24,15 +24,15 @@ func.func @f(%A: memref<?xf32>, %n: index) {
 
 
 def _captures(name: str, source: str = SAMPLE) -> dict[str, list[str]]:
-    query = tree_sitter.Query(mlir_language(), (QUERIES / f"{name}.scm").read_text())
+    query = mlir_query((QUERIES / f"{name}.scm").read_text())
     tree = SourceDocument(source).tree
     found = tree_sitter.QueryCursor(query).captures(tree.root_node)
-    return {capture: [n.text.decode() for n in nodes] for capture, nodes in found.items()}
+    return {capture: [text(n) for n in nodes] for capture, nodes in found.items()}
 
 
 @pytest.mark.parametrize("name", ["highlights", "locals", "folds", "indents"])
 def test_query_compiles(name):
-    tree_sitter.Query(mlir_language(), (QUERIES / f"{name}.scm").read_text())
+    mlir_query((QUERIES / f"{name}.scm").read_text())
 
 
 def test_highlights_distinguish_affine_constructs():

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from affine_lsp.checks.diagnostics import Diagnostic
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.syntax import Span
 
 SPLIT_MARKER = b"// -----"
 

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from affine_lsp.checks.diagnostics import Diagnostic, Fix, Related, Severity
 from affine_lsp.checks.registry import RULES
 from affine_lsp.checks.symbols import global_types
-from affine_lsp.ir.affine import AffineMap, IntegerSet
-from affine_lsp.ir.model import AliasDef, MapRef, ModuleModel
-from affine_lsp.ir.types import Type
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.checks.validity import Validity
+from affine_lsp.ir import AffineMap, AliasDef, IntegerSet, MapRef, ModuleModel, Type
+from affine_lsp.syntax import Span
 
 
 @dataclass(frozen=True)
@@ -46,8 +45,6 @@ class CheckContext:
     """Collects the diagnostics of one run and memoises shared analyses."""
 
     def __init__(self, module: ModuleContext, options: CheckOptions) -> None:
-        from affine_lsp.checks.validity import Validity  # avoids an import cycle
-
         self.module = module
         self.options = options
         self.found: list[Diagnostic] = []

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.syntax import Span
 
 
 class Severity(IntEnum):

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from affine_lsp.ir.affine import (
+from affine_lsp.ir import (
     AffineBinary,
     AffineConst,
     AffineDim,
@@ -27,15 +27,14 @@ from affine_lsp.ir.affine import (
     AffineMap,
     AffineNeg,
     AffineSymbol,
-)
-from affine_lsp.ir.model import AliasDef
-from affine_lsp.ir.types import (
+    AliasDef,
     MemRefType,
     format_strided,
     identity_map,
+    map_from_node,
     parse_strided,
 )
-from affine_lsp.syntax.nodes import text
+from affine_lsp.syntax import SourceDocument, text
 
 
 @dataclass(frozen=True)
@@ -142,9 +141,6 @@ def _map_layout(affine_map: AffineMap, shape: tuple[int | None, ...]) -> Layout:
 @lru_cache(maxsize=256)
 def _parse_map(spelling: str) -> AffineMap | None:
     """An `affine_map<...>` spelling (as the IR prints layouts) back to a map."""
-    from affine_lsp.ir.affine_syntax import map_from_node
-    from affine_lsp.syntax import SourceDocument
-
     document = SourceDocument(f"#layout = {spelling}\n")
     root = document.tree.root_node
     definition = root.named_children[0] if root.named_children else None

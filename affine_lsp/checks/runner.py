@@ -16,8 +16,7 @@ from affine_lsp.checks.rules import (
     MODULE_RULES,
     OP_RULES,
 )
-from affine_lsp.ir import build_module
-from affine_lsp.ir.model import ModuleModel, TopLevelItem
+from affine_lsp.ir import ModuleModel, TopLevelItem, build_module
 from affine_lsp.syntax import SourceDocument, syntax_problems
 
 __all__ = [

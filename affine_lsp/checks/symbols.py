@@ -7,10 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from affine_lsp.ir.attributes import attribute_entries, string_value
-from affine_lsp.ir.model import Operation
-from affine_lsp.ir.types import Type, type_from_node
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.ir import Operation, Type, attribute_entries, string_value, type_from_node
+from affine_lsp.syntax import Node, Span, text
 
 
 @dataclass(frozen=True)

@@ -34,22 +34,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from affine_lsp.ir.attributes import (
-    DYNAMIC_INDEX,
-    attribute_entries,
-    integer_array,
-    integer_value,
-)
-from affine_lsp.ir.model import MemRefAllocOp, MemRefDimOp, Operation, Use, Value
-from affine_lsp.ir.registry import (
+from affine_lsp.ir import (
     AFFINE_SCOPE,
     CONSTANT_OPS,
+    DYNAMIC_INDEX,
     IMPURE_OPS,
     MLIR_DIALECTS,
     PURE_OPS,
     PURE_WITH_CONSTANT_DIVISOR,
+    IndexType,
+    MemRefAllocOp,
+    MemRefDimOp,
+    MemRefType,
+    Operation,
+    Use,
+    Value,
+    attribute_entries,
+    integer_array,
+    integer_value,
 )
-from affine_lsp.ir.types import IndexType, MemRefType
 
 SYMBOL = "symbol"
 DIM = "dim"

@@ -3,6 +3,9 @@
 Adding a subcommand is one line in `COMMANDS`: its name, its module and the one-line
 help that `affine-lsp --help` lists. The module provides `register(subparsers)`, which
 adds the subcommand's parser with `run(args) -> int` as its default `handler`.
+
+`main(argv)` runs the command line; `build_parser(command)` and `chosen_command(argv)`
+are how it imports only the chosen subcommand's module.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 _TOP_LEVEL_OPTIONS = {"-h", "--help", "--version"}
+
+__all__ = ["COMMANDS", "build_parser", "chosen_command", "main"]
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -13,11 +13,9 @@ import argparse
 import json
 import sys
 
-from affine_lsp.checks import CheckOptions, Diagnostic, Severity, check_document
-from affine_lsp.checks.chunks import iter_chunks
+from affine_lsp.checks import CheckOptions, Diagnostic, Severity, check_document, iter_chunks
 from affine_lsp.cli.output import printable, read_input
-from affine_lsp.syntax import SourceDocument
-from affine_lsp.syntax.files import mlir_files
+from affine_lsp.syntax import SourceDocument, mlir_files
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -14,15 +14,14 @@ import argparse
 import re
 import sys
 
-from affine_lsp.checks import Severity, check_document
-from affine_lsp.checks.chunks import split_chunks
+from affine_lsp.checks import Severity, check_document, split_chunks
 from affine_lsp.cli.fuse import write_atomically
 from affine_lsp.cli.output import error_reason, printable, read_input, say
 from affine_lsp.ide.picture import draw, loop_on_line
 from affine_lsp.ir import build_module
-from affine_lsp.poly.session import Unknown
+from affine_lsp.poly import Unknown
 from affine_lsp.syntax import SourceDocument
-from affine_lsp.transforms.fusion.nests import function_of
+from affine_lsp.transforms.fusion import function_of
 
 NO_LOOP = 3
 _PARAMETER = re.compile(r"%?([^=\s]+)=(-?\d+)")

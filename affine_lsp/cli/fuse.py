@@ -17,8 +17,7 @@ import tempfile
 
 from affine_lsp.checks import Severity, check_document
 from affine_lsp.cli.output import error_reason, printable, read_input, say
-from affine_lsp.ir import build_module
-from affine_lsp.ir.model import FuncOp
+from affine_lsp.ir import FuncOp, build_module
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion import (
     PRODUCER_CONSUMER,
@@ -27,9 +26,9 @@ from affine_lsp.transforms.fusion import (
     PairFusion,
     function_of,
     fuse_all,
+    nest_on_line,
     next_nest,
 )
-from affine_lsp.transforms.fusion.nests import nest_on_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -16,8 +16,7 @@ import sys
 from affine_lsp.checks import Severity, check_document
 from affine_lsp.cli.fuse import write_atomically
 from affine_lsp.cli.output import error_reason, printable, read_input, say
-from affine_lsp.ir import build_module
-from affine_lsp.ir.model import AffineForOp, ModuleModel
+from affine_lsp.ir import AffineForOp, ModuleModel, build_module
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.loops import (
     DISTRIBUTE,

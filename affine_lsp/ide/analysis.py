@@ -31,10 +31,10 @@ from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING
 
 from tree_sitter import Tree
 
+from affine_lsp.checks import SPLIT_MARKER as SPLIT_TEXT
 from affine_lsp.checks import (
     CheckOptions,
     Diagnostic,
@@ -42,11 +42,10 @@ from affine_lsp.checks import (
     Severity,
     check_item,
     check_module,
+    ends_chunk,
+    referenced_aliases,
     syntax_diagnostics,
 )
-from affine_lsp.checks.chunks import SPLIT_MARKER as SPLIT_TEXT
-from affine_lsp.checks.chunks import ends_chunk
-from affine_lsp.checks.rules.aliases import referenced_aliases
 from affine_lsp.ide.locate import ItemIndex
 from affine_lsp.ide.records import (
     ALIAS_KINDS,
@@ -57,16 +56,19 @@ from affine_lsp.ide.records import (
     shift_diagnostics,
     shift_offset,
 )
-from affine_lsp.ir import build_alias, build_operation_item
-from affine_lsp.ir.affine_syntax import parse_integer
-from affine_lsp.ir.build import module_scope_of
-from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem, Value
-from affine_lsp.ir.registry import canonical_name
-from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span
-from affine_lsp.syntax.nodes import text
-
-if TYPE_CHECKING:
-    from affine_lsp.ir.build import _Scope
+from affine_lsp.ir import (
+    ModuleModel,
+    NameScope,
+    Operation,
+    TopLevelItem,
+    Value,
+    build_alias,
+    build_operation_item,
+    canonical_name,
+    module_scope_of,
+    parse_integer,
+)
+from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span, text
 
 logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
@@ -98,7 +100,7 @@ class ChunkFacts:
     def values_key(self) -> tuple:
         return tuple((v.name, v.group_size) for _, v in self.values)
 
-    def scope(self) -> _Scope | None:
+    def scope(self) -> NameScope | None:
         """A module scope with the chunk's top-level values (None if it has none)."""
         if not self.values:
             return None
@@ -206,6 +208,23 @@ class DocumentAnalysis:
         else:
             for changed in old_tree.changed_ranges(self.document.tree):
                 self._pending.append((changed.start_byte, changed.end_byte))
+            self._pending += self._missing_items_without_record()
+
+    def _missing_items_without_record(self) -> list[tuple[int, int]]:
+        """The zero-width items error recovery inserted (a missing name, say) that no
+        record holds: `changed_ranges` does not report an empty node away from the
+        edits. Only a tree with errors has them."""
+        root = self.document.tree.root_node
+        if not root.has_error:
+            return []
+        items = {(r.start, r.end, r.kind) for r in self.records if r.start == r.end}
+        return [
+            (node.start_byte, node.end_byte)
+            for node in root.named_children
+            if node.start_byte == node.end_byte
+            and _is_item(node)
+            and (node.start_byte, node.end_byte, node.type) not in items
+        ]
 
     def _untouched_items_changed(self, old_tree: Tree) -> list[tuple[int, int]]:
         """The items away from the edits whose syntax changed, in a document of a few

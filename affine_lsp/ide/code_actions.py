@@ -19,10 +19,9 @@ from affine_lsp.checks import Diagnostic, TextEdit
 from affine_lsp.ide.analysis import DocumentAnalysis, children_overlapping
 from affine_lsp.ide.records import OPERATION
 from affine_lsp.ide.settings import Settings
-from affine_lsp.ir import build_operation_item
-from affine_lsp.ir.model import ModuleModel, Operation
+from affine_lsp.ir import ModuleModel, Operation, build_operation_item
 from affine_lsp.transforms.fusion import FusionOptions, fusion_actions, nest_at
-from affine_lsp.transforms.loops.actions import LoopOptions, loop_actions, loop_at
+from affine_lsp.transforms.loops import LoopOptions, loop_actions, loop_at
 
 logger = logging.getLogger("affine_lsp.ide")
 

@@ -12,8 +12,7 @@ from affine_lsp.ide.analysis import DocumentAnalysis, ItemView
 from affine_lsp.ide.describe import validity, value_origin
 from affine_lsp.ide.locate import enclosing_op
 from affine_lsp.ide.op_docs import KEYWORDS, OP_DOCS
-from affine_lsp.ir.model import Operation, Value
-from affine_lsp.ir.registry import ISOLATED_FROM_ABOVE
+from affine_lsp.ir import ISOLATED_FROM_ABOVE, Operation, Value
 from affine_lsp.syntax import Span
 
 _WORD = re.compile(r"[%#!^@]?[\w$.\-]*$")

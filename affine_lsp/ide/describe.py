@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from affine_lsp.checks.validity import Validity, Verdict, affine_scope, describe_op
-from affine_lsp.ir.affine import AffineMap, IntegerSet
-from affine_lsp.ir.model import (
+from affine_lsp.checks import Validity, Verdict, affine_scope, describe_op
+from affine_lsp.ir import (
+    AFFINE_SCOPE,
+    CONSTANT_OPS,
     AffineApplyOp,
     AffineForOp,
     AffineIfOp,
+    AffineMap,
     AffineParallelOp,
     FuncOp,
+    IntegerSet,
     MapRef,
     Operation,
     Use,
     Value,
 )
-from affine_lsp.ir.registry import AFFINE_SCOPE, CONSTANT_OPS
 from affine_lsp.syntax import SourceDocument
 
 

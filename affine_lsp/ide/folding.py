@@ -17,7 +17,7 @@ import tree_sitter
 
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.records import ItemRecord
-from affine_lsp.syntax import Node, SourceDocument, mlir_language
+from affine_lsp.syntax import Node, SourceDocument, mlir_query
 
 _QUERY = """
 [(region) (affine_map) (integer_set) (dictionary) (func_arguments) (resource_block)] @fold
@@ -57,7 +57,7 @@ class _Found:
 
 @cache
 def _query() -> tree_sitter.Query:
-    return tree_sitter.Query(mlir_language(), _QUERY)
+    return mlir_query(_QUERY)
 
 
 def _find(document: SourceDocument, node: Node, base: int = 0) -> _Found:

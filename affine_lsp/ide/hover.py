@@ -39,19 +39,21 @@ from affine_lsp.ide.locate import (
 from affine_lsp.ide.navigation import symbol_definition
 from affine_lsp.ide.op_docs import op_doc
 from affine_lsp.ide.picture import SMALL, draw, markdown_image
-from affine_lsp.ir.affine import AffineMap, IntegerSet
-from affine_lsp.ir.affine_syntax import map_from_node, set_from_node
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineAccessOp,
     AffineForOp,
     AffineIfOp,
+    AffineMap,
     AffineParallelOp,
     FuncOp,
+    IndexType,
+    IntegerSet,
     Operation,
     Use,
     Value,
+    map_from_node,
+    set_from_node,
 )
-from affine_lsp.ir.types import IndexType
 from affine_lsp.poly import (
     LoopDescription,
     Unknown,

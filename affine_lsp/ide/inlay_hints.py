@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from affine_lsp.ide.analysis import DocumentAnalysis, ItemView
 from affine_lsp.ide.describe import input_names, map_bindings
 from affine_lsp.ide.hover import describe_loop_at
-from affine_lsp.ir.model import AffineForOp, MapRef, Use
-from affine_lsp.poly import Unknown
-from affine_lsp.poly.budgets import INLAY_TRIP_COUNT_SECONDS, deadline_after, past
+from affine_lsp.ir import AffineForOp, MapRef, Use
+from affine_lsp.poly import INLAY_TRIP_COUNT_SECONDS, Unknown, deadline_after, past
 
 
 @dataclass(frozen=True)

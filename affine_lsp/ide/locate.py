@@ -8,9 +8,8 @@ from functools import cache
 
 import tree_sitter
 
-from affine_lsp.ir.model import Operation, Use, Value
-from affine_lsp.syntax import Node, Span, mlir_language
-from affine_lsp.syntax.nodes import text
+from affine_lsp.ir import Operation, Use, Value
+from affine_lsp.syntax import Node, Span, mlir_query, text
 
 VALUE = "value"
 BLOCK = "block"
@@ -110,7 +109,7 @@ def _op_name_body(node: Node) -> Node | None:
 @cache
 def _map_query() -> tree_sitter.Query:
     kinds = " ".join(f"({kind})" for kind in sorted(MAP_NODES))
-    return tree_sitter.Query(mlir_language(), f"[{kinds}] @map")
+    return mlir_query(f"[{kinds}] @map")
 
 
 def enclosing_map(root: Node, offset: int) -> Node | None:

@@ -28,10 +28,8 @@ from affine_lsp.ide.locate import (
     locate,
 )
 from affine_lsp.ide.records import ItemRecord
-from affine_lsp.ir.model import Operation, Value
-from affine_lsp.ir.registry import ISOLATED_FROM_ABOVE
-from affine_lsp.syntax import Node, Span, mlir_language
-from affine_lsp.syntax.nodes import text
+from affine_lsp.ir import ISOLATED_FROM_ABOVE, Operation, Value
+from affine_lsp.syntax import Node, Span, mlir_query, text
 
 _VALUE_NAME = re.compile(r"%([A-Za-z_$.\-][\w$.\-]*|\d+)")
 _BLOCK_NAME = re.compile(r"\^[\w$.\-]+")
@@ -57,7 +55,7 @@ class Occurrences:
 
 @cache
 def _query(*kinds: str) -> tree_sitter.Query:
-    return tree_sitter.Query(mlir_language(), "[" + " ".join(f"({k})" for k in kinds) + "] @n")
+    return mlir_query("[" + " ".join(f"({k})" for k in kinds) + "] @n")
 
 
 def _nodes(node: Node, kinds: tuple[str, ...], name: str) -> list[Node]:

@@ -24,12 +24,17 @@ from math import ceil, hypot
 from xml.sax.saxutils import escape
 
 from affine_lsp.ide.describe import loop_header
-from affine_lsp.ir.model import ModuleModel, Operation
-from affine_lsp.poly.budgets import Budget, PictureLimits
-from affine_lsp.poly.domain import Level
-from affine_lsp.poly.points import Point
-from affine_lsp.poly.session import Unknown
-from affine_lsp.poly.space import LOOPS, IterationSpace, iteration_space
+from affine_lsp.ir import ModuleModel, Operation
+from affine_lsp.poly import (
+    LOOPS,
+    Budget,
+    IterationSpace,
+    Level,
+    PictureLimits,
+    Point,
+    Unknown,
+    iteration_space,
+)
 from affine_lsp.syntax import SourceDocument
 
 KINDS = ("RAW", "WAR", "WAW")

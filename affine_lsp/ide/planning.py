@@ -30,7 +30,7 @@ from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.code_actions import REFACTORINGS, Action, Refactoring
 from affine_lsp.ide.records import OPERATION, ItemRecord
 from affine_lsp.ide.settings import Settings
-from affine_lsp.ir.model import AffineForOp, AffineParallelOp, ModuleModel, Operation
+from affine_lsp.ir import AffineForOp, AffineParallelOp, ModuleModel, Operation
 from affine_lsp.poly import budgets
 from affine_lsp.syntax import SourceDocument, Span
 

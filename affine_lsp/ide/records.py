@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from affine_lsp.checks import Diagnostic
-from affine_lsp.ir.model import AliasDef, TopLevelItem
+from affine_lsp.ir import AliasDef, TopLevelItem
 from affine_lsp.syntax import ByteEdit, Span
 
 ALIAS_KINDS = frozenset({"attribute_alias_def", "type_alias_def"})

@@ -29,8 +29,7 @@ from functools import cache
 import tree_sitter
 
 from affine_lsp.ide.symbols import top_level_nodes
-from affine_lsp.syntax import Node, SourceDocument, mlir_language
-from affine_lsp.syntax.nodes import text
+from affine_lsp.syntax import Node, SourceDocument, mlir_query, text
 
 TOKEN_TYPES = [
     "function",
@@ -128,7 +127,7 @@ class Token:
 
 @cache
 def _query() -> tree_sitter.Query:
-    return tree_sitter.Query(mlir_language(), _QUERY)
+    return mlir_query(_QUERY)
 
 
 class _Areas:

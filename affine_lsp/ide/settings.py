@@ -22,7 +22,7 @@ from typing import Any
 
 from affine_lsp.checks import CheckOptions, Severity
 from affine_lsp.transforms.fusion import FusionOptions
-from affine_lsp.transforms.loops.actions import LoopOptions
+from affine_lsp.transforms.loops import LoopOptions
 
 SECTION = "affineLsp"
 LOG_LEVELS = ("error", "warning", "info", "debug")

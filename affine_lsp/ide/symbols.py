@@ -12,8 +12,7 @@ from functools import cache
 
 import tree_sitter
 
-from affine_lsp.syntax import Node, SourceDocument, Span, mlir_language
-from affine_lsp.syntax.nodes import text
+from affine_lsp.syntax import Node, SourceDocument, Span, mlir_query, text
 
 _QUERY = """
 (attribute_alias_def) @alias
@@ -47,7 +46,7 @@ class OutlineSymbol:
 
 @cache
 def _query() -> tree_sitter.Query:
-    return tree_sitter.Query(mlir_language(), _QUERY)
+    return mlir_query(_QUERY)
 
 
 def _header(document: SourceDocument, body: Node) -> str:

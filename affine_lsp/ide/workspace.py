@@ -11,7 +11,7 @@ from pathlib import Path
 
 from affine_lsp.checks import CheckOptions, Diagnostic, Severity
 from affine_lsp.ide.analysis import DocumentAnalysis
-from affine_lsp.syntax.files import inside, mlir_files
+from affine_lsp.syntax import inside, mlir_files
 
 __all__ = ["count_severities", "inside", "load_file", "mlir_files"]
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.syntax import Span
 
 BinaryOp = Literal["+", "-", "*", "floordiv", "ceildiv", "mod"]
 ConstraintKind = Literal[">=", "<=", "=="]
@@ -39,7 +39,7 @@ class AffineExpr:
 
     def _key(self) -> tuple:
         """A flat post-order encoding of the tree (cached)."""
-        cached = self.__dict__.get("_cached_key")
+        cached: tuple | None = self.__dict__.get("_cached_key")
         if cached is not None:
             return cached
         out: list = []

@@ -10,7 +10,7 @@ never an exception.
 from __future__ import annotations
 
 from affine_lsp.ir.affine_syntax import parse_integer
-from affine_lsp.syntax.nodes import Node, text
+from affine_lsp.syntax import Node, text
 
 _DICTIONARY_FIELDS = ("properties", "attributes", "trailing_attributes")
 

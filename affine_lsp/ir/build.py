@@ -22,7 +22,6 @@ from affine_lsp.ir.affine_syntax import (
     map_from_node,
     parse_integer,
     set_from_node,
-    subscripts_from_exprs,
 )
 from affine_lsp.ir.custom_forms import custom_result_types
 from affine_lsp.ir.generic import GENERIC_CLASSES, specialise
@@ -58,6 +57,7 @@ from affine_lsp.ir.registry import (
     canonical_name,
     knows_scoping,
 )
+from affine_lsp.ir.subscripts import subscripts_from_exprs
 from affine_lsp.ir.types import (
     INDEX,
     FunctionType,
@@ -69,7 +69,7 @@ from affine_lsp.ir.types import (
     type_from_node,
     types_from_list,
 )
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.syntax import Node, Span, text
 
 _GROUP_INDEX = re.compile(r"^(%[^#]+)#(\d+)$")
 
@@ -947,7 +947,7 @@ _FACTORIES: dict[str, Callable[[_ItemBuilder, Node], Operation]] = {
 # -- pass 2: names -------------------------------------------------------------------------
 
 
-class _Scope:
+class NameScope:
     __slots__ = (
         "values",
         "parent",
@@ -962,7 +962,7 @@ class _Scope:
 
     def __init__(
         self,
-        parent: _Scope | None,
+        parent: NameScope | None,
         isolated: bool,
         region: Region | None,
         checks_dominance: bool,
@@ -995,22 +995,22 @@ class _Path:
 
     __slots__ = ("root", "by_name")
 
-    def __init__(self, root: _Scope) -> None:
+    def __init__(self, root: NameScope) -> None:
         self.root = root  # the module's scope: looked up directly, never entered
-        self.by_name: dict[str, list[_Scope]] = {}
+        self.by_name: dict[str, list[NameScope]] = {}
 
-    def enter(self, scope: _Scope) -> None:
+    def enter(self, scope: NameScope) -> None:
         for name in scope.values:
             self.by_name.setdefault(name, []).append(scope)
 
-    def leave(self, scope: _Scope) -> None:
+    def leave(self, scope: NameScope) -> None:
         for name in scope.values:
             holders = self.by_name[name]
             holders.pop()
             if not holders:
                 del self.by_name[name]
 
-    def holders(self, name: str, scope: _Scope) -> Iterator[_Scope]:
+    def holders(self, name: str, scope: NameScope) -> Iterator[NameScope]:
         """The scopes on the path that declare `name` and that `scope` sees,
         innermost first."""
         for holder in reversed(self.by_name.get(name, ())):
@@ -1021,11 +1021,11 @@ class _Path:
             yield self.root
 
 
-def _declare(scope: _Scope, value: Value, item: TopLevelItem, path: _Path | None = None) -> None:
+def _declare(scope: NameScope, value: Value, item: TopLevelItem, path: _Path | None = None) -> None:
     """Add `value` to `scope` (not yet on `path`), recording it as a redefinition
     when a value of its name is already visible there."""
     name = value.name
-    holders: Iterator[_Scope] = iter(())
+    holders: Iterator[NameScope] = iter(())
     if path is not None:
         holders = path.holders(name, scope)
     elif scope.parent is not None:
@@ -1049,7 +1049,7 @@ def _declare(scope: _Scope, value: Value, item: TopLevelItem, path: _Path | None
         group.append(value)
 
 
-def _may_shadow(earlier: Value, scope: _Scope, holder: _Scope) -> bool:
+def _may_shadow(earlier: Value, scope: NameScope, holder: NameScope) -> bool:
     """Whether a name of `holder` (an outer scope) may be defined again in `scope`:
     across an op whose scoping we do not know, or when `earlier` is a result of an
     op whose region `scope` is in (MLIR defines an op's results after its regions,
@@ -1059,7 +1059,7 @@ def _may_shadow(earlier: Value, scope: _Scope, holder: _Scope) -> bool:
     owner = earlier.defining_op
     if owner is None or not owner.regions:
         return False
-    current: _Scope | None = scope
+    current: NameScope | None = scope
     while current is not None and current is not holder:
         if current.region is not None and current.region.parent_op is owner:
             return True
@@ -1067,7 +1067,7 @@ def _may_shadow(earlier: Value, scope: _Scope, holder: _Scope) -> bool:
     return False
 
 
-def _lookup(path: _Path, scope: _Scope, name: str) -> tuple[Value | None, _Scope | None]:
+def _lookup(path: _Path, scope: NameScope, name: str) -> tuple[Value | None, NameScope | None]:
     base, index = split_use_name(name) if "#" in name else (name, None)
     for visible in path.holders(base, scope):
         group = visible.values[base]
@@ -1110,7 +1110,7 @@ class _Positions:
 _OPERATION, _ENTER, _LEAVE = 0, 1, 2
 
 
-def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
+def _resolve(item: TopLevelItem, root: Operation, module_scope: NameScope) -> None:
     """Resolve every use under `root`, in document order."""
     positions = _Positions()
     reachability = _Reachability()
@@ -1118,7 +1118,7 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
     # A depth-first walk with an explicit stack of steps: resolve an operation's
     # operands in its scope, enter a region's scope (declaring what it defines), or
     # leave it once everything in it is resolved.
-    work: list[tuple[int, Operation | None, _Scope]] = [(_OPERATION, root, module_scope)]
+    work: list[tuple[int, Operation | None, NameScope]] = [(_OPERATION, root, module_scope)]
     while work:
         step, op, scope = work.pop()
         if step == _LEAVE:
@@ -1166,7 +1166,7 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: _Scope) -> None:
             checks_dominance = op.name in SSACFG_REGIONS
             opaque = skimmed or not knows_scoping(op.name)
             for region in reversed(op.regions):
-                inner = _Scope(
+                inner = NameScope(
                     scope, isolated, region, checks_dominance, skimmed=skimmed, opaque=opaque
                 )
                 work.append((_ENTER, None, inner))
@@ -1305,7 +1305,7 @@ def _collector_paused() -> Iterator[None]:
 
 def build_operation_item(
     op_node: Node,
-    module_scope: _Scope | None = None,
+    module_scope: NameScope | None = None,
     aliases: Mapping[str, AliasDef] | None = None,
 ) -> TopLevelItem:
     """Model one top-level `operation` node.
@@ -1319,7 +1319,7 @@ def build_operation_item(
 
 
 def _build_operation_item(
-    op_node: Node, module_scope: _Scope | None, aliases: Mapping[str, AliasDef] | None = None
+    op_node: Node, module_scope: NameScope | None, aliases: Mapping[str, AliasDef] | None = None
 ) -> TopLevelItem:
     item = TopLevelItem(Span.of(op_node))
     builder = _ItemBuilder(aliases)
@@ -1334,13 +1334,13 @@ def _build_operation_item(
             block.operations.append(child)
     builder.finish()
     item.used_aliases = builder.used_aliases
-    _resolve(item, root, module_scope or _Scope(None, False, None, False))
+    _resolve(item, root, module_scope or NameScope(None, False, None, False))
     return item
 
 
-def module_scope_of(items: list[TopLevelItem]) -> _Scope:
+def module_scope_of(items: list[TopLevelItem]) -> NameScope:
     """The implicit module's scope: values defined by top-level operations."""
-    scope = _Scope(None, False, None, False)
+    scope = NameScope(None, False, None, False)
     holder = TopLevelItem(Span(0, 0))
     for item in items:
         if item.operation is not None:
@@ -1368,7 +1368,7 @@ def _build_module(root: Node) -> ModuleModel:
     # Top-level values are visible to the regions of other top-level ops: declare
     # the results of every top-level op first, then build and resolve each item.
     shells = {index: _shallow_results(node) for index, node in op_nodes}
-    scope = _Scope(None, False, None, False)
+    scope = NameScope(None, False, None, False)
     holder = TopLevelItem(Span(0, 0))
     for values in shells.values():
         for value in values:
@@ -1408,7 +1408,7 @@ def _shallow_results(op_node: Node) -> list[Value]:
     return values
 
 
-def _adopt_results(scope: _Scope, placeholders: list[Value], real: list[Value]) -> None:
+def _adopt_results(scope: NameScope, placeholders: list[Value], real: list[Value]) -> None:
     """Replace placeholder top-level values by the real ones, keeping their uses."""
     for placeholder, value in zip(placeholders, real, strict=False):
         value.uses = placeholder.uses + value.uses

@@ -12,7 +12,7 @@ no types: an unknown type is never an error, a wrong one would be.
 from __future__ import annotations
 
 from affine_lsp.ir.types import INDEX, Type, element_type, type_from_node
-from affine_lsp.syntax.nodes import Node, text
+from affine_lsp.syntax import Node, text
 
 _TYPE_NODES = frozenset(
     {

@@ -21,7 +21,7 @@ affine.yield and affine.delinearize_index/linearize_index.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from affine_lsp.ir.affine import AffineMap, IntegerSet
 from affine_lsp.ir.attributes import (
@@ -48,10 +48,18 @@ from affine_lsp.ir.model import (
     Use,
 )
 from affine_lsp.ir.types import INDEX, VectorType
-from affine_lsp.syntax.nodes import Node, Span
+from affine_lsp.syntax import Node, Span
 
-if TYPE_CHECKING:
-    from affine_lsp.ir.build import _ItemBuilder
+
+class Builder(Protocol):
+    """What the specialisers need of the builder of the item (`ir.build`)."""
+
+    def map_ref(self, node: Node | None) -> MapRef | None: ...
+
+    def resolve(self, ref: MapRef | None) -> AffineMap | IntegerSet | None: ...
+
+    def after_regions(self, action: Callable[[], None]) -> None: ...
+
 
 GENERIC_CLASSES: dict[str, type[Operation]] = {
     "affine.apply": AffineApplyOp,
@@ -91,13 +99,13 @@ def _split(uses: list[Use], inputs: AffineMap | IntegerSet | None) -> tuple[list
     return dims, symbols
 
 
-def _map(builder: _ItemBuilder, node: Node | None) -> tuple[MapRef | None, AffineMap | None]:
+def _map(builder: Builder, node: Node | None) -> tuple[MapRef | None, AffineMap | None]:
     ref = builder.map_ref(node)
     resolved = builder.resolve(ref)
     return ref, resolved if isinstance(resolved, AffineMap) else None
 
 
-def _apply(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+def _apply(builder: Builder, op: Operation, attributes: dict[str, Node]) -> None:
     assert isinstance(op, AffineApplyOp)
     op.map_ref, affine_map = _map(builder, attributes.get("map"))
     op.dims, op.symbols = _split(op.operands, affine_map)
@@ -113,7 +121,7 @@ _ACCESS_LAYOUT = {
 }
 
 
-def _access(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+def _access(builder: Builder, op: Operation, attributes: dict[str, Node]) -> None:
     assert isinstance(op, AffineAccessOp)
     value_at, memref_at = _ACCESS_LAYOUT[op.name]
     uses = op.operands
@@ -170,7 +178,7 @@ def _segments(attributes: dict[str, Node], count: int, total: int) -> list[int]:
     return sizes
 
 
-def _for(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+def _for(builder: Builder, op: Operation, attributes: dict[str, Node]) -> None:
     assert isinstance(op, AffineForOp)
     lower_count, upper_count, init_count = _segments(attributes, 3, len(op.operands))
     groups = (
@@ -212,7 +220,7 @@ def _for_region_arguments(op: AffineForOp, inits: list[Use]) -> None:
         op.iter_args.append((argument, init))
 
 
-def _if(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+def _if(builder: Builder, op: Operation, attributes: dict[str, Node]) -> None:
     assert isinstance(op, AffineIfOp)
     op.condition = builder.map_ref(attributes.get("condition"))
     resolved = builder.resolve(op.condition)
@@ -220,7 +228,7 @@ def _if(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> No
     op.dims, op.symbols = _split(op.operands, condition)
 
 
-def _dma(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+def _dma(builder: Builder, op: Operation, attributes: dict[str, Node]) -> None:
     """`(src, src operands..., dst, dst operands..., tag, tag operands..., count[, stride,
     per stride])` for dma_start, `(tag, tag operands..., count)` for dma_wait, each group
     as long as its map has inputs."""
@@ -244,7 +252,7 @@ def _dma(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> N
         op.num_elements.role = "num_elements"
 
 
-def _parallel(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+def _parallel(builder: Builder, op: Operation, attributes: dict[str, Node]) -> None:
     assert isinstance(op, AffineParallelOp)
     position = 0
     for side in ("lower", "upper"):
@@ -287,7 +295,7 @@ def _parallel_region_arguments(op: AffineParallelOp) -> None:
         op.induction_variables.append(argument)
 
 
-def _basis(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+def _basis(builder: Builder, op: Operation, attributes: dict[str, Node]) -> None:
     """`static_basis` with its dynamic entries given by the trailing operands."""
     assert isinstance(op, IndexBasisOp)
     static = attributes.get("static_basis")
@@ -315,11 +323,11 @@ def _basis(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) ->
     op.basis_span = Span.of(static)
 
 
-def _nothing(builder: _ItemBuilder, op: Operation, attributes: dict[str, Node]) -> None:
+def _nothing(builder: Builder, op: Operation, attributes: dict[str, Node]) -> None:
     return None
 
 
-_SPECIALISERS: dict[str, Callable[[_ItemBuilder, Operation, dict[str, Node]], None]] = {
+_SPECIALISERS: dict[str, Callable[[Builder, Operation, dict[str, Node]], None]] = {
     "affine.apply": _apply,
     "affine.min": _apply,
     "affine.max": _apply,
@@ -335,7 +343,7 @@ _SPECIALISERS: dict[str, Callable[[_ItemBuilder, Operation, dict[str, Node]], No
 }
 
 
-def specialise(builder: _ItemBuilder, op: Operation, body: Node) -> None:
+def specialise(builder: Builder, op: Operation, body: Node) -> None:
     """Fill the model fields of a generic-form affine op (no-op for other ops)."""
     specialiser = _SPECIALISERS.get(op.name)
     if specialiser is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from affine_lsp.ir.affine import AffineConst, AffineMap, AffineSymbol, IntegerSet
 from affine_lsp.ir.types import Type
-from affine_lsp.syntax.nodes import Node, Span
+from affine_lsp.syntax import Node, Span
 
 # -- values and uses --------------------------------------------------------------
 

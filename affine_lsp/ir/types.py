@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 
 from affine_lsp.ir.affine import AffineDim, AffineMap
-from affine_lsp.syntax.nodes import Node, text
+from affine_lsp.ir.affine_syntax import map_from_node
+from affine_lsp.syntax import Node, text
 
 DYNAMIC = None
 """A `?` dimension in a shape."""
@@ -271,8 +272,6 @@ def layout_text(layout: Node, rank: int | None) -> str | None:
     if layout.type == "strided_layout" and not layout.has_error:
         return canonical_strided(text(layout))
     if layout.type == "affine_map" and not layout.has_error:
-        from affine_lsp.ir.affine_syntax import map_from_node  # (imports this module)
-
         layout_map = map_from_node(layout)
         canonical = AffineMap(layout_map.num_dims, layout_map.num_symbols, layout_map.results)
         if canonical.is_identity and canonical.num_dims == (rank if rank is not None else -1):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp, AffineParallelOp, Block, ModuleModel, Operation
+from affine_lsp.ir import AffineForOp, AffineParallelOp, Block, ModuleModel, Operation
 from affine_lsp.poly.budgets import DEPENDENCE, Budget
 from affine_lsp.poly.forms import fraction
 from affine_lsp.poly.names import exact_to_source, pretty_identifier
@@ -43,7 +43,7 @@ def _block_path(op: Operation) -> list[tuple[Block, Operation]]:
     return path
 
 
-def _common_block(first: Operation, second: Operation) -> tuple[Block, int, int] | None:
+def common_block(first: Operation, second: Operation) -> tuple[Block, int, int] | None:
     """The innermost block holding both ops (or their ancestors) and their positions."""
     second_path = {id(block): (block, op) for block, op in _block_path(second)}
     for block, op in _block_path(first):
@@ -173,7 +173,7 @@ def dependences(
 ) -> list[Dependence] | Unknown:
     """Every dependence between the accesses in `first` and those in `second` (ops or
     nests; the same op for dependences inside one nest), in both directions."""
-    common = _common_block(first, second)
+    common = common_block(first, second)
     if common is None:
         return Unknown("the two ops are not in the same function")
     block, position_a, position_b = common

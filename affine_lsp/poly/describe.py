@@ -8,16 +8,17 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineAccessOp,
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
     MemRefAccessOp,
+    MemRefType,
     ModuleModel,
     Operation,
+    VectorType,
 )
-from affine_lsp.ir.types import MemRefType, VectorType
 from affine_lsp.poly.budgets import HOVER, Budget
 from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
 from affine_lsp.poly.exprs import Resolver, Term, minmax

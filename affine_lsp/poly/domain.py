@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineBound,
     AffineForOp,
     AffineIfOp,

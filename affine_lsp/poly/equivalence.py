@@ -109,6 +109,7 @@ def _accesses(window: Window, arrays: set[str]) -> isl.UnionMap:
 
 def _original_flow(original: Window, live: set[str]) -> tuple[dict[str, isl.Set], Flow]:
     """The original's dataflow (cached on the window: it is the same for every candidate)."""
+    cache: dict[frozenset[str], tuple[dict[str, isl.Set], Flow]]
     cache = original.__dict__.setdefault("_flows", {})
     key = frozenset(live)
     if key not in cache:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from affine_lsp.ir.affine import (
+from affine_lsp.ir import (
+    AffineApplyOp,
     AffineBinary,
     AffineConst,
     AffineDim,
@@ -21,10 +22,14 @@ from affine_lsp.ir.affine import (
     AffineMap,
     AffineNeg,
     AffineSymbol,
+    AliasDef,
     IntegerSet,
+    MapRef,
+    Operation,
+    Use,
+    Value,
+    parse_integer,
 )
-from affine_lsp.ir.affine_syntax import parse_integer
-from affine_lsp.ir.model import AffineApplyOp, AliasDef, MapRef, Operation, Use, Value
 from affine_lsp.poly.names import NameTable
 from affine_lsp.poly.session import NotAffine
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from affine_lsp.ir.model import Value
+from affine_lsp.ir import Value
 
 _ISL_KEYWORDS = frozenset(
     {"and", "or", "not", "mod", "floor", "ceil", "min", "max", "exists", "true", "false"}

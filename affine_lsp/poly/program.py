@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineAccessOp,
     AffineForOp,
     AffineIfOp,
@@ -132,7 +132,7 @@ class Statement:
     schedule: isl.Map | None = None
 
 
-def _window_ops(ops: list[Operation]) -> Iterator[tuple[Operation, list[object]]]:
+def window_ops(ops: list[Operation]) -> Iterator[tuple[Operation, list[object]]]:
     """Every op under `ops` with its schedule path (positions and iv values), in order."""
     stack: list[tuple[Operation, list[object]]] = [
         (op, [position]) for position, op in reversed(list(enumerate(ops)))
@@ -189,7 +189,7 @@ class Window:
     # -- construction -------------------------------------------------------------
 
     def _build(self) -> None:
-        for op, path in _window_ops(self.ops):
+        for op, path in window_ops(self.ops):
             if isinstance(op, AffineForOp | AffineIfOp):
                 continue
             if isinstance(op, AffineParallelOp):

@@ -27,7 +27,7 @@ from typing import TypeVar
 
 import islpy as isl
 
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
@@ -37,7 +37,7 @@ from affine_lsp.ir.model import (
 )
 from affine_lsp.poly import budgets
 from affine_lsp.poly.budgets import Budget, PictureLimits
-from affine_lsp.poly.dependence import _common_block, relations
+from affine_lsp.poly.dependence import common_block, relations
 from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
 from affine_lsp.poly.exprs import Resolver
 from affine_lsp.poly.names import NameTable, exact_to_source, pretty_identifier
@@ -209,7 +209,7 @@ class _Drawing:
         for level in self.levels:
             dims += len(level.ivs)
             if dims > depth and isinstance(level.op, LOOPS):
-                common = _common_block(op, level.op)
+                common = common_block(op, level.op)
                 return common is None or common[1] < common[2]
         return True
 

@@ -5,7 +5,8 @@ What other layers use:
     create_server()   a server with every handler of `HANDLERS` registered
     warm_up(protocol) convert typical messages once, before serving
     answers_are_not_errors   a log filter for pygls's log of deliberate error answers
-    HANDLERS          the table of LSP methods and their handlers
+    HANDLERS          the table of LSP methods and their handlers (rows: `Handler`)
+    AffineLanguageServer   the server's class (open documents, analysis, publishing)
     diagnostic_data, TokenEncoder   how diagnostics and semantic tokens go on the wire
 """
 

@@ -23,7 +23,7 @@ CHECK_WORKSPACE = "affine-lsp.checkWorkspace"
 
 
 @guarded({"files": 0, "errors": 0, "warnings": 0})
-async def check_workspace(ls: AffineLanguageServer, *folder_uris):
+async def check_workspace(ls: AffineLanguageServer, *folder_uris: object) -> dict:
     return await _check_workspace(ls, [str(u) for u in folder_uris])
 
 

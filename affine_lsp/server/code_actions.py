@@ -40,7 +40,9 @@ def _disabled(reason: str | None) -> types.CodeActionDisabled | None:
 
 
 @guarded([])
-async def code_action(ls: AffineLanguageServer, params: types.CodeActionParams):
+async def code_action(
+    ls: AffineLanguageServer, params: types.CodeActionParams
+) -> list[types.CodeAction]:
     open_document = ls.documents.get(params.text_document.uri)
     if open_document is None:
         return []
@@ -49,7 +51,7 @@ async def code_action(ls: AffineLanguageServer, params: types.CodeActionParams):
     version = open_document.version
     span = span_of(document, params.range)
     only = [str(k) for k in params.context.only] if params.context.only else None
-    result = []
+    result: list[types.CodeAction] = []
     if code_actions.wanted(only, code_actions.QUICKFIX):
         for fix in code_actions.quick_fixes(analysis, span.start_byte, span.end_byte):
             diagnostics = [lsp_diagnostic(document, open_document.uri, d) for d in fix.diagnostics]
@@ -89,7 +91,9 @@ async def code_action(ls: AffineLanguageServer, params: types.CodeActionParams):
 
 
 @guarded()
-async def resolve_code_action(ls: AffineLanguageServer, params: types.CodeAction):
+async def resolve_code_action(
+    ls: AffineLanguageServer, params: types.CodeAction
+) -> types.CodeAction:
     data = params.data if isinstance(params.data, dict) else {}
     entry = ls.resolvable.get(str(data.get("id")))
     if entry is None:

@@ -4,6 +4,8 @@ Registered in `handlers.HANDLERS`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -36,7 +38,7 @@ _COMPLETION_KINDS = {
 _INLAY_KINDS = {"type": types.InlayHintKind.Type, "parameter": types.InlayHintKind.Parameter}
 
 
-def _member(params, name: str):
+def _member(params: Any, name: str) -> Any:
     """A field of custom-request params (pygls gives a dict or a named tuple)."""
     if isinstance(params, dict):
         return params.get(name)
@@ -76,7 +78,7 @@ def hover_request(ls: AffineLanguageServer, params: types.HoverParams) -> types.
 
 
 @guarded({"domain": None, "message": "internal error: see the server log"})
-def iteration_domain(ls: AffineLanguageServer, params) -> dict:
+def iteration_domain(ls: AffineLanguageServer, params: Any) -> dict:
     uri = str(_member(_member(params, "textDocument"), "uri") or "")
     analysis = _analysis(ls, uri)
     if analysis is None:
@@ -112,7 +114,9 @@ def references(ls: AffineLanguageServer, params: types.ReferenceParams) -> list[
 
 
 @guarded()
-def prepare_rename(ls: AffineLanguageServer, params: types.PrepareRenameParams):
+def prepare_rename(
+    ls: AffineLanguageServer, params: types.PrepareRenameParams
+) -> types.PrepareRenamePlaceholder | None:
     analysis = _analysis(ls, params.text_document.uri)
     if analysis is None:
         return None
@@ -128,7 +132,7 @@ def prepare_rename(ls: AffineLanguageServer, params: types.PrepareRenameParams):
 
 
 @guarded()
-def rename(ls: AffineLanguageServer, params: types.RenameParams):
+def rename(ls: AffineLanguageServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
     open_document = ls.documents.get(params.text_document.uri)
     if open_document is None:
         return None
@@ -149,7 +153,9 @@ def rename(ls: AffineLanguageServer, params: types.RenameParams):
 
 
 @guarded(RawResult([]))
-async def document_symbol(ls: AffineLanguageServer, params: types.DocumentSymbolParams):
+async def document_symbol(
+    ls: AffineLanguageServer, params: types.DocumentSymbolParams
+) -> RawResult:
     open_document = ls.documents.get(params.text_document.uri)
     if open_document is None:
         return RawResult([])
@@ -159,13 +165,13 @@ async def document_symbol(ls: AffineLanguageServer, params: types.DocumentSymbol
 
 
 @guarded(RawResult([]))
-def folding_range(ls: AffineLanguageServer, params: types.FoldingRangeParams):
+def folding_range(ls: AffineLanguageServer, params: types.FoldingRangeParams) -> RawResult:
     open_document = ls.documents.get(params.text_document.uri)
     if open_document is None:
         return RawResult([])
     folds = []
     for fold in open_document.folding.ranges(open_document.analysis):
-        data = {"startLine": fold.start_line, "endLine": fold.end_line}
+        data: dict[str, object] = {"startLine": fold.start_line, "endLine": fold.end_line}
         if fold.kind is not None:
             data["kind"] = fold.kind
         folds.append(data)
@@ -173,7 +179,9 @@ def folding_range(ls: AffineLanguageServer, params: types.FoldingRangeParams):
 
 
 @guarded(RawResult({"data": []}))
-async def semantic_tokens(ls: AffineLanguageServer, params: types.SemanticTokensParams):
+async def semantic_tokens(
+    ls: AffineLanguageServer, params: types.SemanticTokensParams
+) -> RawResult:
     analysis = _analysis(ls, params.text_document.uri)
     if analysis is None:
         return RawResult({"data": []})
@@ -188,7 +196,9 @@ async def semantic_tokens(ls: AffineLanguageServer, params: types.SemanticTokens
 
 
 @guarded(types.SemanticTokens(data=[]))
-def semantic_tokens_range(ls: AffineLanguageServer, params: types.SemanticTokensRangeParams):
+def semantic_tokens_range(
+    ls: AffineLanguageServer, params: types.SemanticTokensRangeParams
+) -> types.SemanticTokens:
     analysis = _analysis(ls, params.text_document.uri)
     if analysis is None:
         return types.SemanticTokens(data=[])
@@ -200,7 +210,7 @@ def semantic_tokens_range(ls: AffineLanguageServer, params: types.SemanticTokens
 
 
 @guarded([])
-def inlay_hint(ls: AffineLanguageServer, params: types.InlayHintParams):
+def inlay_hint(ls: AffineLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
     analysis = _analysis(ls, params.text_document.uri)
     if analysis is None:
         return []
@@ -220,7 +230,9 @@ def inlay_hint(ls: AffineLanguageServer, params: types.InlayHintParams):
 
 
 @guarded(types.CompletionList(is_incomplete=False, items=[]))
-def completion_request(ls: AffineLanguageServer, params: types.CompletionParams):
+def completion_request(
+    ls: AffineLanguageServer, params: types.CompletionParams
+) -> types.CompletionList:
     analysis = _analysis(ls, params.text_document.uri)
     if analysis is None:
         return types.CompletionList(is_incomplete=False, items=[])

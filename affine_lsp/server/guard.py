@@ -8,21 +8,23 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pygls.exceptions import JsonRpcException
 
 logger = logging.getLogger("affine_lsp.server")
 
+HandlerFunction = TypeVar("HandlerFunction", bound=Callable[..., Any])
 
-def guarded(empty: Any = None) -> Callable:
+
+def guarded(empty: Any = None) -> Callable[[HandlerFunction], HandlerFunction]:
     """Decorate a handler: exceptions become a log entry and `empty` as the result."""
 
-    def decorate(handler: Callable) -> Callable:
+    def decorate(handler: HandlerFunction) -> HandlerFunction:
         if inspect.iscoroutinefunction(handler):
 
             @functools.wraps(handler)
-            async def run_async(*args, **kwargs):
+            async def run_async(*args: Any, **kwargs: Any) -> Any:
                 try:
                     return await handler(*args, **kwargs)
                 except JsonRpcException:
@@ -31,10 +33,10 @@ def guarded(empty: Any = None) -> Callable:
                     logger.exception("%s failed", handler.__name__)
                     return empty
 
-            return run_async
+            return cast(HandlerFunction, run_async)
 
         @functools.wraps(handler)
-        def run(*args, **kwargs):
+        def run(*args: Any, **kwargs: Any) -> Any:
             try:
                 return handler(*args, **kwargs)
             except JsonRpcException:
@@ -43,6 +45,6 @@ def guarded(empty: Any = None) -> Callable:
                 logger.exception("%s failed", handler.__name__)
                 return empty
 
-        return run
+        return cast(HandlerFunction, run)
 
     return decorate

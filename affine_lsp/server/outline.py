@@ -18,8 +18,7 @@ from lsprotocol import types
 from affine_lsp.ide import symbols
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.records import ItemRecord
-from affine_lsp.syntax import SourceDocument
-from affine_lsp.syntax.lines import LocalLines
+from affine_lsp.syntax import LocalLines, SourceDocument
 
 SYMBOL_KINDS = {
     "alias": types.SymbolKind.Constant,

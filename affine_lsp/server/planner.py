@@ -29,6 +29,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from affine_lsp.checks import TextEdit
@@ -114,7 +115,7 @@ class _Worker:
         self._process, self._connection = process, parent
         threading.Thread(target=self._read, args=(parent,), daemon=True).start()
 
-    def _read(self, connection) -> None:
+    def _read(self, connection: Connection) -> None:
         while True:
             try:
                 answer = connection.recv()
@@ -137,7 +138,7 @@ class _Worker:
         self._inbox = inbox
         threading.Thread(target=run, name="affine-lsp-planner", daemon=True).start()
 
-    def _post(self, function: Callable, argument) -> None:
+    def _post(self, function: Callable[[Any], None], argument: Any) -> None:
         try:
             self._loop.call_soon_threadsafe(function, argument)
         except RuntimeError:  # the loop is closed: the server is gone
@@ -274,7 +275,9 @@ class Planner:
         at = item_start + anchor[1]
         return [(a, item_start, PlannedRef(anchor[0], at, at, a.title)) for a in actions]
 
-    async def resolve(self, document: OpenDocument, ref: PlannedRef):
+    async def resolve(
+        self, document: OpenDocument, ref: PlannedRef
+    ) -> tuple[list[TextEdit], str | None] | None:
         """The edits of a planned action of the current version: (edits, None) or
         ([], why not); None if the document changed meanwhile."""
         analysis = document.analysis
@@ -423,10 +426,10 @@ class Planner:
         self,
         document: OpenDocument,
         method: str,
-        *arguments,
+        *arguments: Any,
         urgent: bool = True,
         keep: Callable[[Any], None] | None = None,
-    ):
+    ) -> Any:
         """A `planning.Planning` method, in the worker; None if `document` changes
         before the call is sent. `keep` gets the result once it is there."""
         future = self._new_future()

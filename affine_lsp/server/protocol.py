@@ -19,6 +19,7 @@ import asyncio
 import inspect
 import json
 import logging
+from collections.abc import Generator
 from typing import Any
 
 from lsprotocol import types
@@ -54,24 +55,30 @@ class RawResult:
 class AffineProtocol(LanguageServerProtocol):
     """LanguageServerProtocol whose document sync is left to the server."""
 
-    def _forward(self, method: str, params: Any):
+    def _forward(self, method: str, params: Any) -> Generator[Any, Any, None]:
         handler = self.fm.features.get(method)
         if handler is not None:
             yield handler, (params,), None
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
+    def lsp_text_document__did_open(
+        self, params: types.DidOpenTextDocumentParams
+    ) -> Generator[Any, Any, None]:
         yield from self._forward(types.TEXT_DOCUMENT_DID_OPEN, params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
         yield from self._forward(types.TEXT_DOCUMENT_DID_CHANGE, params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
+    def lsp_text_document__did_close(
+        self, params: types.DidCloseTextDocumentParams
+    ) -> Generator[Any, Any, None]:
         yield from self._forward(types.TEXT_DOCUMENT_DID_CLOSE, params)
 
-    def structure_message(self, data: dict[str, Any]):
+    def structure_message(self, data: dict[str, Any]) -> Any:
         """As pygls, but a request whose params cannot be read gets an error answer
         (pygls would only log it, leaving the client waiting)."""
         try:
@@ -82,7 +89,12 @@ class AffineProtocol(LanguageServerProtocol):
                 self._send_response(data["id"], error=error.to_response_error())
             raise
 
-    def _send_response(self, msg_id, result=None, error=None):
+    def _send_response(
+        self,
+        msg_id: str | int,
+        result: Any | None = None,
+        error: types.ResponseError | None = None,
+    ) -> None:
         """As pygls, except that a `RawResult` skips cattrs (large outlines, folds)."""
         if error is None and isinstance(result, RawResult):
             self._result_types.pop(msg_id, None)
@@ -93,7 +105,7 @@ class AffineProtocol(LanguageServerProtocol):
             return
         super()._send_response(msg_id, result, error)
 
-    def _send_json_bytes(self, msg_id, body: bytes) -> None:
+    def _send_json_bytes(self, msg_id: str | int, body: bytes) -> None:
         """Write a response around an encoded result (header and body apart, so
         that a large result is not copied once more)."""
         if self.writer is None:

@@ -111,7 +111,7 @@ class AffineLanguageServer(LanguageServer):
         assert isinstance(self.protocol, AffineProtocol)
         return self.protocol
 
-    def report_server_error(self, error: Exception, source) -> None:
+    def report_server_error(self, error: Exception, source: object) -> None:
         """Log server-side errors; they are not the user's to see in a pop-up.
         Error answers the server chose to send are only worth a debug line."""
         level = logging.DEBUG if isinstance(error, JsonRpcException) else logging.ERROR
@@ -313,7 +313,7 @@ class Progress:
             types.PROGRESS, {"token": self._token, "value": value}
         )
 
-    def _created(self, *_args) -> None:
+    def _created(self, *_args: object) -> None:
         if self._token is not None:
             self._send({"kind": "begin", "title": self._title, "percentage": 0})
             self._begun = True

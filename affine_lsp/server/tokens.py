@@ -5,8 +5,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from affine_lsp.ide import semantic_tokens as tokens
-from affine_lsp.syntax import SourceDocument
-from affine_lsp.syntax.lines import column_units
+from affine_lsp.syntax import SourceDocument, column_units
 
 LEGEND = types.SemanticTokensLegend(
     token_types=tokens.TOKEN_TYPES, token_modifiers=tokens.TOKEN_MODIFIERS

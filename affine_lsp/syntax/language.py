@@ -15,6 +15,13 @@ def mlir_language() -> tree_sitter.Language:
     return tree_sitter.Language(_binding.language())
 
 
+def mlir_query(source: str) -> tree_sitter.Query:
+    """A query over the MLIR grammar. (tree-sitter's stubs type `Query` with
+    `typing.Self`, which type checkers do not know for Python 3.10: typed here.)"""
+    query: tree_sitter.Query = tree_sitter.Query(mlir_language(), source)
+    return query
+
+
 def new_parser() -> tree_sitter.Parser:
     """A fresh parser for MLIR. Parsers are not thread-safe: one per owner."""
     return tree_sitter.Parser(mlir_language())

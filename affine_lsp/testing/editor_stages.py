@@ -5,8 +5,10 @@ at the fuzzer's offsets, through the `ide` call its handler makes. Registered in
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from contextlib import suppress
+from typing import Protocol
 
 from lsprotocol import types
 
@@ -24,11 +26,21 @@ from affine_lsp.ide import semantic_tokens as tokens
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.code_actions import REFACTORINGS, quick_fixes
 from affine_lsp.ide.records import OPERATION
-from affine_lsp.poly import budgets
-from affine_lsp.poly.space import LOOPS
-from affine_lsp.syntax import ContentChange
+from affine_lsp.ir import ModuleModel
+from affine_lsp.poly import LOOPS, budgets
+from affine_lsp.syntax import ContentChange, SourceDocument
 
 ITERATION_DOMAIN = "affine-lsp/iterationDomain"
+
+
+class StageContext(Protocol):
+    """What these stages read of the fuzzer's context (`fuzz.FuzzContext`)."""
+
+    document: SourceDocument
+    model: ModuleModel
+    rng: random.Random
+    offsets: list[int]
+    editor_analysis: DocumentAnalysis | None
 
 
 def _rename(analysis: DocumentAnalysis, offset: int) -> None:
@@ -89,7 +101,7 @@ NOT_HERE: dict[str, str] = {
 """Methods of the table these stages do not call, and what covers them instead."""
 
 
-def _methods(stages: dict) -> list[str]:
+def _methods(stages: dict[str, Callable[..., object]]) -> list[str]:
     """The server's methods that `stages` covers, in the table's order; a method of the
     table that no stage covers (nor `NOT_HERE` explains) is an error."""
     from affine_lsp.server import HANDLERS
@@ -106,17 +118,17 @@ def _methods(stages: dict) -> list[str]:
     return [row.method for row in HANDLERS if row.method in stages]
 
 
-def _analysis(ctx) -> DocumentAnalysis:
+def _analysis(ctx: StageContext) -> DocumentAnalysis:
     """The analysis of the document as opened (of a copy: `_edits` goes on to edit it)."""
-    analysis = getattr(ctx, "_editor_analysis", None)
+    analysis = ctx.editor_analysis
     if analysis is None:
         analysis = DocumentAnalysis(ctx.document.snapshot())
         analysis.analyse_all()
-        ctx._editor_analysis = analysis
+        ctx.editor_analysis = analysis
     return analysis
 
 
-def _requests(ctx) -> None:
+def _requests(ctx: StageContext) -> None:
     analysis = _analysis(ctx)
     methods = _methods(AT_OFFSET)
     for offset in ctx.offsets:
@@ -124,17 +136,17 @@ def _requests(ctx) -> None:
             AT_OFFSET[method](analysis, offset)
 
 
-def _whole_document(ctx) -> None:
+def _whole_document(ctx: StageContext) -> None:
     analysis = _analysis(ctx)
     for method in _methods(WHOLE_DOCUMENT):
         WHOLE_DOCUMENT[method](analysis)
 
 
-def _edits(ctx) -> None:
+def _edits(ctx: StageContext) -> None:
     """Random edits through the incremental analysis of the opened document (which
     is then no longer the requests' analysis)."""
     analysis = _analysis(ctx)
-    del ctx._editor_analysis
+    ctx.editor_analysis = None
     for _ in range(3):
         size = len(analysis.document.data)
         start = ctx.rng.randint(0, size)
@@ -147,7 +159,7 @@ def _edits(ctx) -> None:
         analysis.diagnostics()
 
 
-def _pictures(ctx) -> None:
+def _pictures(ctx: StageContext) -> None:
     """The picture of the first loop's iteration space (as the hover draws it, within
     the fuzz budget), and a hover with its picture at the first offset."""
     loop = next((op for op in ctx.model.walk() if isinstance(op, LOOPS)), None)
@@ -165,7 +177,7 @@ def _pictures(ctx) -> None:
         hover.hover(analysis, offset, pictures=True)
 
 
-STAGES = {
+STAGES: dict[str, Callable[[StageContext], None]] = {
     "editor_requests": _requests,
     "editor_pictures": _pictures,
     "editor_document": _whole_document,

@@ -10,18 +10,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from affine_lsp.checks import check_document
-from affine_lsp.ir import build_module
-from affine_lsp.ir.model import (
+from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ir import (
     AffineAccessOp,
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
     ModuleModel,
+    build_module,
 )
 from affine_lsp.poly import budgets, describe_access, describe_condition, describe_loop
 from affine_lsp.syntax import SourceDocument, syntax_problems
-from affine_lsp.transforms.fusion.actions import FusionAction, fusion_actions
-from affine_lsp.transforms.loops.actions import LoopAction, loop_actions
+from affine_lsp.transforms.fusion import FusionAction, fusion_actions
+from affine_lsp.transforms.loops import LoopAction, loop_actions
 
 
 @dataclass
@@ -32,6 +33,8 @@ class FuzzContext:
     offsets: list[int]
     fusion_actions: list[FusionAction] = field(default_factory=list)
     loop_actions: list[LoopAction] = field(default_factory=list)
+    # The editor stages' analysis of the document as opened (`editor_stages`).
+    editor_analysis: DocumentAnalysis | None = None
 
 
 Stage = Callable[[FuzzContext], object]

@@ -16,14 +16,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir import build_module
-from affine_lsp.ir.affine import format_expr
-from affine_lsp.ir.model import AffineForOp, AffineParallelOp, FuncOp, ModuleModel, Subscripts
-from affine_lsp.syntax import SourceDocument
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import (
+    AffineForOp,
+    AffineParallelOp,
+    FuncOp,
+    ModuleModel,
+    Subscripts,
+    build_module,
+    format_expr,
+)
+from affine_lsp.syntax import SourceDocument, Span
 from affine_lsp.testing import oracle
-from affine_lsp.transforms.edits import apply_edits
+from affine_lsp.transforms import apply_edits
 from affine_lsp.transforms.loops import (
     DISTRIBUTE,
     HOIST,
@@ -176,12 +181,12 @@ def run_mlir_pass(
 ) -> str:
     """same | different | unchanged | crashed | failed: what MLIR's pass does here."""
     tools = oracle.toolchain()
-    done = oracle._run([tools.mlir_opt, "-", *flags], text, timeout)
+    done = oracle.run_tool([tools.mlir_opt, "-", *flags], text, timeout)
     if done.timed_out or done.crashed or done.returncode != 0:
         return "crashed" if done.crashed else "failed"
     verdict, _ = judge(text, done.stdout, original, timeout)
     if verdict == "same":
-        unchanged = oracle._run([tools.mlir_opt, "-"], text, timeout)
+        unchanged = oracle.run_tool([tools.mlir_opt, "-"], text, timeout)
         return "unchanged" if unchanged.stdout == done.stdout else "same"
     return verdict
 

@@ -20,7 +20,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from affine_lsp.testing.progen import Buffer, _render_main
+from affine_lsp.testing.progen import Buffer, render_main
 
 SIZE = 8
 SYMBOL = "%n"
@@ -405,7 +405,7 @@ class _Generator:
             "",
         ]
         buffers = [Buffer(b, self.rank, SIZE, self.elem, True) for b in self.buffers]
-        lines += _render_main(buffers, {"%n0": SYMBOL_VALUE}, self.elem, self.seed)
+        lines += render_main(buffers, {"%n0": SYMBOL_VALUE}, self.elem, self.seed)
         return Nest(
             "\n".join(lines) + "\n", self.seed, self.depth, frozenset(self.features), self.elem
         )

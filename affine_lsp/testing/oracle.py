@@ -171,7 +171,8 @@ class Completed:
         return self.returncode < 0 or any(marker in self.stderr for marker in _CRASH_MARKERS)
 
 
-def _run(argv: Sequence[str | Path], stdin: str, timeout: float) -> Completed:
+def run_tool(argv: Sequence[str | Path], stdin: str, timeout: float) -> Completed:
+    """Run a tool on `stdin` and capture its output; a timeout gives `timed_out`, not an error."""
     try:
         proc = subprocess.run(
             [str(arg) for arg in argv],
@@ -257,7 +258,7 @@ class VerifyResult:
 def verify(text: str, timeout: float = DEFAULT_TIMEOUT) -> VerifyResult:
     """Parse and verify ``text`` with mlir-opt (no passes); report its diagnostics."""
     tools = toolchain()
-    done = _run([tools.mlir_opt, "-", "-o", os.devnull], text, timeout)
+    done = run_tool([tools.mlir_opt, "-", "-o", os.devnull], text, timeout)
     ok = done.returncode == 0 and not done.timed_out
     return VerifyResult(ok, parse_diagnostics(done.stderr), done.stderr, done.timed_out)
 
@@ -296,7 +297,7 @@ class RunResult:
 def lower(text: str, timeout: float = DEFAULT_TIMEOUT) -> Completed:
     """Lower an affine/scf/memref/arith/func program to the LLVM dialect."""
     tools = toolchain()
-    return _run([tools.mlir_opt, "-", *LOWERING_PASSES], text, timeout)
+    return run_tool([tools.mlir_opt, "-", *LOWERING_PASSES], text, timeout)
 
 
 def lower_and_run(text: str, entry: str = "main", timeout: float = DEFAULT_TIMEOUT) -> RunResult:
@@ -316,7 +317,7 @@ def lower_and_run(text: str, entry: str = "main", timeout: float = DEFAULT_TIMEO
         "-entry-point-result=void",
         f"-shared-libs={libs}",
     ]
-    done = _run(argv, lowered.stdout, timeout)
+    done = run_tool(argv, lowered.stdout, timeout)
     return RunResult(done.stdout, done.stderr, done.returncode, done.timed_out, "run")
 
 
@@ -343,7 +344,7 @@ def run_mlir_fusion(text: str, options: str = "", timeout: float = DEFAULT_TIMEO
     """Run MLIR's ``affine-loop-fusion`` pass (e.g. ``options="mode=producer"``) over ``text``."""
     tools = toolchain()
     flag = "--affine-loop-fusion" + (f"={options.strip()}" if options.strip() else "")
-    done = _run([tools.mlir_opt, "-", flag], text, timeout)
+    done = run_tool([tools.mlir_opt, "-", flag], text, timeout)
     ok = done.returncode == 0 and not done.timed_out and not done.crashed
     return FusionResult(
         done.stdout if ok else None,

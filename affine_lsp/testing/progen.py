@@ -16,6 +16,9 @@ import itertools
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
+
+Choice = TypeVar("Choice")
 
 FEATURES: tuple[str, ...] = (
     "producer_consumer_temp",
@@ -203,7 +206,7 @@ class Buffer:
         return "memref<" + "x".join(map(str, self.shape)) + f"x{self.elem}>"
 
     def cells(self) -> int:
-        return self.size**self.rank
+        return int(self.size**self.rank)
 
 
 @dataclass(frozen=True)
@@ -494,13 +497,13 @@ class _Generator:
         # Program-wide style: most buffers share one rank, symbols appear in some programs only,
         # and the share of decorated (shifted, strided, ...) accesses varies, so that the mix
         # holds both clean producer-consumer chains and irregular, hazardous programs.
-        self.main_rank = int(self.pick([(0.45, 1), (0.45, 2), (0.1, 3)]))  # type: ignore[call-overload]
+        self.main_rank = self.pick([(0.45, 1), (0.45, 2), (0.1, 3)])
         self.main_rank = min(self.main_rank, config.max_depth)
         self.use_symbols = self.want("symbolic_bounds", 0.35)
-        self.hazard_rate = float(self.pick([(0.4, 0.1), (0.6, 1.0)]))  # type: ignore[arg-type]
+        self.hazard_rate = self.pick([(0.4, 0.1), (0.6, 1.0)])
         self.readonly: set[str] = set()
         """Arguments no nest writes (pure inputs: what MLIR's sibling fusion looks for)."""
-        self.decor_rate = float(self.pick([(0.35, 0.0), (0.4, 0.2), (0.25, 0.45)]))  # type: ignore[arg-type]
+        self.decor_rate = self.pick([(0.35, 0.0), (0.4, 0.2), (0.25, 0.45)])
 
     # ----------------------------------------------------------------- random helpers
 
@@ -510,7 +513,7 @@ class _Generator:
     def fresh(self, prefix: str) -> str:
         return f"%{prefix}{next(self.counter)}"
 
-    def pick(self, weighted: Sequence[tuple[float, object]]) -> object:
+    def pick(self, weighted: Sequence[tuple[float, Choice]]) -> Choice:
         total = sum(w for w, _ in weighted)
         if total <= 0:
             return weighted[0][1]
@@ -551,12 +554,12 @@ class _Generator:
         """The program's main rank most of the time, another rank now and then."""
         if self.rng.random() < 0.75:
             return self.main_rank
-        ranks: list[tuple[float, object]] = [(3.0, 1)]
+        ranks: list[tuple[float, int]] = [(3.0, 1)]
         if self.cfg.max_depth >= 2:
             ranks.append((3.0, 2))
         if self.cfg.max_depth >= 3:
             ranks.append((0.6, 3))
-        return int(self.pick(ranks))  # type: ignore[call-overload]
+        return self.pick(ranks)
 
     def new_temp(self, rank: int) -> Buffer:
         alloca = self.want("alloca", 0.3)
@@ -1289,7 +1292,7 @@ class _Generator:
         lines += ["  " + line for line in body]
         lines.append("}")
         lines.append("")
-        lines += _render_main(self.args, self.symbols, self.elem, self.seed)
+        lines += render_main(self.args, self.symbols, self.elem, self.seed)
         return "\n".join(lines) + "\n"
 
     def render_fill(self, value: int) -> list[str]:
@@ -1321,7 +1324,7 @@ def _scf_nest(ivs: Sequence[str], lo: str, hi: str, step: str, body: list[str]) 
     return lines
 
 
-def _render_main(
+def render_main(
     args: Sequence[Buffer], symbols: Mapping[str, int], elem: str, seed: int
 ) -> list[str]:
     """The ``@main`` driver: fill arguments with integer data, call the kernel, print them."""

@@ -24,8 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from affine_lsp.checks import check_document
-from affine_lsp.checks.chunks import split_chunks
+from affine_lsp.checks import check_document, split_chunks
 from affine_lsp.ide import semantic_tokens
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.settings import Settings

@@ -20,9 +20,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from affine_lsp.checks import CheckOptions, Diagnostic, Severity, check_document
-from affine_lsp.checks.chunks import Chunk, split_chunks
-from affine_lsp.checks.registry import RULES
+from affine_lsp.checks import (
+    RULES,
+    CheckOptions,
+    Chunk,
+    Diagnostic,
+    Severity,
+    check_document,
+    split_chunks,
+)
 from affine_lsp.syntax import SourceDocument
 
 # Groups whose warnings and hints are advice, allowed on valid code.

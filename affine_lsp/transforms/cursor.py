@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from affine_lsp.ir.model import AffineForOp, ModuleModel, Operation
+from affine_lsp.ir import AffineForOp, ModuleModel, Operation
 
 
 def loops_holding(model: ModuleModel, start: int, end: int) -> list[AffineForOp]:

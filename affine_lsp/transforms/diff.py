@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import difflib
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.checks import TextEdit
+from affine_lsp.syntax import Span
 
 
 def minimal_edits(old: bytes, new: bytes) -> list[TextEdit]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from affine_lsp.checks.diagnostics import TextEdit
+from affine_lsp.checks import TextEdit
 
 
 class OverlappingEdits(ValueError):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from affine_lsp.ir.build import split_use_name
-from affine_lsp.ir.model import Operation
+from affine_lsp.ir import Operation, split_use_name
 
 _NUMBERED = re.compile(r"^(%.+?)_\d+$")
 

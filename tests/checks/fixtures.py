@@ -34,7 +34,7 @@ class Expected:
     text: str
 
 
-def annotations(text: str) -> list[Expected]:
+def expected_annotations(text: str) -> list[Expected]:
     lines = text.split("\n")
     found = []
     for number, line in enumerate(lines):
@@ -72,7 +72,7 @@ def file_diagnostics(data: bytes) -> list[tuple[int, Diagnostic]]:
 def compare(path: Path) -> list[str]:
     """Problems: annotations nothing matches, and errors/warnings nothing expects."""
     data = path.read_bytes()
-    expected = annotations(data.decode())
+    expected = expected_annotations(data.decode())
     produced = file_diagnostics(data)
     problems = []
     matched: set[int] = set()

@@ -6,6 +6,7 @@ slightly wrong, or unrelated. Which of them MLIR accepts decides the verdicts.""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from affine_lsp.checks.layouts import canonical_strides, saturated_add, saturated_mul
 
@@ -49,7 +50,8 @@ class Cases:
         if kind == "strided":
             return _strided(strides, offset), strides, offset
         dims = ", ".join(f"d{i}" for i in range(len(shape)))
-        symbols, terms = [], []
+        symbols: list[str] = []
+        terms: list[str] = []
         for i, stride in enumerate(strides):
             if stride is None:
                 symbols.append(f"s{len(symbols)}")
@@ -104,7 +106,7 @@ class Cases:
                 kept = [s for i, s in enumerate(result_strides) if i != drop]
                 result_layout = _strided(kept, result_offset)
 
-        def listed(values: list[int | None]) -> str:
+        def listed(values: Sequence[int | None]) -> str:
             return "[" + ", ".join("%i" if v is None else str(v) for v in values) + "]"
 
         source = memref(shape, layout)
@@ -135,7 +137,7 @@ class Cases:
         shape = [s if self.rng.random() < 0.8 else self.size(0.3) for s in sizes]
         layout = self.perturbed(strides, offset)
 
-        def listed(values: list[int | None]) -> str:
+        def listed(values: Sequence[int | None]) -> str:
             return "[" + ", ".join("%i" if v is None else str(v) for v in values) + "]"
 
         self.add(
@@ -176,11 +178,13 @@ class Cases:
             f"%m: {source}",
             f"%r = memref.collapse_shape %m [[0, 1], [2]] : {source} into {result}",
         )
-        expanded = [2, self.rng.choice([2, 3]), shape[2]]
-        base: Shape = [expanded[0] * expanded[1], shape[2]]
+        inner = self.rng.choice([2, 3])
+        expanded: Shape = [2, inner, shape[2]]
+        base: Shape = [2 * inner, shape[2]]
         base_layout, base_strides, base_offset = self.source_layout(base)
+        outer_stride = base_strides[0]
         wanted = [
-            None if base_strides[0] is None else base_strides[0] * expanded[1],
+            None if outer_stride is None else outer_stride * inner,
             base_strides[0],
             base_strides[1],
         ]

@@ -15,7 +15,10 @@ from tests.corpus_data import UPSTREAM, require_upstream
 from tests.oracle_tools import mlir_opt_path
 
 EVERY = 150  # every 150th valid chunk: about 70 of them
-PRINTERS = (("--mlir-print-op-generic",), ("--mlir-print-op-generic", "--mlir-print-debuginfo"))
+PRINTERS: tuple[tuple[str, ...], ...] = (
+    ("--mlir-print-op-generic",),
+    ("--mlir-print-op-generic", "--mlir-print-debuginfo"),
+)
 
 
 @pytest.mark.slow

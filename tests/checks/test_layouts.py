@@ -12,7 +12,7 @@ from affine_lsp.checks.layouts import (
     linear_form,
     strides_of_map,
 )
-from affine_lsp.ir import build_module
+from affine_lsp.ir import FuncOp, build_module
 from affine_lsp.ir.affine_syntax import map_from_node
 from affine_lsp.ir.types import FloatType, MemRefType
 from affine_lsp.syntax import SourceDocument
@@ -22,7 +22,9 @@ F32 = FloatType("f32")
 
 def _map(spelling: str):
     root = SourceDocument(f"#m = {spelling}\n").tree.root_node
-    return map_from_node(root.named_children[0].child_by_field_name("value"))
+    value = root.named_children[0].child_by_field_name("value")
+    assert value is not None
+    return map_from_node(value)
 
 
 @pytest.mark.parametrize(
@@ -68,7 +70,7 @@ def test_contiguous_strides_turn_dynamic_after_a_dynamic_or_empty_size():
 def _types(source: str):
     """The argument types of the function in `source`, and the alias table."""
     model = build_module(SourceDocument(source).tree.root_node)
-    (func,) = [op for op in model.operations() if op.name == "func.func"]
+    (func,) = [op for op in model.operations() if isinstance(op, FuncOp)]
     return func.argument_types, model.alias_table()
 
 

@@ -42,14 +42,17 @@ def brute_force_arrows(
 ) -> set[tuple[tuple[int, ...], tuple[int, ...], str, str]]:
     chain, _ = chain_of(op)
     levels, _ = enclosing_levels(chain[-1])
-    loops = [level.op for level in levels if isinstance(level.op, AffineForOp | AffineParallelOp)]
+    loops: list[Operation] = [
+        level.op for level in levels if isinstance(level.op, AffineForOp | AffineParallelOp)
+    ]
     loops.append(chain[-1])
     dims_of = [
-        1 if isinstance(loop, AffineForOp) else len(loop.induction_variables) for loop in loops
+        len(loop.induction_variables) if isinstance(loop, AffineParallelOp) else 1 for loop in loops
     ]
     k = sum(dims_of)
     top = levels[0].op if levels else chain[-1]
     block = top.parent_block
+    assert block is not None
     position = block.operations.index(top)
     window = Window(
         IslSession(Budget(None, None)),
@@ -76,6 +79,7 @@ def brute_force_arrows(
             if total > depth:
                 next_loop = loop
                 break
+        assert next_loop is not None
         if (
             is_under(next_loop, statement.op)
             or statement.op.span.start_byte < next_loop.span.start_byte
@@ -88,7 +92,7 @@ def brute_force_arrows(
         instances = _fixed(statement.instances, values)
         access = _fixed(statement.access, values)
         schedule = _fixed(statement.schedule, values)
-        found = []
+        found: list[isl.Point] = []
         instances.foreach_point(found.append)
         for point in found:
             instance = _coordinates(point, instances.dim(SET))

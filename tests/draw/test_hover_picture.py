@@ -130,7 +130,7 @@ async def _hover_markdown(client: LanguageClient) -> str:
             position=position_of(TEXT, needle, occurrence, 3),
         )
     )
-    assert result is not None
+    assert result is not None and isinstance(result.contents, types.MarkupContent)
     await client.shutdown_session()
     return result.contents.value
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from affine_lsp.ir import FuncOp
 from affine_lsp.poly.budgets import Budget, PictureLimits
 from affine_lsp.poly.session import Unknown
 from affine_lsp.poly.space import DEFAULT_VALUE, iteration_space
@@ -214,7 +215,10 @@ def test_generated_programs_agree_with_the_oracle():
     for seed in range(12):
         program = generate(seed)
         model = model_of(program.text)
-        kernel = next(op for op in model.walk() if getattr(op, "symbol", "") == "@kernel")
+        kernel = next(
+            op for op in model.walk() if isinstance(op, FuncOp) and op.symbol == "@kernel"
+        )
+        assert kernel.body is not None
         values = {"n0": 5}
         for loop in [o for o in kernel.body.operations() if o.name == "affine.for"]:
             space = iteration_space(loop, model, values, limits=UNLIMITED)

@@ -41,10 +41,11 @@ def test_one_circle_per_point_and_one_dep_per_arrow(function, values, style):
         assert len(picture.arrows_of(kind)) == sum(a.kind == kind for a in space.arrows)
     assert picture.circles_in("points then") == len(space.then_points)
     assert picture.circles_in("points else") == len(space.else_points)
-    width, height = float(picture.root.get("width")), float(picture.root.get("height"))
+    width, height = float(picture.root.attrib["width"]), float(picture.root.attrib["height"])
     for circle in picture.circles:
         # Inside the picture (the plot is translated by its group).
-        assert 0 < float(circle.get("cx")) < width and 0 < float(circle.get("cy")) < height
+        x, y = float(circle.attrib["cx"]), float(circle.attrib["cy"])
+        assert 0 < x < width and 0 < y < height
 
 
 @pytest.mark.parametrize("function, values", CASES)

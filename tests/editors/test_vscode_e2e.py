@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,7 +63,7 @@ def _unavailable(reason: str) -> None:
 class Workbench:
     """A VS Code window on a workspace folder."""
 
-    page: object
+    page: Any  # a playwright Page (an optional dependency: left untyped)
     folder: Path
 
     def screenshot(self, name: str) -> Path:
@@ -174,7 +175,7 @@ def code_server_entry() -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser(code_server_entry) -> Iterator[object]:
+def browser(code_server_entry) -> Iterator[Any]:
     """Debian's Chromium, headless, driven by Playwright (one per module)."""
     from playwright.sync_api import sync_playwright
 
@@ -380,7 +381,9 @@ def test_choosing_fuse_changes_the_text_to_the_cli_result(workbench):
     original = path.read_text()
     titles = expected_refactorings(path, FIRST_NEST_LINE)
     title = next(t for t in titles if t.startswith("Fuse with the next loop nest"))
-    depth = int(re.search(r"depth (\d+)", title).group(1))
+    found = re.search(r"depth (\d+)", title)
+    assert found is not None, title
+    depth = int(found.group(1))
     expected = cli_fuse(path, FIRST_NEST_LINE, depth)
     assert expected != original
     workbench.open_file(path.name)

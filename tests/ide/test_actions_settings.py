@@ -110,6 +110,7 @@ def test_fusion_is_computed_on_a_snapshot():
     original = analysis.document.text
     analysis.apply_changes([ContentChange("// edited meanwhile\n", ((0, 0), (0, 0)))])
     actions = compute()
+    assert actions[0].edits is not None
     data = original.encode()
     for edit in sorted(actions[0].edits, key=lambda e: e.span.start_byte, reverse=True):
         data = data[: edit.span.start_byte] + edit.new_text.encode() + data[edit.span.end_byte :]

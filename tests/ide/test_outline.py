@@ -151,7 +151,12 @@ def test_cached_folding_ranges_match_fresh_ones_after_edits(monkeypatch):
     # items the edit did not touch are not searched again
     searched = []
     real = folding._find
-    monkeypatch.setattr(folding, "_find", lambda *a: searched.append(a[1].type) or real(*a))
+
+    def find(*arguments):
+        searched.append(arguments[1].type)
+        return real(*arguments)
+
+    monkeypatch.setattr(folding, "_find", find)
     cache.ranges(analysis)
     assert "operation" not in searched
     analysis.apply_changes([ContentChange("\n", ((0, 0), (0, 0)))])

@@ -142,4 +142,5 @@ def test_the_item_is_put_on_its_line_only_for_words_that_name_lines():
         extract = planning.extract_of(analysis, record)
         plans = worker.plan(extract, worker.anchors(extract)[0], settings)
         assert any(p.mentions_lines for plan in plans.values() for p in plan.actions) == names_lines
+        assert worker._last is not None
         assert worker._last[0][1] == names_lines  # the text it planned on last

@@ -15,7 +15,8 @@ def loop_at(text: str, needle: str):
     model = build_module(document.tree.root_node)
     offset = data.index(needle.encode())
     for op in model.walk():
-        if isinstance(op, AffineForOp) and op.span.start_byte <= offset < op.body.span.start_byte:
+        body = op.body if isinstance(op, AffineForOp) else None
+        if body is not None and op.span.start_byte <= offset < body.span.start_byte:
             return data, model, op
     raise AssertionError(f"no affine.for at {needle!r}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from affine_lsp.ir import FuncOp
 from affine_lsp.poly import Unknown
 from affine_lsp.poly.dependence import dependences
 from tests.poly.helpers import model_of, ops_named
@@ -29,7 +30,7 @@ func.func @f(%A: memref<100xf32>, %B: memref<100x100xf32>, %N: index) {
 
 def _nests():
     model = model_of(SOURCE)
-    loops = [op for op in ops_named(model, "affine.for") if op.parent_op.name == "func.func"]
+    loops = [op for op in ops_named(model, "affine.for") if isinstance(op.parent_op, FuncOp)]
     return model, loops
 
 

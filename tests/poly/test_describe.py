@@ -242,6 +242,7 @@ def test_a_typical_nest_is_described_within_a_small_fraction_of_the_hover_budget
     model = model_of(TRIANGLE)
     inner = ops_named(model, "affine.for")[1]
     (load,) = ops_named(model, "affine.load")
+    assert budgets.HOVER.max_operations is not None
     small = Budget(max_operations=budgets.HOVER.max_operations // 20, time_limit=None)
     assert not isinstance(describe_loop(inner, model, small), Unknown)
     assert not isinstance(describe_access(load, model, small), Unknown)

@@ -12,7 +12,6 @@ import pytest
 
 from affine_lsp.checks import Severity, check_document
 from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.cli import fuse as fuse_cli
 from affine_lsp.cli import main
 from affine_lsp.ir import build_module
 from affine_lsp.syntax import SourceDocument, Span
@@ -107,7 +106,7 @@ def test_a_candidate_whose_text_does_not_verify_is_not_offered(monkeypatch):
     def corrupted(self, depth):
         candidate = original(self, depth)
         if candidate.legal and not getattr(candidate, "corrupted", False):
-            candidate.corrupted = True
+            candidate.corrupted = True  # type: ignore[attr-defined]
             # The engine proposes text that does not verify: a use of an undefined value.
             anchor = self.data.rindex(b"}")
             candidate.edits = [
@@ -222,21 +221,21 @@ def _fails_writing(monkeypatch):
             self.handle.write(data[: len(data) // 2])  # half written, then the disk is full
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(fuse_cli.os, "fdopen", lambda fd, mode: FullDisk(real_fdopen(fd, mode)))
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode: FullDisk(real_fdopen(fd, mode)))
 
 
 def _fails_renaming(monkeypatch):
     def rename(source, target):
         raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
 
-    monkeypatch.setattr(fuse_cli.os, "replace", rename)
+    monkeypatch.setattr(os, "replace", rename)
 
 
 def _fails_syncing(monkeypatch):
     def fsync(fd):
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
-    monkeypatch.setattr(fuse_cli.os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", fsync)
 
 
 def _read_only_directory(monkeypatch):
@@ -253,7 +252,7 @@ def _interrupted(monkeypatch):
     def interrupt(source, target):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fuse_cli.os, "replace", interrupt)
+    monkeypatch.setattr(os, "replace", interrupt)
 
 
 @pytest.mark.parametrize(

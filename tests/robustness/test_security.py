@@ -56,7 +56,7 @@ def _dotted(func: ast.expr) -> tuple[str, str] | None:
     return None
 
 
-def _where(path: Path, node: ast.AST) -> str:
+def _where(path: Path, node: ast.expr) -> str:
     return f"{path.relative_to(ROOT)}:{node.lineno}"
 
 

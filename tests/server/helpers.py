@@ -21,7 +21,7 @@ async def diagnostics_for(client: LanguageClient, uri: str, version: int | None)
 
     async def wait():
         while True:
-            for params in reversed(client.diagnostic_notifications):
+            for params in reversed(client.diagnostic_notifications):  # type: ignore[attr-defined]
                 if params.uri == uri and params.version == version:
                     return params.diagnostics
             await asyncio.sleep(0.01)

@@ -4,6 +4,7 @@ server registers is warmed up and fuzzed (or the stages say what covers it)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 
 from affine_lsp.ir import build_module
 from affine_lsp.server import HANDLERS, create_server
@@ -41,7 +42,11 @@ def test_the_warm_up_reads_every_message_and_writes_every_result():
 
 def test_every_row_is_fuzzed_or_says_what_covers_it():
     methods = {row.method for row in HANDLERS}
-    groups = [editor_stages.AT_OFFSET, editor_stages.WHOLE_DOCUMENT, editor_stages.NOT_HERE]
+    groups: list[Collection[str]] = [
+        editor_stages.AT_OFFSET,
+        editor_stages.WHOLE_DOCUMENT,
+        editor_stages.NOT_HERE,
+    ]
     for row in HANDLERS:
         assert sum(row.method in group for group in groups) == 1, row.method
     stale = [m for group in groups for m in group if m not in methods]

@@ -8,6 +8,9 @@ import asyncio
 import re
 import threading
 
+import pytest
+
+import affine_lsp.server.planner as planner_module
 from affine_lsp.ide import planning
 from affine_lsp.ide.code_actions import REFACTORINGS, code_actions
 from affine_lsp.ide.settings import Settings
@@ -38,12 +41,23 @@ STORE_BETWEEN = """func.func @f(%A: memref<16xf32>, %B: memref<16xf32>, %C: memr
 """
 
 
+@pytest.fixture(autouse=True)
+def _background_only_when_asked(monkeypatch):
+    """Background planning starts when a test asks (`start_background`), never from
+    the settle timer: on a busy machine the timer would fire in the middle of a test's
+    requests and plan what the test counts."""
+    monkeypatch.setattr(planner_module, "SETTLE_SECONDS", 3600.0)
+
+
 class _Writer:
     def __init__(self) -> None:
         self.written = b""
 
     def write(self, data: bytes) -> None:
         self.written += data
+
+    def close(self) -> None:
+        pass
 
     def published_versions(self) -> list[int]:
         return [int(v) for v in re.findall(rb'"version": (\d+)', self.written)]
@@ -136,11 +150,11 @@ def test_the_outermost_loops_of_every_function_are_planned_first():
         await server.planner.start_background()
         server.planner.shutdown()
 
-    planning.Planning.plan = plan
+    planning.Planning.plan = plan  # type: ignore[method-assign]
     try:
         _run(session())
     finally:
-        planning.Planning.plan = original
+        planning.Planning.plan = original  # type: ignore[method-assign]
     first = FUSION.index("func.func")
     outermost = [at - first for at in _loop_starts(FUSION) if FUSION[at - 3 : at] == "\n  "]
     refactorings = len(REFACTORINGS)
@@ -200,7 +214,7 @@ def test_a_newer_version_stops_the_background():
         await _edit(server, document, (0, 0), " ", 2)
         assert task.cancelled() or task.done()
         planned = server.planner.planned_anchors
-        await asyncio.sleep(0.05)  # (the settle timer is far longer)
+        await asyncio.sleep(0.05)  # (the settle timer is not running)
         assert server.planner.planned_anchors <= planned + 1  # at most the call under way
         server.planner.shutdown()
 
@@ -243,11 +257,11 @@ def test_edits_are_analysed_while_the_worker_plans():
         await request  # (planned for version 1: the handler answers ContentModified)
         server.planner.shutdown()
 
-    planning.Planning.plan = slow_plan
+    planning.Planning.plan = slow_plan  # type: ignore[method-assign]
     try:
         _run(session())
     finally:
-        planning.Planning.plan = original
+        planning.Planning.plan = original  # type: ignore[method-assign]
         release.set()
 
 
@@ -271,11 +285,11 @@ def test_a_failing_anchor_is_planned_once_and_the_rest_goes_on():
         assert server.planner.calls == calls  # not tried again
         server.planner.shutdown()
 
-    planning.Planning.plan = plan
+    planning.Planning.plan = plan  # type: ignore[method-assign]
     try:
         _run(session())
     finally:
-        planning.Planning.plan = original
+        planning.Planning.plan = original  # type: ignore[method-assign]
 
 
 def test_resolving_a_planned_action_gives_the_fused_text():

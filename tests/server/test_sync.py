@@ -191,10 +191,10 @@ async def test_work_done_progress_for_long_analyses(fresh_client):
         if reports() and reports()[-1].kind == "end":
             break
         await asyncio.sleep(0.05)
-    reports = reports()
-    kinds = [r.kind for r in reports]
+    found = reports()
+    kinds = [r.kind for r in found]
     assert kinds[0] == "begin" and kinds[-1] == "end"
-    assert any(r.kind == "report" and r.percentage is not None for r in reports)
+    assert any(r.kind == "report" and r.percentage is not None for r in found)
 
 
 async def test_malformed_requests_get_errors_and_the_server_goes_on(fresh_client):

@@ -13,18 +13,18 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, Severity, TextEdit
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import item_rule, module_rule
-from affine_lsp.ir.affine import AffineMap, IntegerSet
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineApplyOp,
     AffineForOp,
     AffineIfOp,
+    AffineMap,
+    IntegerSet,
     MapRef,
     ModuleModel,
     TopLevelItem,
     Use,
 )
-from affine_lsp.syntax.language import mlir_language
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.syntax import Node, Span, mlir_query, text
 
 UNDEFINED = register("alias-undefined", "use of an alias that no definition declares", "aliases")
 DUPLICATE = register("alias-duplicate", "an alias name is defined twice", "aliases")
@@ -44,8 +44,7 @@ _NESTED_ALIAS = re.compile(rb"(?<![\w$.])[#!][A-Za-z_][\w$.\-]*")
 
 @cache
 def _alias_query() -> tree_sitter.Query:
-    return tree_sitter.Query(
-        mlir_language(),
+    return mlir_query(
         "[(attribute_alias) (type_alias)] @alias (dialect_body) @body "
         "(dialect_type name: (_) @dialect) (dialect_attribute name: (_) @dialect)",
     )

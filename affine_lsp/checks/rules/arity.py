@@ -15,23 +15,27 @@ from affine_lsp.checks.rules.base import (
     op_rule,
     plural,
 )
-from affine_lsp.ir.affine import AffineMap, IntegerSet
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineAccessOp,
     AffineApplyOp,
     AffineBound,
     AffineDmaOp,
     AffineForOp,
     AffineIfOp,
+    AffineMap,
     AffineParallelOp,
     IndexBasisOp,
+    IntegerSet,
     MapRef,
+    MemRefType,
     Operation,
     Subscripts,
+    Type,
     Use,
+    VectorType,
+    element_type,
 )
-from affine_lsp.ir.types import MemRefType, Type, VectorType, element_type
-from affine_lsp.syntax.nodes import Node, Span
+from affine_lsp.syntax import Node, Span
 
 OPERAND_COUNT = register(
     "affine-operand-count",

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from affine_lsp.checks.context import CheckContext
-from affine_lsp.ir.model import ModuleModel, Operation, TopLevelItem, Use
-from affine_lsp.ir.types import Type
-from affine_lsp.syntax.nodes import Node, Span
+from affine_lsp.ir import ModuleModel, Operation, TopLevelItem, Type, Use
+from affine_lsp.syntax import Node, Span
 
 OpRule = Callable[[Operation, CheckContext], None]
 ItemRule = Callable[[TopLevelItem, CheckContext], None]

@@ -12,9 +12,8 @@ import tree_sitter
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import item_rule
-from affine_lsp.ir.model import TopLevelItem
-from affine_lsp.syntax.language import mlir_language
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.ir import TopLevelItem
+from affine_lsp.syntax import Node, Span, mlir_query, text
 
 CONSTANT_RANGE = register(
     "affine-constant-range",
@@ -49,7 +48,7 @@ def _query() -> tree_sitter.Query:
         "(upper_bound shorthand: (integer) @attribute)",
         "(affine_for step: (integer) @attribute)",
     ]
-    return tree_sitter.Query(mlir_language(), " ".join(patterns))
+    return mlir_query(" ".join(patterns))
 
 
 def _value(node: Node) -> int | None:

@@ -16,16 +16,17 @@ from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import is_generic, op_rule, operand_number, operand_type
 from affine_lsp.checks.validity import DIM, describe_op
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineAccessOp,
     AffineDmaOp,
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
+    IndexType,
     Operation,
+    Type,
     Use,
 )
-from affine_lsp.ir.types import IndexType, Type
 
 DIM_INVALID = register(
     "affine-dim-invalid",

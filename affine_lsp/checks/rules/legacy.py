@@ -7,7 +7,7 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, TextEdit
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, item_rule, op_rule
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineApplyOp,
     AffineForOp,
     AffineIfOp,
@@ -16,7 +16,7 @@ from affine_lsp.ir.model import (
     Operation,
     TopLevelItem,
 )
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.syntax import Node, Span, text
 
 BARE_MAP = register(
     "legacy-bare-map",

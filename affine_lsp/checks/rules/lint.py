@@ -6,7 +6,7 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Severity, TextEdit
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import op_rule
-from affine_lsp.ir.model import MemRefAccessOp, Operation
+from affine_lsp.ir import MemRefAccessOp, Operation
 
 MEMREF_IN_AFFINE = register(
     "lint-memref-access-in-affine-loop",

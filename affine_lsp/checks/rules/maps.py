@@ -13,33 +13,33 @@ from affine_lsp.checks.rules.base import (
     item_rule,
     op_rule,
 )
-from affine_lsp.ir.affine import (
-    AffineBinary,
-    AffineDim,
-    AffineExpr,
-    AffineMap,
-    AffineUnknown,
-    IntegerSet,
-    constant_value,
-    format_expr,
-    is_constant,
-    is_symbolic_or_constant,
-)
-from affine_lsp.ir.affine_syntax import identifier_nodes, map_from_node, set_from_node
-from affine_lsp.ir.attributes import attribute_entries
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineAccessOp,
     AffineApplyOp,
+    AffineBinary,
+    AffineDim,
     AffineDmaOp,
+    AffineExpr,
     AffineForOp,
     AffineIfOp,
+    AffineMap,
     AffineParallelOp,
+    AffineUnknown,
+    IntegerSet,
     MapRef,
     Operation,
     Subscripts,
     TopLevelItem,
+    attribute_entries,
+    constant_value,
+    format_expr,
+    identifier_nodes,
+    is_constant,
+    is_symbolic_or_constant,
+    map_from_node,
+    set_from_node,
 )
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.syntax import Node, Span, text
 
 UNDECLARED = register(
     "affine-undeclared-identifier",

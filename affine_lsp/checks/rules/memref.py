@@ -8,11 +8,19 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, join, op_rule, plural
-from affine_lsp.ir.affine import AffineMap
-from affine_lsp.ir.affine_syntax import map_from_node
-from affine_lsp.ir.model import MemRefAccessOp, MemRefAllocOp, MemRefDimOp, Operation
-from affine_lsp.ir.types import AliasType, MemRefType, OpaqueType, type_from_node
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.ir import (
+    AffineMap,
+    AliasType,
+    MemRefAccessOp,
+    MemRefAllocOp,
+    MemRefDimOp,
+    MemRefType,
+    OpaqueType,
+    Operation,
+    map_from_node,
+    type_from_node,
+)
+from affine_lsp.syntax import Node, Span, text
 
 DYNAMIC_SIZES = register(
     "memref-dynamic-size-count",

@@ -21,12 +21,18 @@ from affine_lsp.checks.rules.memref_common import (
     source_anchor,
 )
 from affine_lsp.checks.symbols import global_view
-from affine_lsp.ir.affine_syntax import parse_integer
-from affine_lsp.ir.attributes import attribute_entries
-from affine_lsp.ir.model import Operation
-from affine_lsp.ir.registry import AUTOMATIC_ALLOCATION_SCOPE, MLIR_DIALECTS, NO_ALLOCATION_SCOPE
-from affine_lsp.ir.types import IntegerType, MemRefType, type_from_node
-from affine_lsp.syntax.nodes import Node, Span
+from affine_lsp.ir import (
+    AUTOMATIC_ALLOCATION_SCOPE,
+    MLIR_DIALECTS,
+    NO_ALLOCATION_SCOPE,
+    IntegerType,
+    MemRefType,
+    Operation,
+    attribute_entries,
+    parse_integer,
+    type_from_node,
+)
+from affine_lsp.syntax import Node, Span
 
 ALLOCA_SCOPE = register(
     "memref-alloca-scope",

@@ -11,18 +11,18 @@ from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, is_generic, join, op_rule
 from affine_lsp.checks.rules.memref import INDEX_COUNT
 from affine_lsp.checks.rules.memref_common import RESULT_TYPE
-from affine_lsp.ir.model import Operation
-from affine_lsp.ir.registry import MLIR_DIALECTS
-from affine_lsp.ir.types import (
+from affine_lsp.ir import (
+    MLIR_DIALECTS,
     FloatType,
     FunctionType,
     IntegerType,
     MemRefType,
+    Operation,
     Type,
     element_type,
     type_from_node,
 )
-from affine_lsp.syntax.nodes import Span, text
+from affine_lsp.syntax import Span, text
 
 ATOMIC_KIND = register(
     "memref-atomic-kind",

@@ -15,11 +15,18 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, TextEdit
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, is_generic, signature_spans
-from affine_lsp.ir.affine_syntax import parse_integer
-from affine_lsp.ir.attributes import DYNAMIC_INDEX, attribute_entries, integer_array
-from affine_lsp.ir.model import Operation, Use
-from affine_lsp.ir.types import MemRefType, Type, type_from_node
-from affine_lsp.syntax.nodes import Node, Span
+from affine_lsp.ir import (
+    DYNAMIC_INDEX,
+    MemRefType,
+    Operation,
+    Type,
+    Use,
+    attribute_entries,
+    integer_array,
+    parse_integer,
+    type_from_node,
+)
+from affine_lsp.syntax import Node, Span
 
 RESULT_TYPE = register(
     "memref-result-type",

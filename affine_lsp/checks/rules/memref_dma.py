@@ -14,9 +14,8 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, field_span, is_generic, join, op_rule, plural
 from affine_lsp.checks.rules.types import check_declared
-from affine_lsp.ir.model import Operation, Use
-from affine_lsp.ir.types import INDEX, IndexType, MemRefType, Type, types_from_list
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.ir import INDEX, IndexType, MemRefType, Operation, Type, Use, types_from_list
+from affine_lsp.syntax import Span
 
 DMA_OPERANDS = register(
     "memref-dma-operands",

@@ -10,9 +10,16 @@ from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, op_rule
 from affine_lsp.checks.rules.memref_common import declared_result, result_anchor, retype_fix
 from affine_lsp.checks.symbols import global_types, global_view
-from affine_lsp.ir.model import Operation
-from affine_lsp.ir.types import AliasType, MemRefType, OpaqueType, TensorType, Type, type_from_node
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.ir import (
+    AliasType,
+    MemRefType,
+    OpaqueType,
+    Operation,
+    TensorType,
+    Type,
+    type_from_node,
+)
+from affine_lsp.syntax import Node, Span, text
 
 GLOBAL_TYPE = register(
     "memref-global-type",

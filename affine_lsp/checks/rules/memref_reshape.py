@@ -21,10 +21,16 @@ from affine_lsp.checks.rules.memref_common import (
     report_result,
     source_anchor,
 )
-from affine_lsp.ir.affine_syntax import parse_integer
-from affine_lsp.ir.model import AliasDef, Operation
-from affine_lsp.ir.types import FunctionType, MemRefType, layout_text, type_from_node
-from affine_lsp.syntax.nodes import Node, Span
+from affine_lsp.ir import (
+    AliasDef,
+    FunctionType,
+    MemRefType,
+    Operation,
+    layout_text,
+    parse_integer,
+    type_from_node,
+)
+from affine_lsp.syntax import Node, Span
 
 REASSOCIATION = register(
     "memref-reassociation",

@@ -12,10 +12,8 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import item_rule
 from affine_lsp.checks.rules.memref import LAYOUT_RANK
-from affine_lsp.ir.affine_syntax import map_from_node
-from affine_lsp.ir.model import TopLevelItem
-from affine_lsp.syntax.language import mlir_language
-from affine_lsp.syntax.nodes import Node, Span, text
+from affine_lsp.ir import TopLevelItem, map_from_node
+from affine_lsp.syntax import Node, Span, mlir_query, text
 
 ELEMENT_TYPE = register(
     "memref-element-type",
@@ -73,7 +71,7 @@ _NOT_MEMORY_SPACES = frozenset(
 
 @cache
 def _memref_query() -> tree_sitter.Query:
-    return tree_sitter.Query(mlir_language(), "(memref_type) @memref")
+    return mlir_query("(memref_type) @memref")
 
 
 def _rank(memref: Node) -> int | None:

@@ -34,11 +34,8 @@ from affine_lsp.checks.rules.memref_common import (
     source_anchor,
     static_list,
 )
-from affine_lsp.ir.affine import AffineDim, AffineMap
-from affine_lsp.ir.affine_syntax import map_from_node
-from affine_lsp.ir.model import Operation
-from affine_lsp.ir.types import MemRefType
-from affine_lsp.syntax.nodes import Span, text
+from affine_lsp.ir import AffineDim, AffineMap, MemRefType, Operation, map_from_node
+from affine_lsp.syntax import Span, text
 
 SLICE_LISTS = register(
     "memref-slice-lists",

@@ -7,7 +7,7 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import item_rule, module_rule, operand_number
-from affine_lsp.ir.model import ModuleModel, TopLevelItem, Value
+from affine_lsp.ir import ModuleModel, TopLevelItem, Value
 
 UNDEFINED = register("ssa-undefined", "use of an SSA value that is not defined", "ssa")
 REDEFINITION = register("ssa-redefinition", "an SSA value name is defined twice", "ssa")

@@ -15,16 +15,16 @@ from affine_lsp.checks.rules.base import (
     op_rule,
     plural,
 )
-from affine_lsp.ir.attributes import attribute_entries
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
+    IndexType,
     Operation,
     Region,
+    attribute_entries,
 )
-from affine_lsp.ir.types import IndexType
-from affine_lsp.syntax.nodes import Span, text
+from affine_lsp.syntax import Span, text
 
 YIELD_COUNT = register(
     "affine-yield-count",

@@ -15,26 +15,24 @@ from affine_lsp.checks.rules.base import (
     op_rule,
     signature_spans,
 )
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
+    INDEX,
     AffineAccessOp,
     AffineDmaOp,
     AffineForOp,
     AffineParallelOp,
-    MemRefAccessOp,
-    MemRefDimOp,
-    Operation,
-    Use,
-)
-from affine_lsp.ir.types import (
-    INDEX,
     AliasType,
     FloatType,
     IntegerType,
+    MemRefAccessOp,
+    MemRefDimOp,
     OpaqueType,
+    Operation,
     Type,
+    Use,
     element_type,
 )
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.syntax import Span
 
 TYPE_MISMATCH = register(
     "ssa-type-mismatch",

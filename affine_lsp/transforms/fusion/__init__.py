@@ -1,10 +1,14 @@
 """Loop fusion that is proven legal: one core for the CLI and the code actions.
 
 PairFusion(data, model, function, first, second, mode, options)
-    every depth at which `first` fuses into `second`: legality (exact dataflow
-    check of the fused text), extra computation, edits; `.best()`.
-fuse_all(data, options, only)   greedy fusion over a document.
-fusion_actions(...)             (in `.actions`) the editor's code actions.
+    every depth at which `first` fuses into `second` (mode PRODUCER_CONSUMER or
+    SIBLING): legality (exact dataflow check of the fused text), extra
+    computation, edits, as `Candidate`s; `.best()`. Options: `FusionOptions`.
+fuse_all(data, options, only)   greedy fusion over a document (`FuseAllResult`
+                                of `Fusion`s).
+fusion_actions(...)             the editor's code actions (`FusionAction`s).
+function_of, functions, nest_at, nest_on_line, next_nest, loops_in, memrefs_touched
+                                finding nests and what they touch.
 """
 
 from affine_lsp.transforms.fusion.actions import FusionAction, fusion_actions
@@ -16,7 +20,15 @@ from affine_lsp.transforms.fusion.engine import (
     PairFusion,
 )
 from affine_lsp.transforms.fusion.greedy import FuseAllResult, Fusion, fuse_all
-from affine_lsp.transforms.fusion.nests import function_of, nest_at, next_nest
+from affine_lsp.transforms.fusion.nests import (
+    function_of,
+    functions,
+    loops_in,
+    memrefs_touched,
+    nest_at,
+    nest_on_line,
+    next_nest,
+)
 
 __all__ = [
     "PRODUCER_CONSUMER",
@@ -28,8 +40,12 @@ __all__ = [
     "FusionOptions",
     "PairFusion",
     "function_of",
+    "functions",
     "fusion_actions",
     "fuse_all",
+    "loops_in",
+    "memrefs_touched",
     "nest_at",
+    "nest_on_line",
     "next_nest",
 ]

@@ -22,16 +22,17 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from affine_lsp.checks import Severity, check_document
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.checks.runner import CheckOptions, ModuleContext, check_item
-from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel, TopLevelItem
-from affine_lsp.poly import budgets
-from affine_lsp.poly.budgets import Budget, deadline_after, time_limits_enabled
-from affine_lsp.poly.session import NotAffine
-from affine_lsp.syntax import SourceDocument, syntax_problems
+from affine_lsp.checks import (
+    Severity,
+    TextEdit,
+    check_document,
+)
+from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel
+from affine_lsp.poly import Budget, NotAffine, budgets, deadline_after, time_limits_enabled
+from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.diff import minimal_edits
 from affine_lsp.transforms.edits import OverlappingEdits, apply_edits, sorted_edits
+from affine_lsp.transforms.functions import has_errors, parse_function
 from affine_lsp.transforms.fusion.engine import (
     PRODUCER_CONSUMER,
     SIBLING,
@@ -48,7 +49,6 @@ from affine_lsp.transforms.fusion.nests import (
     nest_blocks,
     next_nest,
 )
-from affine_lsp.transforms.fusion.verify import parse_function
 
 KIND = "refactor.rewrite"
 
@@ -112,31 +112,6 @@ class Clock:
 
     def options(self, options: FusionOptions) -> FusionOptions:
         return options.until(self.deadline, self.max_operations)
-
-
-def _item_of(model: ModuleModel, function: FuncOp) -> TopLevelItem | None:
-    top = function
-    while top.parent_op is not None:
-        top = top.parent_op
-    return next((item for item in model.items if item.operation is top), None)
-
-
-def has_errors(document: SourceDocument, model: ModuleModel, function: FuncOp) -> bool:
-    """Syntax or verifier errors inside the function."""
-    span = function.span
-    if any(
-        span.start_byte <= p.span.start_byte <= span.end_byte
-        for p in syntax_problems(document.tree)
-    ):
-        return True
-    item = _item_of(model, function)
-    if item is None:
-        return True
-    context = ModuleContext.from_model(model)
-    return any(
-        d.severity == Severity.ERROR and span.start_byte <= d.span.start_byte <= span.end_byte
-        for d in check_item(item, context, CheckOptions())
-    )
 
 
 def verify_edits(

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineAccessOp, AffineForOp, AffineYieldOp, Operation, Value
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import AffineAccessOp, AffineForOp, AffineYieldOp, Operation, Value
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import (
     apply_edits,
     indentation,

@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp, AffineIfOp, AffineParallelOp, AffineYieldOp, Operation
-from affine_lsp.poly.domain import Level, enclosing_levels
-from affine_lsp.poly.exprs import minmax
-from affine_lsp.poly.forms import fraction
-from affine_lsp.poly.program import Window
-from affine_lsp.poly.session import NotAffine
+from affine_lsp.ir import AffineForOp, AffineIfOp, AffineParallelOp, AffineYieldOp, Operation
+from affine_lsp.poly import Level, NotAffine, Window, enclosing_levels, fraction, minmax
 
 DEFAULT_SYMBOL = 100
 

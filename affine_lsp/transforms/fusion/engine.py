@@ -18,14 +18,21 @@ from dataclasses import dataclass, field, replace
 
 import islpy as isl
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp, Block, FuncOp, ModuleModel
-from affine_lsp.poly import budgets
-from affine_lsp.poly.budgets import Budget, seconds_left
-from affine_lsp.poly.equivalence import Mismatch
-from affine_lsp.poly.program import Statement, Window, is_under
-from affine_lsp.poly.session import BudgetExceeded, IslSession, PolyError
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import AffineForOp, Block, FuncOp, ModuleModel
+from affine_lsp.poly import (
+    Budget,
+    BudgetExceeded,
+    IslSession,
+    Mismatch,
+    PolyError,
+    Statement,
+    Window,
+    budgets,
+    is_under,
+    seconds_left,
+)
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import (
     EditMap,
     apply_edits,

@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import islpy as isl
 
-from affine_lsp.ir.model import Operation
-from affine_lsp.poly.equivalence import Mismatch
-from affine_lsp.poly.forms import form_of_aff, fraction, render_math
-from affine_lsp.poly.isl_util import maps_of
-from affine_lsp.poly.names import exact_to_source, pretty_identifier
-from affine_lsp.poly.program import Statement, Window
+from affine_lsp.ir import Operation
+from affine_lsp.poly import (
+    Mismatch,
+    Statement,
+    Window,
+    exact_to_source,
+    form_of_aff,
+    fraction,
+    maps_of,
+    pretty_identifier,
+    render_math,
+)
 
 
 class Explainer:

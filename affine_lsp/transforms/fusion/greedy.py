@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from affine_lsp.ir import build_module
-from affine_lsp.ir.model import AffineForOp, FuncOp, ModuleModel
-from affine_lsp.poly.budgets import deadline_after, past
+from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, build_module
+from affine_lsp.poly import deadline_after, past
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.edits import EditMap
 from affine_lsp.transforms.fusion.engine import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from affine_lsp.ir.model import (
+from affine_lsp.ir import (
     AffineAccessOp,
     AffineForOp,
     Block,

@@ -16,21 +16,30 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import (
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import (
     AffineAccessOp,
     AffineForOp,
     FuncOp,
     MemRefAllocOp,
+    MemRefType,
     Operation,
     Value,
 )
-from affine_lsp.ir.types import MemRefType
-from affine_lsp.poly.forms import AffineForm, form_of_aff, render_isl, render_mlir
-from affine_lsp.poly.isl_util import pieces, single_aff
-from affine_lsp.poly.program import Statement, Window, is_under
-from affine_lsp.poly.session import IslSession, NotAffine
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.poly import (
+    AffineForm,
+    IslSession,
+    NotAffine,
+    Statement,
+    Window,
+    form_of_aff,
+    is_under,
+    pieces,
+    render_isl,
+    render_mlir,
+    single_aff,
+)
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.fusion.copy import Copy
 from affine_lsp.transforms.fusion.slicing import SlicePlan
 

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import islpy as isl
 
-from affine_lsp.ir.model import FuncOp, Value
-from affine_lsp.poly.forms import AffineForm, form_of_aff, render_mlir
-from affine_lsp.poly.isl_util import pieces
-from affine_lsp.poly.program import Window
-from affine_lsp.poly.session import IslSession, NotAffine
-
-
-def is_valid_symbol(value: Value) -> bool:
-    """Function arguments and values defined at the function's top level."""
-    if value.owner_block is not None:
-        return isinstance(value.owner_block.parent_op, FuncOp)
-    op = value.defining_op
-    return op is not None and isinstance(op.parent_op, FuncOp)
+from affine_lsp.poly import (
+    AffineForm,
+    IslSession,
+    NotAffine,
+    Window,
+    form_of_aff,
+    pieces,
+    render_mlir,
+)
+from affine_lsp.transforms.functions import is_valid_symbol
 
 
 class BoundRenderer:

@@ -21,12 +21,20 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp, Operation
-from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
-from affine_lsp.poly.exprs import Scope, Term, minmax
-from affine_lsp.poly.forms import fraction
-from affine_lsp.poly.program import Window
-from affine_lsp.poly.session import IslSession, NotAffine
+from affine_lsp.ir import AffineForOp, Operation
+from affine_lsp.poly import (
+    Domain,
+    DomainBuilder,
+    IslSession,
+    Level,
+    NotAffine,
+    Scope,
+    Term,
+    Window,
+    enclosing_levels,
+    fraction,
+    minmax,
+)
 
 
 @dataclass

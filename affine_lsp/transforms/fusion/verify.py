@@ -8,17 +8,29 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from affine_lsp.checks import CheckOptions, ModuleContext, Severity, check_item
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.build import build_operation_item, module_scope_of
-from affine_lsp.ir.model import AffineForOp, Block, FuncOp, MemRefAllocOp, ModuleModel, Operation
-from affine_lsp.ir.types import MemRefType
-from affine_lsp.poly.equivalence import Mismatch, compare
-from affine_lsp.poly.isl_util import union_of_maps
-from affine_lsp.poly.program import Statement, Window, is_function_argument, is_under
-from affine_lsp.poly.session import IslSession, NotAffine
-from affine_lsp.syntax import SourceDocument, syntax_problems
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import (
+    AffineForOp,
+    Block,
+    FuncOp,
+    MemRefAllocOp,
+    MemRefType,
+    ModuleModel,
+    Operation,
+)
+from affine_lsp.poly import (
+    IslSession,
+    Mismatch,
+    NotAffine,
+    Statement,
+    Window,
+    compare,
+    is_function_argument,
+    is_under,
+    union_of_maps,
+)
 from affine_lsp.transforms.edits import EditMap, apply_edits
+from affine_lsp.transforms.functions import parse_function
 from affine_lsp.transforms.fusion.copy import Copy
 from affine_lsp.transforms.fusion.slicing import SlicePlan
 
@@ -145,33 +157,6 @@ def _position_in_block(op: Operation, block: Block) -> int:
             return block.operations.index(current)
         current = current.parent_op
     return -1
-
-
-def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
-    """Re-parse `data`, model the function that starts where `function` starts, and
-    make sure the verifier finds no error in it."""
-    document = SourceDocument(data)
-    start = function.span.start_byte
-    node = document.tree.root_node.descendant_for_byte_range(start, start + 1)
-    while node is not None and not (node.type == "operation" and node.start_byte == start):
-        node = node.parent
-    if node is None:
-        raise NotAffine("the rewritten function could not be found")
-    item = build_operation_item(node, module_scope_of(model.items))
-    if not isinstance(item.operation, FuncOp):
-        raise NotAffine("the rewritten function could not be found")
-    problems = [
-        p.message
-        for p in syntax_problems(document.tree)
-        if node.start_byte <= p.span.start_byte <= node.end_byte
-    ]
-    context = ModuleContext.from_model(model)
-    problems += [
-        d.message for d in check_item(item, context, CheckOptions()) if d.severity == Severity.ERROR
-    ]
-    if problems:
-        raise NotAffine(f"the fused code does not verify: {problems[0]}")
-    return item.operation
 
 
 def _origin_text(

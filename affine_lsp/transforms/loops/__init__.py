@@ -16,16 +16,26 @@ the dependences (`legality.py`), whose violations name the dependence broken.
     distribute(data, model, loop)            fission along dependence cycles
     skew(data, model, loop, factor)          the inner loop of a pair by the outer iv
     transform(data, model, loop, spec)       any of them from a `Spec`
+    module_of(kind)                          the module implementing a kind
+
+The kinds (`KINDS`): INTERCHANGE, PERMUTE, TILE, SKEW, UNROLL, UNROLL_JAM,
+PARALLELIZE, HOIST, DISTRIBUTE.
+
+The editor's code actions: loop_actions(...) -> list[LoopAction] (options in
+`LoopOptions`), loop_at(model, start, end) the loop a range designates.
+
+About nests: perfect_band(loop, limit) the perfectly nested loops from `loop` down,
+iv_name(loop) its induction variable's name, NestAnalysis(context, loop) the
+dependences of a loop's window and the schedules they allow.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
-from types import ModuleType
 
-from affine_lsp.ir.model import AffineForOp, ModuleModel
-from affine_lsp.poly.budgets import Budget
+from affine_lsp.ir import AffineForOp, ModuleModel
+from affine_lsp.poly import Budget
+from affine_lsp.transforms.loops.actions import LoopAction, LoopOptions, loop_actions, loop_at
 from affine_lsp.transforms.loops.core import (
     DISTRIBUTE,
     HOIST,
@@ -39,38 +49,11 @@ from affine_lsp.transforms.loops.core import (
     UNROLL_JAM,
     Result,
     Spec,
-    run,
+    module_of,
+    transform,
 )
-
-_MODULES = {
-    INTERCHANGE: "band",
-    PERMUTE: "band",
-    TILE: "band",
-    SKEW: "band",
-    UNROLL: "unroll",
-    UNROLL_JAM: "unroll",
-    PARALLELIZE: "parallel",
-    HOIST: "hoist",
-    DISTRIBUTE: "distribute",
-}
-
-
-def module_of(kind: str) -> ModuleType:
-    """The module implementing `kind` (`plan`, `rewrite`, `title`, `summary`)."""
-    return importlib.import_module(f"affine_lsp.transforms.loops.{_MODULES[kind]}")
-
-
-def transform(
-    data: bytes,
-    model: ModuleModel,
-    loop: AffineForOp,
-    spec: Spec,
-    budget: Budget | None = None,
-    prove: bool = True,
-    check: bool = True,
-) -> Result:
-    """Apply `spec` to `loop`: the proven result, or why not."""
-    return run(data, model, loop, spec, module_of(spec.kind), budget, prove, check)
+from affine_lsp.transforms.loops.legality import NestAnalysis
+from affine_lsp.transforms.loops.nest import iv_name, perfect_band
 
 
 def interchange(
@@ -150,12 +133,20 @@ __all__ = [
     "TILE",
     "UNROLL",
     "UNROLL_JAM",
+    "LoopAction",
+    "LoopOptions",
+    "NestAnalysis",
     "Result",
     "Spec",
     "distribute",
     "hoist",
     "interchange",
+    "iv_name",
+    "loop_actions",
+    "loop_at",
+    "module_of",
     "parallelize",
+    "perfect_band",
     "permute",
     "skew",
     "tile",

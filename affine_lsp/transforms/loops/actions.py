@@ -19,15 +19,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp, ModuleModel
-from affine_lsp.poly import budgets
-from affine_lsp.poly.budgets import Budget, time_limits_enabled
-from affine_lsp.poly.session import IslSession
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import AffineForOp, ModuleModel
+from affine_lsp.poly import Budget, IslSession, budgets, time_limits_enabled
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.cursor import loops_holding, starting_on_line
-from affine_lsp.transforms.fusion.actions import has_errors
-from affine_lsp.transforms.loops import module_of, transform
+from affine_lsp.transforms.functions import has_errors
 from affine_lsp.transforms.loops.core import (
     DISTRIBUTE,
     HOIST,
@@ -39,6 +36,8 @@ from affine_lsp.transforms.loops.core import (
     Context,
     Spec,
     check_only,
+    module_of,
+    transform,
 )
 from affine_lsp.transforms.loops.nest import (
     body_ops,
@@ -133,9 +132,9 @@ def _specs(loop: AffineForOp, options: LoopOptions) -> list[Spec]:
 def title_of(spec: Spec, loop: AffineForOp) -> str:
     band = perfect_band(loop, 3)
     module = module_of(spec.kind)
-    if spec.kind in (INTERCHANGE, TILE) or spec.skew is not None:
-        return module.title(spec, band)
-    return module.title(spec, loop)
+    whole_band = spec.kind in (INTERCHANGE, TILE) or spec.skew is not None
+    title: str = module.title(spec, band if whole_band else loop)
+    return title
 
 
 def _resolver(

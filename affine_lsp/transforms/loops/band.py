@@ -20,11 +20,9 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp
-from affine_lsp.poly.domain import Level
-from affine_lsp.poly.forms import AffineForm
-from affine_lsp.poly.program import Statement
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.ir import AffineForOp
+from affine_lsp.poly import AffineForm, Level, Statement
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.bounds import (
     dim_bounds,
@@ -303,14 +301,14 @@ def _times(name: str, factor: int) -> str:
 
 def _skew_name(context: Context, loop: AffineForOp) -> str:
     key = "_skew_name"
-    names = context.__dict__.setdefault(key, {})
+    names: dict[int, str] = context.__dict__.setdefault(key, {})
     if id(loop) not in names:
         names[id(loop)] = context.fresh(iv_name(loop), "skew")
     return names[id(loop)]
 
 
 def _tile_name(context: Context, loop: AffineForOp) -> str:
-    names = context.__dict__.setdefault("_tile_names", {})
+    names: dict[int, str] = context.__dict__.setdefault("_tile_names", {})
     if id(loop) not in names:
         names[id(loop)] = context.fresh(iv_name(loop), "tile")
     return names[id(loop)]

@@ -15,12 +15,18 @@ from collections.abc import Callable
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp, Operation
-from affine_lsp.poly.forms import AffineForm, form_of_aff, fraction, render_mlir
-from affine_lsp.poly.isl_util import pieces
-from affine_lsp.poly.program import Window
-from affine_lsp.poly.session import IslSession, NotAffine
-from affine_lsp.transforms.fusion.render import is_valid_symbol
+from affine_lsp.ir import AffineForOp, Operation
+from affine_lsp.poly import (
+    AffineForm,
+    IslSession,
+    NotAffine,
+    Window,
+    form_of_aff,
+    fraction,
+    pieces,
+    render_mlir,
+)
+from affine_lsp.transforms.functions import is_valid_symbol
 
 
 def _linear(terms: list[tuple[str, int]], constant: int) -> AffineForm:

@@ -9,14 +9,13 @@ text; a proof that fails refuses too.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp, Block, FuncOp, ModuleModel, Operation
-from affine_lsp.poly import budgets
-from affine_lsp.poly.budgets import Budget
-from affine_lsp.poly.session import BudgetExceeded, IslSession, PolyError
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import AffineForOp, Block, FuncOp, ModuleModel, Operation
+from affine_lsp.poly import Budget, BudgetExceeded, IslSession, PolyError, budgets
 from affine_lsp.transforms.diff import minimal_edits
 from affine_lsp.transforms.edits import line_start, rest_of_line_is_blank
 from affine_lsp.transforms.loops.legality import NestAnalysis
@@ -204,6 +203,37 @@ def run(
     if new_text == data:
         return Result(spec, reason="nothing to do")
     return Result(spec, new_text, minimal_edits(data, new_text), summary=summary)
+
+
+_MODULES = {
+    INTERCHANGE: "band",
+    PERMUTE: "band",
+    TILE: "band",
+    SKEW: "band",
+    UNROLL: "unroll",
+    UNROLL_JAM: "unroll",
+    PARALLELIZE: "parallel",
+    HOIST: "hoist",
+    DISTRIBUTE: "distribute",
+}
+
+
+def module_of(kind: str) -> ModuleType:
+    """The module implementing `kind` (`plan`, `rewrite`, `title`, `summary`)."""
+    return importlib.import_module(f"affine_lsp.transforms.loops.{_MODULES[kind]}")
+
+
+def transform(
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    spec: Spec,
+    budget: Budget | None = None,
+    prove: bool = True,
+    check: bool = True,
+) -> Result:
+    """Apply `spec` to `loop`: the proven result, or why not."""
+    return run(data, model, loop, spec, module_of(spec.kind), budget, prove, check)
 
 
 def check_only(

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from affine_lsp.ir.model import AffineAccessOp, AffineForOp, Operation
+from affine_lsp.ir import AffineAccessOp, AffineForOp, Operation
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
-from affine_lsp.transforms.loops.hoist import _pure
+from affine_lsp.transforms.loops.hoist import is_pure
 from affine_lsp.transforms.loops.legality import Dependence
 from affine_lsp.transforms.loops.nest import body_ops, header_span, iv_name
 from affine_lsp.transforms.loops.proof import Rewrite
@@ -35,7 +35,7 @@ def title(spec: Spec, loop: AffineForOp) -> str:
 
 
 def _duplicable(op: Operation) -> bool:
-    return (isinstance(op, AffineAccessOp) and op.name == "affine.load") or _pure(op)
+    return (isinstance(op, AffineAccessOp) and op.name == "affine.load") or is_pure(op)
 
 
 def _slices(ops: list[Operation]) -> tuple[list[Operation], dict[int, set[int]]]:

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from affine_lsp.ir.model import AffineAccessOp, AffineForOp, Operation
-from affine_lsp.poly.domain import Level
-from affine_lsp.poly.exprs import integer_constant
-from affine_lsp.poly.program import Statement, is_under
-from affine_lsp.poly.session import NotAffine
+from affine_lsp.ir import AffineAccessOp, AffineForOp, Operation
+from affine_lsp.poly import Level, NotAffine, Statement, integer_constant, is_under
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.nest import body_ops, defined_under, iv_name
@@ -49,7 +46,8 @@ def title(spec: Spec, loop: AffineForOp) -> str:
     return f"Hoist invariant code out of {iv_name(loop)}"
 
 
-def _pure(op: Operation) -> bool:
+def is_pure(op: Operation) -> bool:
+    """A scalar op without effects that cannot fault (a division only by a non-zero constant)."""
     if op.regions or not op.results:
         return False
     if op.name in _INDEX:
@@ -127,7 +125,7 @@ def plan(context: Context, spec: Spec, check: bool = True) -> HoistPlan:
                 continue
             if check and _written_at(context, loop, op):
                 continue
-        elif not _pure(op):
+        elif not is_pure(op):
             continue
         moved.append(op)
         moved_values.update(id(v) for v in op.results)

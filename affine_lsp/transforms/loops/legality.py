@@ -18,12 +18,20 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp, ModuleModel, Operation
-from affine_lsp.poly.exprs import minmax
-from affine_lsp.poly.forms import form_of_aff, fraction, render_math
-from affine_lsp.poly.names import exact_to_source, pretty_identifier
-from affine_lsp.poly.program import Statement, Window, is_under
-from affine_lsp.poly.session import IslSession, NotAffine
+from affine_lsp.ir import AffineForOp, ModuleModel, Operation
+from affine_lsp.poly import (
+    IslSession,
+    NotAffine,
+    Statement,
+    Window,
+    exact_to_source,
+    form_of_aff,
+    fraction,
+    is_under,
+    minmax,
+    pretty_identifier,
+    render_math,
+)
 
 
 @dataclass

@@ -7,8 +7,8 @@ iterations (interchange, permute, tile, skew) work on bands.
 
 from __future__ import annotations
 
-from affine_lsp.ir.model import AffineBound, AffineForOp, Block, FuncOp, Operation, Value
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.ir import AffineBound, AffineForOp, Block, FuncOp, Operation, Value
+from affine_lsp.syntax import Span
 
 
 def body_block(loop: AffineForOp) -> Block | None:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.affine import format_expr
-from affine_lsp.ir.model import AffineBound, AffineForOp, Operation, Value
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import AffineBound, AffineForOp, Operation, Value, format_expr
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.nest import body_block, body_ops, iv, iv_name, yield_of

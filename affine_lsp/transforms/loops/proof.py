@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import (
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import (
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
@@ -56,14 +56,23 @@ from affine_lsp.ir.model import (
     Use,
     Value,
 )
-from affine_lsp.poly.domain import Domain, DomainBuilder, enclosing_levels
-from affine_lsp.poly.equivalence import Mismatch, compare
-from affine_lsp.poly.isl_util import union_of_maps
-from affine_lsp.poly.program import Statement, Window, is_under
-from affine_lsp.poly.session import IslSession, NotAffine, PolyError
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.poly import (
+    Domain,
+    DomainBuilder,
+    IslSession,
+    Mismatch,
+    NotAffine,
+    PolyError,
+    Statement,
+    Window,
+    compare,
+    enclosing_levels,
+    is_under,
+    union_of_maps,
+)
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import EditMap, apply_edits
-from affine_lsp.transforms.fusion.verify import parse_function
+from affine_lsp.transforms.functions import parse_function
 from affine_lsp.transforms.loops.scalars import (
     INIT,
     ITERATION,
@@ -456,7 +465,7 @@ class Prover:
         for position, ((_, use), (_, old_use)) in enumerate(
             zip(op.iter_args, old.iter_args, strict=True)
         ):
-            if isinstance(window, ScalarWindow) and window._passes_through(op, position, use.value):
+            if isinstance(window, ScalarWindow) and window.passes_through(op, position, use.value):
                 continue  # the scalar array already holds it: memory compared
             self._check_operand(op, old, use, old_use)
 

@@ -23,10 +23,16 @@ from typing import Any
 
 import islpy as isl
 
-from affine_lsp.ir.model import AffineForOp, Operation, Use, Value
-from affine_lsp.poly.domain import Domain, Level, enclosing_levels
-from affine_lsp.poly.program import Statement, Window, _window_ops
-from affine_lsp.poly.session import NotAffine
+from affine_lsp.ir import AffineForOp, Operation, Use, Value
+from affine_lsp.poly import (
+    Domain,
+    Level,
+    NotAffine,
+    Statement,
+    Window,
+    enclosing_levels,
+    window_ops,
+)
 
 INIT = "init"
 ITERATION = "iteration"
@@ -62,7 +68,7 @@ class ScalarWindow(Window):
         super()._build()
         paths: dict[int, list[object]] = {}
         loops: list[AffineForOp] = []
-        for op, path in _window_ops(self.ops):
+        for op, path in window_ops(self.ops):
             paths[id(op)] = path
             if isinstance(op, AffineForOp) and op.iter_args:
                 loops.append(op)
@@ -98,7 +104,7 @@ class ScalarWindow(Window):
         for position, (argument, init) in enumerate(loop.iter_args):
             array = self.array(loop, position)
             result = loop.results[position] if position < len(loop.results) else None
-            if not self._passes_through(loop, position, init.value):
+            if not self.passes_through(loop, position, init.value):
                 self._add(loop, INIT, position, outside, array, True, [*path, "init"], init.value)
             self._add(
                 loop, ITERATION, position, inside, array, False, [*path, iv, "start"], argument
@@ -115,12 +121,12 @@ class ScalarWindow(Window):
             if not (
                 isinstance(user, AffineForOp)
                 and use.role == "init"
-                and self._passes_through(user, _init_position(user, use), result)
+                and self.passes_through(user, _init_position(user, use), result)
             ):
                 return True
         return False
 
-    def _passes_through(self, loop: AffineForOp, position: int, value: Value | None) -> bool:
+    def passes_through(self, loop: AffineForOp, position: int, value: Value | None) -> bool:
         """An init that is the result of a loop on the same array."""
         if value is None or value.defining_op is None:
             return False

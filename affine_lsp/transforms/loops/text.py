@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.build import split_use_name
-from affine_lsp.ir.model import Operation, Value
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import Operation, Value, split_use_name
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import apply_edits, line_start, next_line_start
 
 

@@ -23,13 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from affine_lsp.checks.diagnostics import TextEdit
-from affine_lsp.ir.model import AffineForOp, Use
-from affine_lsp.poly.domain import Level
-from affine_lsp.poly.exprs import Term
-from affine_lsp.poly.forms import AffineForm
-from affine_lsp.poly.program import Statement
-from affine_lsp.syntax.nodes import Span
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import AffineForOp, Use
+from affine_lsp.poly import AffineForm, Level, Statement, Term
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.bounds import (
     forms_of,
