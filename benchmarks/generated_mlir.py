@@ -4,7 +4,7 @@ suite (`../shared/upstream/`), one chunk at a time, and the checker must give no
 error and no error diagnostic on any output mlir-opt accepts.
 
     python benchmarks/generated_mlir.py [--every K] [--per-chunk N] [--seed S] [--jobs J]
-        [--pipeline 'P1 P2'] [--examples 3] [--cache DIR | --no-cache] [--list FILE]
+        [--pipeline='--p1 --p2'] [--examples 3] [--cache DIR | --no-cache] [--list FILE]
 
 `--per-chunk N` runs N pipelines per chunk (drawn with the seed; `--per-chunk 0`: all of
 them). Outputs are cached by mlir-opt binary, pipeline and chunk text (`--cache`, by
@@ -35,7 +35,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2, help="mlir-opt processes at a time")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per mlir-opt run")
-    parser.add_argument("--pipeline", help="only this pipeline (arguments separated by spaces)")
+    parser.add_argument(
+        "--pipeline", help="only this pipeline (arguments separated by spaces; --pipeline='--cse')"
+    )
     parser.add_argument("--examples", type=int, default=3, help="examples per code")
     parser.add_argument(
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "affine-lsp-generated"

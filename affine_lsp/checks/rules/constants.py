@@ -5,6 +5,7 @@ the 64-bit signed range."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from functools import cache
 
 import tree_sitter
@@ -23,36 +24,33 @@ CONSTANT_RANGE = register(
 )
 
 _LARGEST = 2**63 - 1
-_EXPRESSION_PARENTS = (
-    "affine_result_list",
-    "constraint",
-    "affine_binary_expr",
-    "affine_neg_expr",
-    "affine_paren_expr",
-    "affine_legacy_call_expr",
+_SHORTEST_OUT_OF_RANGE = len(str(_LARGEST))  # digits; fewer always fit
+# What holds affine expressions: every integer in them is an expression constant.
+_EXPRESSIONS = (
+    "affine_map",
+    "legacy_affine_map",
+    "integer_set",
+    "legacy_integer_set",
     "subscript_list",
-    "subscript_binary_expr",
-    "subscript_neg_expr",
-    "subscript_paren_expr",
-    "subscript_legacy_call_expr",
-    "parallel_bound",
+    "parallel_bounds",
     "parallel_steps",
 )
 
 
 @cache
 def _query() -> tree_sitter.Query:
-    patterns = [f"({parent} (integer) @expression)" for parent in _EXPRESSION_PARENTS]
-    patterns += [
-        "(lower_bound shorthand: (integer) @attribute)",
-        "(upper_bound shorthand: (integer) @attribute)",
-        "(affine_for step: (integer) @attribute)",
-    ]
-    return mlir_query(" ".join(patterns))
+    # Single-node patterns only: a pattern with a child (`(binary_expr (integer))`)
+    # keeps a match open at every level of a nested expression, which costs the
+    # square of its depth.
+    contexts = " ".join(f"({kind})" for kind in _EXPRESSIONS)
+    return mlir_query(
+        f"[{contexts}] @expression (lower_bound) @bound (upper_bound) @bound "
+        "(affine_for) @loop (integer) @integer"
+    )
 
 
 def _value(node: Node) -> int | None:
-    spelling = text(node).replace(" ", "").replace("\t", "").replace("\n", "")
+    spelling = "".join(text(node).split())
     sign = -1 if spelling.startswith("-") else 1
     digits = spelling.lstrip("-")
     try:
@@ -60,6 +58,11 @@ def _value(node: Node) -> int | None:
     except ValueError:
         return None
     return sign * magnitude
+
+
+def _inside(offset: int, starts: list[int], spans: list[tuple[int, int]]) -> bool:
+    index = bisect_right(starts, offset) - 1
+    return index >= 0 and spans[index][0] <= offset < spans[index][1]
 
 
 @item_rule
@@ -70,13 +73,33 @@ def constant_range(item: TopLevelItem, ctx: CheckContext) -> None:
     if node is None:
         return
     captures = tree_sitter.QueryCursor(_query()).captures(node)
-    for constant in captures.get("expression", []):
+    long = [
+        n
+        for n in captures.get("integer", [])
+        if n.end_byte - n.start_byte >= _SHORTEST_OUT_OF_RANGE
+    ]
+    if not long:
+        return
+    spans = sorted((n.start_byte, n.end_byte) for n in captures.get("expression", []))
+    starts = [start for start, _ in spans]
+    attributes = {
+        child.start_byte
+        for bound in captures.get("bound", [])
+        if (child := bound.child_by_field_name("shorthand")) is not None
+    }
+    attributes |= {
+        child.start_byte
+        for loop in captures.get("loop", [])
+        if (child := loop.child_by_field_name("step")) is not None
+    }
+    for constant in long:
         value = _value(constant)
-        if value is not None and value > _LARGEST:
-            ctx.report(CONSTANT_RANGE, Span.of(constant), "constant too large for index")
-    for constant in captures.get("attribute", []):
-        value = _value(constant)
-        if value is not None and not -_LARGEST - 1 <= value <= _LARGEST:
+        if value is None:
+            continue
+        if _inside(constant.start_byte, starts, spans):
+            if value > _LARGEST:
+                ctx.report(CONSTANT_RANGE, Span.of(constant), "constant too large for index")
+        elif constant.start_byte in attributes and not -_LARGEST - 1 <= value <= _LARGEST:
             ctx.report(
                 CONSTANT_RANGE, Span.of(constant), "integer constant out of range for attribute"
             )
