@@ -4,7 +4,8 @@ suite (`../shared/upstream/`), one chunk at a time, and the checker must give no
 error and no error diagnostic on any output mlir-opt accepts.
 
     python benchmarks/generated_mlir.py [--every K] [--per-chunk N] [--seed S] [--jobs J]
-        [--pipeline='--p1 --p2'] [--examples 3] [--cache DIR | --no-cache] [--list FILE]
+        [--pipeline='--p1 --p2' | --pipeline=default] [--examples 3]
+        [--cache DIR | --no-cache] [--list FILE]
 
 `--per-chunk N` runs N pipelines per chunk (drawn with the seed; `--per-chunk 0`: all of
 them). Outputs are cached by mlir-opt binary, pipeline and chunk text (`--cache`, by
@@ -36,7 +37,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="mlir-opt processes at a time")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per mlir-opt run")
     parser.add_argument(
-        "--pipeline", help="only this pipeline (arguments separated by spaces; --pipeline='--cse')"
+        "--pipeline",
+        help="only this pipeline (arguments separated by spaces: --pipeline='--cse'; "
+        "'default': no pass, the default printer)",
     )
     parser.add_argument("--examples", type=int, default=3, help="examples per code")
     parser.add_argument(
@@ -53,7 +56,10 @@ def main() -> int:
     if opt is None:
         print("mlir-opt not found", file=sys.stderr)
         return 2
-    pipelines = PIPELINES if not args.pipeline else (tuple(args.pipeline.split()),)
+    if args.pipeline == "default":
+        pipelines: tuple[tuple[str, ...], ...] = ((),)  # no pass, the default printer
+    else:
+        pipelines = PIPELINES if not args.pipeline else (tuple(args.pipeline.split()),)
     sources = valid_sources(UPSTREAM, args.every, args.offset)
     per_chunk = args.per_chunk if args.per_chunk > 0 else len(pipelines)
     pairs = assignments(sources, pipelines, per_chunk, args.seed)

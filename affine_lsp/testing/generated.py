@@ -27,6 +27,7 @@ from affine_lsp.testing.upstream import UpstreamChunk, chunk_of, is_false, line_
 # Pass pipelines and printing options (never the test-only `--test-*` passes). Each is a
 # list of mlir-opt arguments after `--allow-unregistered-dialect`.
 PIPELINES: tuple[tuple[str, ...], ...] = (
+    (),  # the default printer: the custom forms, aliases, as MLIR prints them
     ("--canonicalize",),
     ("--cse",),
     ("--mlir-print-op-generic",),
