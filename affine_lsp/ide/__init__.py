@@ -17,7 +17,8 @@ them, so that `planning_worker` stays light to import.
     planning          refactorings planned ahead, as plain data
     planning_worker   the entry point of the planning worker process
     workspace         Check Workspace: every `.mlir` file under some folders
-    picture           the SVG of an iteration space (CLI, hover, Neovim)
+    picture           the SVG of an iteration space (CLI, hover, Neovim, the panel)
+    panel             the VS Code panel's pictures: the loop at a position, previews
 
 `locate`, `describe` and `op_docs` are internal to the layer.
 """
@@ -30,6 +31,7 @@ __all__ = [
     "hover",
     "inlay_hints",
     "navigation",
+    "panel",
     "picture",
     "planning",
     "planning_worker",

@@ -69,7 +69,7 @@ MAX_NEST_DEPTH = 48
 keystroke's worth of time, before isl's budget even applies."""
 
 
-def _too_deep(op: Operation) -> Unknown | None:
+def too_deep(op: Operation) -> Unknown | None:
     nest = (a for a in op.ancestors() if isinstance(a, AffineForOp | AffineParallelOp | AffineIfOp))
     depth = sum(1 for _ in islice(nest, MAX_NEST_DEPTH))  # counting further costs the depth
     if depth >= MAX_NEST_DEPTH:
@@ -78,7 +78,7 @@ def _too_deep(op: Operation) -> Unknown | None:
 
 
 def describe_loop_at(op: Operation, view: ItemView) -> LoopDescription | Unknown:
-    return _too_deep(op) or describe_loop(op, view.model, budgets.HOVER)
+    return too_deep(op) or describe_loop(op, view.model, budgets.HOVER)
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def _polyhedral(
             section += _picture_section(analysis, view, op)
         return section
     if isinstance(op, AffineAccessOp):
-        answer = _too_deep(op) or describe_access(op, model, budgets.HOVER)
+        answer = too_deep(op) or describe_access(op, model, budgets.HOVER)
         if isinstance(answer, Unknown):
             return f"Access relation unavailable: {answer.reason}"
         return (
@@ -168,7 +168,7 @@ def _polyhedral(
             f"**Region touched over the whole domain**\n{_code(answer.footprint, 'text')}"
         )
     if isinstance(op, AffineIfOp):
-        answer = _too_deep(op) or describe_condition(op, model, budgets.HOVER)
+        answer = too_deep(op) or describe_condition(op, model, budgets.HOVER)
         if isinstance(answer, Unknown):
             return f"Condition unavailable: {answer.reason}"
         return (
@@ -193,7 +193,7 @@ def _loop_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> 
 def _picture_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> str:
     """The nest's iteration space as an image, below the domain text ('' when the nest is
     too deep for hovers; a sentence when it cannot be drawn within the budget)."""
-    if _too_deep(op) is not None:
+    if too_deep(op) is not None:
         return ""
     drawn = draw(
         op,

@@ -3,7 +3,9 @@
 One `<circle>` per drawn integer point (nothing else in the picture is a
 circle), one `<path class="dep">` per dependence arrow, grouped by kind
 (`<g class="deps RAW">`); points where an `affine.if` region runs are in their
-own groups (`points then`, `points else`). 1-D spaces are a row (wrapped), 2-D
+own groups (`points then`, `points else`), and so are the points a transformation
+moved (`points moved`, with a `ghost` ring where each was); tiles are outlined
+(`<rect class="tile">`). 1-D spaces are a row (wrapped), 2-D
 spaces a plane with the outer loop across and the inner one up, deeper spaces
 one panel per value of the outer loops. Everything the picture leaves out or
 assumes is written on it: symbol values that were not given, sampling, folded
@@ -49,6 +51,8 @@ PANEL_BENDS = {"RAW": 1.0, "WAR": -1.0, "WAW": 1.6}
 POINT_COLOUR = "#8b96a3"
 THEN_COLOUR = "#e3a21a"
 ELSE_COLOUR = "#a371f7"
+MOVED_COLOUR = "#1f9e89"
+TILE_COLOUR = "#b8860b"
 TEXT_COLOUR = "#808a96"
 MAX_DISTANCES_LISTED = 6
 
@@ -79,6 +83,20 @@ FULL = Style(
     beside=False,
     assumed_hint="give --param {name}=VALUE",
 )
+PANEL = Style(
+    plot=400,
+    panel=120,
+    width=560,
+    cell_max=24,
+    cell_min=3,
+    font=11,
+    wrap=40,
+    titled=False,
+    beside=False,
+    assumed_hint="assumed",
+)
+"""The editor's panel: pictures side by side in half a window (the panel writes the
+loop's header and domain beside them, as text)."""
 SMALL = Style(
     plot=176,
     panel=72,
@@ -150,7 +168,8 @@ class _Layout:
         rows = ceil(count / self.per_row)
         self.cell = self._cell(self.style.plot, self.per_row)
         self.row_gap = max(self.cell * 3, self.style.font * 2.4)
-        self.left = self.style.font * 4.5
+        first = f"{self.space.ivs[0]} = {self.box[0][0]}"
+        self.left = max(self.style.font * 4.5, _text_width(first, self.style.font) + 10)
         self.top = self.cell * 0.6  # room for the arcs above the first row
         self.width = self.left + self.per_row * self.cell + self.cell
         self.height = self.top + (rows - 1) * self.row_gap + self.cell * 1.6
@@ -180,7 +199,10 @@ class _Layout:
     def _plane(self) -> None:
         columns, rows = self._steps(0), self._steps(1)
         self.cell = self._cell(self.style.plot, max(columns, rows))
-        self.left = self.style.font * 4
+        # Room for the inner iv's name and its values left of the vertical axis.
+        y_name, (y_low, y_high) = self.space.ivs[-1], self.box[-1]
+        widest = max(f"{y_name} ↑", str(y_low), str(y_high), key=len)
+        self.left = max(self.style.font * 4, _text_width(widest, self.style.font) + 9)
         self.top = self.style.font * 0.5
         plot_w, plot_h = columns * self.cell, rows * self.cell
         self.panels[()] = (self.left, self.top)
@@ -332,6 +354,18 @@ def render_svg(
             footer.append((f"then region of {guards} runs", "", "then"))
         if space.else_points:
             footer.append((f"else region of {guards} runs", "", "else"))
+    if space.tiles:
+        tiles = len(set(space.tiles.values()))
+        names = ", ".join(space.tile_ivs)
+        footer.append((f"{_plural(tiles, 'tile')} outlined (one per value of {names})", "", "tile"))
+    if space.moved:
+        footer.append(
+            (
+                f"{_plural(len(space.moved), 'point')} moved; rings: where they were",
+                "",
+                "moved",
+            )
+        )
     if space.marks_unavailable is not None:
         footer.append((f"affine.if regions not marked: {space.marks_unavailable}", "note", ""))
     if space.dependences_unavailable is not None:
@@ -479,8 +513,13 @@ def _swatch(x: float, y: float, font: int, kind: str) -> str:
             f'<path class="legend" d="M{_num(x)} {_num(mid)}h{_num(font * 1.6)}" '
             f'stroke="{COLOURS[kind]}" stroke-width="2"{dash} marker-end="url(#head-{kind})"/>'
         )
-    colour = THEN_COLOUR if kind == "then" else ELSE_COLOUR
     size = font * 0.7
+    if kind == "tile":
+        return (
+            f'<rect class="tile" x="{_num(x + font * 0.2)}" y="{_num(mid - size / 2 - 1)}" '
+            f'width="{_num(size * 1.8)}" height="{_num(size + 2)}" rx="2"/>'
+        )
+    colour = {"then": THEN_COLOUR, "else": ELSE_COLOUR, "moved": MOVED_COLOUR}[kind]
     return (
         f'<rect class="swatch" x="{_num(x + font * 0.5)}" y="{_num(mid - size / 2)}" '
         f'width="{_num(size)}" height="{_num(size)}" rx="{_num(size / 2)}" fill="{colour}"/>'
@@ -494,7 +533,7 @@ def _plot(space: IterationSpace, layout: _Layout, top: float, left: float) -> li
     for x, y, text, anchor in layout.labels:
         parts.append(_text(x, y, text, anchor))
     r = _num(layout.radius)
-    groups: dict[str, list[str]] = {"": [], "then": [], "else": []}
+    groups: dict[str, list[str]] = {"": [], "then": [], "else": [], "moved": []}
     written: dict[float, str] = {}  # coordinates repeat along rows and columns
 
     def number(value: float) -> str:
@@ -503,12 +542,22 @@ def _plot(space: IterationSpace, layout: _Layout, top: float, left: float) -> li
             text = written[value] = _num(value)
         return text
 
+    if space.tiles:
+        parts += _tile_outlines(space, layout)
+    if space.ghosts:
+        parts += _ghost_rings(space, layout)
     for point in space.points:
         position = layout.position(point)
         if position is None:
             continue
         group = (
-            "then" if point in space.then_points else "else" if point in space.else_points else ""
+            "then"
+            if point in space.then_points
+            else "else"
+            if point in space.else_points
+            else "moved"
+            if point in space.moved
+            else ""
         )
         x, y = number(position[0]), number(position[1])
         groups[group].append(f'<circle cx="{x}" cy="{y}" r="{r}"/>')
@@ -546,6 +595,44 @@ def _plot(space: IterationSpace, layout: _Layout, top: float, left: float) -> li
     return parts
 
 
+def _tile_outlines(space: IterationSpace, layout: _Layout) -> list[str]:
+    """One rounded rectangle around the drawn points of each tile (per panel, per row of
+    a 1-D space)."""
+    boxes: dict[tuple[Point, Point | float], list[float]] = {}
+    for point, tile in space.tiles.items():
+        position = layout.position(point)
+        if position is None:
+            continue
+        x, y = position
+        frame: Point | float = point[:-2] if layout.k > 2 else y if layout.k == 1 else ()
+        box = boxes.setdefault((tile, frame), [x, y, x, y])
+        box[0], box[1] = min(box[0], x), min(box[1], y)
+        box[2], box[3] = max(box[2], x), max(box[3], y)
+    pad = layout.cell * 0.44
+    rects = [
+        f'<rect x="{_num(x1 - pad)}" y="{_num(y1 - pad)}" width="{_num(x2 - x1 + 2 * pad)}" '
+        f'height="{_num(y2 - y1 + 2 * pad)}" rx="{_num(pad * 0.6)}"/>'
+        for x1, y1, x2, y2 in boxes.values()
+    ]
+    return [f'<g class="tile">{"".join(rects)}</g>']
+
+
+def _ghost_rings(space: IterationSpace, layout: _Layout) -> list[str]:
+    """A ring where each moved point was (not a circle: circles are the points)."""
+    side = layout.radius * 2
+    rings = []
+    for ghost in sorted(space.ghosts):
+        position = layout.position(ghost)
+        if position is None:
+            continue
+        x, y = position
+        rings.append(
+            f'<rect x="{_num(x - side / 2)}" y="{_num(y - side / 2)}" width="{_num(side)}" '
+            f'height="{_num(side)}" rx="{_num(side / 2)}"/>'
+        )
+    return [f'<g class="ghost">{"".join(rings)}</g>'] if rings else []
+
+
 def _arrow_path(
     start: tuple[float, float], end: tuple[float, float], gap: float, bend: float
 ) -> str:
@@ -580,7 +667,10 @@ def _document(width: float, height: float, style: Style, parts: list[str]) -> st
         ".title{font-weight:bold}.note{font-style:italic}"
         f".axis{{stroke:{TEXT_COLOUR};stroke-width:1;fill:none}}"
         f".points{{fill:{POINT_COLOUR}}}.points.then{{fill:{THEN_COLOUR}}}"
-        f".points.else{{fill:{ELSE_COLOUR}}}.deps,.legend{{fill:none}}"
+        f".points.else{{fill:{ELSE_COLOUR}}}.points.moved{{fill:{MOVED_COLOUR}}}"
+        f".ghost{{fill:none;stroke:{MOVED_COLOUR};stroke-width:1;stroke-dasharray:1.5 1.5}}"
+        f".tile{{fill:{TILE_COLOUR};fill-opacity:0.08;stroke:{TILE_COLOUR};stroke-width:1.2}}"
+        ".deps,.legend{fill:none}"
         "@media (prefers-color-scheme:dark){text{fill:#a2abb6}.axis{stroke:#a2abb6}}"
     )
     return (
@@ -637,9 +727,17 @@ def draw(
     space = iteration_space(op, model, values, limits=limits, budget=budget)
     if isinstance(space, Unknown):
         return space
+    return space, render(space, document, style, first_line)
+
+
+def render(
+    space: IterationSpace, document: SourceDocument, style: Style = FULL, first_line: int = 0
+) -> str:
+    """The SVG of a space of `document`, titled with its loop's header and line (lines
+    counted from `first_line`)."""
 
     def line_of(target: Operation) -> int:
         return first_line + document.point(target.span.start_byte)[0] + 1
 
-    title = f"{loop_header(document, op)} (line {line_of(op)})"
-    return space, render_svg(space, style, title, line_of)
+    title = f"{loop_header(document, space.loop)} (line {line_of(space.loop)})"
+    return render_svg(space, style, title, line_of)

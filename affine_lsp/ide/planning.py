@@ -26,8 +26,10 @@ from multiprocessing.connection import Connection
 from typing import TypeVar
 
 from affine_lsp.checks import TextEdit
+from affine_lsp.ide import panel
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.code_actions import REFACTORINGS, Action, Refactoring
+from affine_lsp.ide.panel import Preview
 from affine_lsp.ide.records import OPERATION, ItemRecord
 from affine_lsp.ide.settings import Settings
 from affine_lsp.ir import AffineForOp, AffineParallelOp, ModuleModel, Operation
@@ -380,6 +382,34 @@ class Planning:
             return relative, reason
 
         return self._on(extract, work) or ((), "this code action is out of date")
+
+    def preview(
+        self, extract: Extract, name: str, start: int, end: int, title: str, settings: Settings
+    ) -> Preview:
+        """The pictures before and after the action titled `title` at [start, end]
+        (relative to the item), its edits computed as `resolve` computes them (and
+        kept for it: choosing the action afterwards finds them done)."""
+
+        def work(analysis: DocumentAnalysis, record: ItemRecord, first_line: int) -> Preview:
+            at = record.start
+            refactoring = refactoring_named(name)
+            edits, reason = resolve_at(analysis, refactoring, at + start, at + end, title, settings)
+            model = _model(analysis, record)
+            line_of = _line_of(analysis.document)
+            loop = refactoring.designate(model, at + start, at + end, line_of) if model else None
+            if loop is None:
+                return Preview(title, (), (), "this code action is out of date")
+            return panel.preview(analysis, record, loop, title, edits, reason, first_line)
+
+        analysis, record = self._open(extract, False)
+        if record is None:
+            return Preview(title, (), (), "this code action is out of date")
+        found = work(analysis, record, extract.row - extract.context.count(b"\n"))
+        if _names_lines(found.reason or "") or any(map(_names_lines, found.notes)):
+            analysis, record = self._open(extract, True)
+            if record is not None:
+                found = work(analysis, record, 0)
+        return found
 
 
 # --- The worker's side of the server's planner ------------------------------------------

@@ -150,22 +150,13 @@ _KEYS = {
     "refactorings.planInBackground": ("plan_in_background", _boolean),
 }
 
-NOT_IN_EDITORS = frozenset({"hover.pictures", "refactorings.planInBackground"})
-"""Settings the editor extensions do not offer yet: the server reads them from
-`initializationOptions` and `workspace/configuration` like the others (`hover.pictures`
-defaults to `auto`, right for both VS Code and Neovim; `refactorings.planInBackground`
-to true)."""
-
 
 def client_defaults() -> dict[str, Any]:
     """The default of each setting the server reads, by dotted key as clients send it
-    (JSON values; `logLevel` has none: the server keeps its `--log-level`), except
-    those in NOT_IN_EDITORS."""
+    (JSON values; `logLevel` has none: the server keeps its `--log-level`)."""
     defaults = Settings()
     values: dict[str, Any] = {}
     for key, (name, _validate) in _KEYS.items():
-        if key in NOT_IN_EDITORS:
-            continue
         value = getattr(defaults, name)
         if isinstance(value, Severity):
             values[key] = value.label

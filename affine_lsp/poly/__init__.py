@@ -10,7 +10,8 @@ Hover data for the language server (`describe`):
   describe_condition(op, model, budget=None)  -> ConditionDescription | Unknown
 Dependences (`dependence`):
   dependences(first, second, model, budget=None) -> list[Dependence] | Unknown
-Pictures (`space`, `points`): iteration_space, IterationSpace, LOOPS, Point
+Pictures (`space`, `points`): iteration_space, IterationSpace, LOOPS, Point, chain_of
+Transformed nests in pictures (`transformed`): group_tiles, mark_moved
 Budgets (`budgets`, also as a module): Budget, PictureLimits, deadline_after,
   seconds_left, past, time_limits_enabled, INLAY_TRIP_COUNT_SECONDS
 The machinery transformations prove their rewrites with:
@@ -68,7 +69,8 @@ from affine_lsp.poly.program import (
     window_ops,
 )
 from affine_lsp.poly.session import BudgetExceeded, IslSession, NotAffine, PolyError, Unknown
-from affine_lsp.poly.space import LOOPS, IterationSpace, iteration_space
+from affine_lsp.poly.space import LOOPS, IterationSpace, chain_of, iteration_space
+from affine_lsp.poly.transformed import group_tiles, mark_moved
 
 __all__ = [
     "INLAY_TRIP_COUNT_SECONDS",
@@ -97,6 +99,7 @@ __all__ = [
     "Window",
     "array_name",
     "budgets",
+    "chain_of",
     "compare",
     "deadline_after",
     "dependences",
@@ -107,11 +110,13 @@ __all__ = [
     "exact_to_source",
     "form_of_aff",
     "fraction",
+    "group_tiles",
     "integer_constant",
     "is_function_argument",
     "is_under",
     "iteration_space",
     "maps_of",
+    "mark_moved",
     "minmax",
     "past",
     "pieces",

@@ -157,3 +157,14 @@ DRAW_LIMITS = PictureLimits(points=4096, panels=64, arrows=8192)
 HOVER_PICTURE_LIMITS = PictureLimits(points=1024, panels=16, arrows=256)
 """The picture in a hover: a 32×32 nest has all its points drawn, and the arrows from
 enough of them to show the directions while the image stays small."""
+
+PANEL_PICTURE = Budget(max_operations=4_000_000, time_limit=0.1)
+"""The picture of the loop at the cursor in the editor's iteration-space panel (drawn
+in the server when the cursor rests; the text says so when it does not fit)."""
+
+PREVIEW_PICTURE = Budget(max_operations=10_000_000, time_limit=1.0)
+"""Each picture of a refactoring's preview in the panel, before and after (drawn in
+the planning worker)."""
+
+PANEL_PICTURE_LIMITS = PictureLimits(points=4096, panels=36, arrows=1024)
+"""The pictures of the editor's panel: a 64×64 nest has all its points drawn."""

@@ -16,6 +16,13 @@ accesses are in (loop-carried); dependences inside one point are not drawn.
 When a source has several later targets, only the first is drawn
 (`nearest_only`). Spaces larger than `limits.points` are sampled on a lattice
 (`strides`), never cut.
+
+For a before/after picture of a transformation, a space can also carry where
+each point came from (`origin_names`: the values of the original loops' ivs,
+read from the transformed code, as its proof reads them) and be *grouped*
+(`group_tiles`): loops whose iv is determined by the loops inside them (tile
+loops) become outlines around the points they group, and the points whose
+position differs from their origin's are `moved` (`mark_moved`).
 """
 
 from __future__ import annotations
@@ -34,12 +41,13 @@ from affine_lsp.ir import (
     AffineYieldOp,
     ModuleModel,
     Operation,
+    Value,
 )
 from affine_lsp.poly import budgets
 from affine_lsp.poly.budgets import Budget, PictureLimits
 from affine_lsp.poly.dependence import common_block, relations
 from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
-from affine_lsp.poly.exprs import Resolver
+from affine_lsp.poly.exprs import Resolver, Term
 from affine_lsp.poly.names import NameTable, exact_to_source, pretty_identifier
 from affine_lsp.poly.points import Point, Unbounded, bounding_box, scan
 from affine_lsp.poly.program import Statement, Window, is_under
@@ -109,6 +117,14 @@ class IterationSpace:
     dependences_unavailable: str | None = None
     marks_unavailable: str | None = None  # why some affine.if regions are not marked
     unused_values: list[str] = field(default_factory=list)  # given, but no such symbol
+    origins: dict[Point, Point] = field(default_factory=dict)
+    """Drawn point -> the values of `origin_names` there (the iteration of the original
+    loops it repeats), when asked for."""
+    origins_unavailable: str | None = None
+    tile_ivs: list[str] = field(default_factory=list)  # loops grouping the points drawn
+    tiles: dict[Point, Point] = field(default_factory=dict)  # drawn point -> its tile
+    moved: frozenset[Point] = frozenset()  # drawn points not where their origin was
+    ghosts: frozenset[Point] = frozenset()  # where the moved points were
 
     @property
     def sampled(self) -> bool:
@@ -288,9 +304,12 @@ def iteration_space(
     *,
     limits: PictureLimits | None = None,
     budget: Budget | None = None,
+    origin_names: Sequence[str] = (),
 ) -> IterationSpace | Unknown:
     """The iteration space of the nest headed by the loop `op`; `values` give the
-    symbols numbers (source names, with or without `%`; DEFAULT_VALUE otherwise)."""
+    symbols numbers (source names, with or without `%`; DEFAULT_VALUE otherwise).
+    With `origin_names` (source names of values, e.g. the ivs of the loops a
+    transformation rewrote), each drawn point's `origins` are their values there."""
     if not isinstance(op, LOOPS):
         return Unknown("not an affine loop")
     values = dict(values or {})
@@ -300,6 +319,9 @@ def iteration_space(
         window, statements, unavailable = _window(drawing)
         guards, unmarked = _guards(drawing)
         names = set(drawing.domain.params)
+        origin_terms, no_origins = _origin_terms(drawing, origin_names)
+        for term in origin_terms:
+            names |= term.params
         for _guard, _branch, domain in guards:
             names |= domain.params
         for statement in statements:
@@ -333,11 +355,17 @@ def iteration_space(
             dependences_unavailable=unavailable,
             marks_unavailable=unmarked,
             unused_values=unused,
+            origins_unavailable=no_origins,
         )
         if not total:
             return space
         lattice = lattice_of(session, strides, box) if space.sampled else None
         _marks(drawing, space, guards, points_set, lattice)
+        if origin_terms:
+            try:
+                _origins(drawing, space, origin_terms, points_set)
+            except PolyError as error:
+                space.origins_unavailable = error.reason
         if window is not None:
             try:
                 _arrows(drawing, space, statements, points_set, limits)
@@ -371,6 +399,63 @@ def _window(drawing: _Drawing) -> tuple[Window | None, list[Statement], str | No
         return None, [], error.reason
     statements = [s for s in window.statements if is_under(s.op, drawing.op)]
     return window, statements, None
+
+
+def _named_values(drawing: _Drawing) -> dict[str, Value]:
+    """The values a statement in the innermost drawn loop sees, by source name: the
+    ivs of the nest and the results of ops in the bodies of the drawn loops (an
+    inner definition hides an outer one)."""
+    visible: dict[str, Value] = {iv.display_name: iv for iv in drawing.domain.ivs}
+    for loop in drawing.chain:
+        stack = [op for region in loop.regions for op in region.operations()]
+        while stack:
+            op = stack.pop()
+            if isinstance(op, AffineIfOp):
+                stack.extend(o for region in op.regions for o in region.operations())
+                continue
+            for result in op.results:
+                visible[result.display_name] = result
+    for iv in drawing.domain.ivs:  # an iv is never hidden by a value of the same name
+        visible[iv.display_name] = iv
+    return visible
+
+
+def _origin_terms(drawing: _Drawing, names: Sequence[str]) -> tuple[list[Term], str | None]:
+    """The values named `names` as terms in the nest's ivs, or why not."""
+    if not names:
+        return [], None
+    visible = _named_values(drawing)
+    terms = []
+    for name in names:
+        value = visible.get(name)
+        if value is None:
+            return [], f"{name} is not a value of this nest"
+        try:
+            terms.append(drawing.resolver.value(value, drawing.domain.scope))
+        except PolyError as error:
+            return [], f"{name}: {error.reason}"
+    return terms, None
+
+
+def _origins(drawing: _Drawing, space: IterationSpace, terms: list[Term], points: isl.Set) -> None:
+    """`space.origins`: the values of `terms` at every drawn point."""
+    session = drawing.session
+    params: set[str] = set(drawing.domain.params)
+    for term in terms:
+        params |= term.params
+    outputs = ", ".join(term.text for term in terms)
+    text = (
+        f"[{', '.join(sorted(params))}] -> {{ [{', '.join(drawing.domain.dims)}] -> [{outputs}] }}"
+    )
+    relation = session.map(text)
+    pairs = session.run(lambda: drawing.fix(relation).intersect_domain(points).wrap())
+    k, m = len(space.ivs), len(terms)
+    strides = [*space.strides, *[1] * m]
+    origin = [*(low for low, _ in space.box), *[0] * m]
+    drawn = set(space.points)
+    for pair in scan(pairs, strides, origin, check=session.check_time):
+        if pair[:k] in drawn:
+            space.origins[pair[:k]] = pair[k:]
 
 
 Guard = tuple[AffineIfOp, int, Domain]  # an affine.if, its branch, where that branch runs

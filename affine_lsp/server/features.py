@@ -38,7 +38,7 @@ _COMPLETION_KINDS = {
 _INLAY_KINDS = {"type": types.InlayHintKind.Type, "parameter": types.InlayHintKind.Parameter}
 
 
-def _member(params: Any, name: str) -> Any:
+def member(params: Any, name: str) -> Any:
     """A field of custom-request params (pygls gives a dict or a named tuple)."""
     if isinstance(params, dict):
         return params.get(name)
@@ -79,13 +79,13 @@ def hover_request(ls: AffineLanguageServer, params: types.HoverParams) -> types.
 
 @guarded({"domain": None, "message": "internal error: see the server log"})
 def iteration_domain(ls: AffineLanguageServer, params: Any) -> dict:
-    uri = str(_member(_member(params, "textDocument"), "uri") or "")
+    uri = str(member(member(params, "textDocument"), "uri") or "")
     analysis = _analysis(ls, uri)
     if analysis is None:
         return {"domain": None, "message": f"{uri} is not open in the server"}
-    position = _member(params, "position")
-    line = _member(position, "line") or 0
-    character = _member(position, "character") or 0
+    position = member(params, "position")
+    line = member(position, "line") or 0
+    character = member(position, "character") or 0
     at = analysis.document.offset((int(line), int(character)))
     domain, message = hover.iteration_domain(analysis, at)
     return {"domain": domain, "message": message}

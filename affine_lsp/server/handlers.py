@@ -16,7 +16,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from affine_lsp.server import code_actions, features, lifecycle
+from affine_lsp.server import code_actions, features, lifecycle, panel
 from affine_lsp.server.check_workspace import CHECK_WORKSPACE, check_workspace
 from affine_lsp.server.server import AffineLanguageServer
 from affine_lsp.server.tokens import LEGEND
@@ -144,6 +144,8 @@ HANDLERS: tuple[Handler, ...] = (
     ),
     Handler(types.TEXT_DOCUMENT_HOVER, features.hover_request, _AT, _hover),
     Handler(features.ITERATION_DOMAIN, features.iteration_domain, _AT),
+    Handler(panel.ITERATION_SPACE, panel.iteration_space, _AT),
+    Handler(panel.PREVIEW_REFACTORING, panel.preview_refactoring, {**_IN, "title": "t"}),
     Handler(types.TEXT_DOCUMENT_DEFINITION, features.definition, _AT, _locations),
     Handler(
         types.TEXT_DOCUMENT_REFERENCES,

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from affine_lsp.checks import TextEdit
 from affine_lsp.ide import planning, planning_worker
 from affine_lsp.ide.code_actions import REFACTORINGS
+from affine_lsp.ide.panel import Preview
 from affine_lsp.ide.planning import AnchorPlan, ItemPlan, PlannedAction
 from affine_lsp.ide.records import OPERATION, ItemRecord
 from affine_lsp.syntax import ContentChange, Span
@@ -293,6 +294,20 @@ class Planner:
         edits, reason = resolved
         base = record.start
         return [TextEdit(Span(base + e.start, base + e.end), e.new_text) for e in edits], reason
+
+    async def preview(self, document: OpenDocument, ref: PlannedRef) -> Preview | None:
+        """The pictures before and after a planned action of the current version (its
+        edits computed as `resolve` computes them); None if the document changed
+        meanwhile."""
+        analysis = document.analysis
+        record = analysis.record_at(ref.start)
+        if record is None or record.kind != OPERATION:
+            return Preview(ref.title, (), (), "this code action is out of date")
+        extract = planning.extract_of(analysis, record)
+        start, end = ref.start - record.start, ref.end - record.start
+        arguments = (extract, ref.refactoring, start, end, ref.title, self._server.settings)
+        previewed: Preview | None = await self._call(document, "preview", *arguments)
+        return previewed
 
     # -- the background ------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from affine_lsp.ide import (
     hover,
     inlay_hints,
     navigation,
+    panel,
     picture,
     planning,
     symbols,
@@ -29,8 +30,11 @@ from affine_lsp.ide.records import OPERATION
 from affine_lsp.ir import ModuleModel
 from affine_lsp.poly import LOOPS, budgets
 from affine_lsp.syntax import ContentChange, SourceDocument
+from affine_lsp.transforms.loops import loop_actions
 
 ITERATION_DOMAIN = "affine-lsp/iterationDomain"
+ITERATION_SPACE = "affine-lsp/iterationSpace"
+PREVIEW_REFACTORING = "affine-lsp/previewRefactoring"
 
 
 class StageContext(Protocol):
@@ -97,6 +101,8 @@ NOT_HERE: dict[str, str] = {
     types.TEXT_DOCUMENT_DID_CLOSE: "no analysis",
     types.CODE_ACTION_RESOLVE: "the fusion_resolve stage",
     "affine-lsp.checkWorkspace": "reads files; its analysis is the opened document's",
+    ITERATION_SPACE: "the editor_pictures stage (at one offset: its pictures are large)",
+    PREVIEW_REFACTORING: "the editor_preview stage",
 }
 """Methods of the table these stages do not call, and what covers them instead."""
 
@@ -161,7 +167,8 @@ def _edits(ctx: StageContext) -> None:
 
 def _pictures(ctx: StageContext) -> None:
     """The picture of the first loop's iteration space (as the hover draws it, within
-    the fuzz budget), and a hover with its picture at the first offset."""
+    the fuzz budget), and a hover with its picture and the panel's picture at the
+    first offset."""
     loop = next((op for op in ctx.model.walk() if isinstance(op, LOOPS)), None)
     if loop is not None:
         picture.draw(
@@ -175,11 +182,42 @@ def _pictures(ctx: StageContext) -> None:
     analysis = _analysis(ctx)
     for offset in ctx.offsets[:1]:
         hover.hover(analysis, offset, pictures=True)
+        panel.loop_picture(analysis, offset, budgets.FUZZ_PICTURE)
+
+
+def _preview(ctx: StageContext) -> None:
+    """The panel's preview of the first loop transformation enabled at the first offset
+    (computed within the fuzz budgets; the loop_transforms stages computed it first)."""
+    analysis = _analysis(ctx)
+    document = analysis.document
+    for offset in ctx.offsets[:1]:
+        record = analysis.record_at(offset)
+        view = analysis.view_at(offset)
+        if record is None or view is None or record.kind != OPERATION:
+            continue
+        loop = panel.loop_at(view.model, offset, lambda at: document.point(at)[0])
+        if loop is None:
+            continue
+        actions = loop_actions(
+            document,
+            view.model,
+            offset,
+            offset,
+            budget=budgets.FUZZ_TRANSFORM_PLANNING,
+            resolve=budgets.FUZZ_TRANSFORM,
+        )
+        action = next((a for a in actions if a.disabled_reason is None), None)
+        if action is not None:
+            edits = action.resolve(budgets.FUZZ_RESOLVE_SECONDS)
+            reason = action.disabled_reason
+            budget = budgets.FUZZ_PICTURE
+            panel.preview(analysis, record, loop, action.title, edits, reason, 0, budget)
 
 
 STAGES: dict[str, Callable[[StageContext], None]] = {
     "editor_requests": _requests,
     "editor_pictures": _pictures,
+    "editor_preview": _preview,
     "editor_document": _whole_document,
     "editor_edits": _edits,
 }

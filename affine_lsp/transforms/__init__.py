@@ -7,12 +7,21 @@ values may be symbols; `cursor`: the loops at a cursor or selection). What other
 
     apply_edits(data, edits), sorted_edits, OverlappingEdits, EditMap
                                      byte edits (`edits`)
+    line_start(data, offset), next_line_start(data, offset)
+                                     the whole lines around an offset (`edits`)
     minimal_edits(old, new)          the smallest line edits between two texts (`diff`)
     FreshNames, names_in             fresh SSA names (`naming`)
 """
 
 from affine_lsp.transforms.diff import minimal_edits
-from affine_lsp.transforms.edits import EditMap, OverlappingEdits, apply_edits, sorted_edits
+from affine_lsp.transforms.edits import (
+    EditMap,
+    OverlappingEdits,
+    apply_edits,
+    line_start,
+    next_line_start,
+    sorted_edits,
+)
 from affine_lsp.transforms.naming import FreshNames, names_in
 
 __all__ = [
@@ -20,7 +29,9 @@ __all__ = [
     "FreshNames",
     "OverlappingEdits",
     "apply_edits",
+    "line_start",
     "minimal_edits",
     "names_in",
+    "next_line_start",
     "sorted_edits",
 ]

@@ -11,6 +11,7 @@ ready .vsix to test instead of building one.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import shutil
@@ -25,10 +26,14 @@ from typing import Any
 import pytest
 
 from affine_lsp.checks import Severity, check_document
-from affine_lsp.ide import code_actions
+from affine_lsp.ide import code_actions, panel
 from affine_lsp.ide.analysis import DocumentAnalysis
-from affine_lsp.ide.hover import iteration_domain
+from affine_lsp.ide.hover import hover, iteration_domain
+from affine_lsp.ide.planning import Planning, extract_of, refactoring_named, resolve_at
+from affine_lsp.ide.settings import Settings
 from affine_lsp.syntax import SourceDocument
+from affine_lsp.transforms.edits import apply_edits
+from affine_lsp.transforms.loops.actions import LoopOptions
 
 from .code_server import (
     REQUIRED_VARIABLE,
@@ -44,13 +49,24 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 EXAMPLES = ROOT / "examples"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SCREENSHOTS = Path(os.environ.get("AFFINE_LSP_SCREENSHOTS", ROOT / "build" / "vscode-e2e"))
 NESTS = "producer_consumer.mlir"
 MISTAKES = "mistakes.mlir"
+WAVEFRONT = "wavefront.mlir"
 FIRST_NEST_LINE = 9  # `affine.for %i` of the producer nest in examples/producer_consumer.mlir
 STEP_ZERO = (18, 32)  # the `0` of `step 0` in examples/mistakes.mlir, which has a quick fix
+WAVE_LINE = 7  # `affine.for %i = 1 to 11 {` in examples/wavefront.mlir
+ROWS = FIXTURES / "rows.mlir"  # two nests: 8×6 points (tiling and interchange legal), then 12
+ROWS_NEST, ROWS_INNER, ROWS_SECOND = 4, 5, 10  # lines of `%i`, `%j` and `%k` in rows.mlir
+SKEW_AND_TILE = "Skew %j by 1 and tile 4×4"
+TILE_SIZES = (4,)
+# The editor's settings, and what the project's own layers are asked with.
+SETTINGS = {"affineLsp.transforms.tileSizes": list(TILE_SIZES)}
+LOOP_OPTIONS = LoopOptions(tile_sizes=TILE_SIZES)
 # Bounds a hang only (milliseconds); a loaded machine answers well within them.
 UI_TIMEOUT_MS = 90_000
+HOVER_ATTEMPT_MS = 10_000
 
 
 def _unavailable(reason: str) -> None:
@@ -96,6 +112,41 @@ class Workbench:
         page.keyboard.type(f"{line}:{column}")
         page.keyboard.press("Enter")
         page.wait_for_selector(".quick-input-widget", state="hidden", timeout=UI_TIMEOUT_MS)
+
+    def run_command(self, title: str) -> None:
+        """Runs a command from the palette (F1) by its title."""
+        page = self.page
+        page.keyboard.press("Escape")
+        page.keyboard.press("F1")
+        page.wait_for_selector(".quick-input-widget input", state="visible", timeout=UI_TIMEOUT_MS)
+        page.keyboard.type(title)
+        page.wait_for_selector(
+            f'.quick-input-list .monaco-list-row[aria-label*="{title}"]', timeout=UI_TIMEOUT_MS
+        )
+        page.keyboard.press("Enter")
+        page.wait_for_selector(".quick-input-widget", state="hidden", timeout=UI_TIMEOUT_MS)
+
+    def panel_frame(self):
+        """The frame of the Iteration Space webview (VS Code nests it in two iframes)."""
+        page = self.page
+        found = None
+
+        def search() -> bool:
+            nonlocal found
+            for frame in page.frames:
+                try:
+                    if frame.evaluate("() => !!document.querySelector('main#root')"):
+                        found = frame
+                        return True
+                except Exception:  # a frame navigating or gone
+                    continue
+            return False
+
+        for _ in range(UI_TIMEOUT_MS // 250):
+            if search():
+                return found
+            page.wait_for_timeout(250)
+        raise AssertionError("the Iteration Space webview did not appear")
 
     def choose_action(self, title: str) -> None:
         """Moves the open code-action menu's focus to `title` with the arrow keys, then Enter."""
@@ -206,10 +257,14 @@ def workbench(tmp_path_factory, code_server_entry, browser, vsix) -> Iterator[Wo
     home = tmp_path_factory.mktemp("code-server")
     folder = home / "workspace"
     folder.mkdir()
-    for name in (NESTS, MISTAKES):
+    for name in (NESTS, MISTAKES, WAVEFRONT):
         shutil.copy(EXAMPLES / name, folder / name)
     shutil.copy(EXAMPLES / NESTS, folder / "fuse_me.mlir")
-    server = CodeServer(code_server_entry, home)
+    shutil.copy(EXAMPLES / WAVEFRONT, folder / "typed_in.mlir")
+    shutil.copy(EXAMPLES / WAVEFRONT, folder / "skewed_and_tiled.mlir")
+    shutil.copy(ROWS, folder / "follow_me.mlir")
+    shutil.copy(ROWS, folder / "tile_me.mlir")
+    server = CodeServer(code_server_entry, home, SETTINGS)
     server.install_extension(vsix)
     try:
         with open_workbench(browser, server, folder) as opened:
@@ -245,14 +300,32 @@ def expected_problem_counts(path: Path) -> tuple[int, int]:
     return errors, warnings
 
 
-def expected_refactorings(path: Path, line: int) -> list[str]:
-    """The titles of the enabled refactorings the ide layer offers at `line`."""
+def expected_refactorings(path: Path, line: int, disabled: bool = False) -> list[str]:
+    """The titles of the enabled refactorings the ide layer offers at `line` (and of the
+    disabled ones too, if `disabled`)."""
     text = path.read_text()
     analysis = DocumentAnalysis.from_text(text)
     analysis.analyse_all()
     offset = _offset_of_line(text, line)
-    found = code_actions.code_actions(analysis, offset, offset, only=["refactor"])
-    return [a.title for a in found if a.kind != code_actions.QUICKFIX and not a.disabled_reason]
+    found = code_actions.code_actions(
+        analysis, offset, offset, only=["refactor"], loop_options=LOOP_OPTIONS
+    )
+    return [
+        a.title
+        for a in found
+        if a.kind != code_actions.QUICKFIX and (disabled or not a.disabled_reason)
+    ]
+
+
+def expected_hover_picture(path: Path, line: int) -> str:
+    """The `data:` URI of the picture in the hover of the loop on `line`."""
+    text = path.read_text()
+    analysis = DocumentAnalysis.from_text(text)
+    analysis.analyse_all()
+    found = hover(analysis, _offset_of_line(text, line) + 2, pictures=True)
+    assert found is not None
+    [uri] = re.findall(r"\((data:image/svg\+xml;base64,[A-Za-z0-9+/=]+)", found.markdown)
+    return uri
 
 
 def expected_domain(path: Path, line: int) -> str:
@@ -356,21 +429,49 @@ def test_ctrl_dot_lists_fuse_and_every_refactoring_the_server_offers(workbench):
         assert any(title in row for row in shown), f"{title!r} not in the menu: {shown}"
 
 
-def test_hover_on_a_loop_shows_its_iteration_domain(workbench):
+def _hover_until_it_shows(page, box: dict, text: str) -> None:
+    """Rest the mouse on `box` until a hover holding `text` shows. VS Code asks once
+    per rest: a hover asked before the server has started answers nothing, so the
+    mouse leaves and comes back (up to the UI timeout)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _attempt in range(UI_TIMEOUT_MS // HOVER_ATTEMPT_MS):
+        page.mouse.move(5, 5)
+        page.mouse.move(box["x"], box["y"])
+        try:
+            page.wait_for_function(
+                "(text) => [...document.querySelectorAll('.monaco-hover')]"
+                ".some((element) => element.innerText.includes(text))",
+                arg=text,
+                timeout=HOVER_ATTEMPT_MS,
+            )
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"no hover showing {text!r}")
+
+
+def test_hover_on_a_loop_shows_its_iteration_domain_and_picture(workbench):
     domain = expected_domain(workbench.folder / NESTS, FIRST_NEST_LINE)
+    picture = expected_hover_picture(workbench.folder / NESTS, FIRST_NEST_LINE)
     workbench.open_file(NESTS)
     page = workbench.page
     box = workbench.token_box(FIRST_NEST_LINE, "affine.for")
-    page.mouse.move(box["x"], box["y"])
+    _hover_until_it_shows(page, box, domain)
     hover = page.wait_for_selector(
         ".monaco-hover:not(.hidden) .hover-contents", state="visible", timeout=UI_TIMEOUT_MS
     )
+    # The picture below the domain: the image the server sent, shown (decoded, laid out).
     page.wait_for_function(
-        "(domain) => [...document.querySelectorAll('.monaco-hover')]"
-        ".some((element) => element.innerText.includes(domain))",
-        arg=domain,
+        """(src) => [...document.querySelectorAll('.monaco-hover img')]
+          .some((img) => img.src === src && img.complete && img.naturalWidth > 0
+            && img.getBoundingClientRect().width > 0)""",
+        arg=picture,
         timeout=UI_TIMEOUT_MS,
     )
+    circles = base64.b64decode(picture.split(",", 1)[1]).decode().count("<circle ")
+    assert circles == 1024  # 64×64 points, every 2nd value of each loop in a hover
+    page.wait_for_timeout(500)  # the hover fades in (for the screenshot only)
     workbench.screenshot("hover")
     assert domain in hover.inner_text() or domain in page.inner_text(".monaco-hover")
     page.mouse.move(5, 5)
@@ -400,6 +501,313 @@ def test_choosing_fuse_changes_the_text_to_the_cli_result(workbench):
     )
     workbench.screenshot("fused")
     assert path.read_text() == expected
+
+
+# -- the Iteration Space panel -------------------------------------------------------------
+
+SHOW_ITERATION_SPACE = "Affine LSP: Show Iteration Space"
+
+# What each picture of the panel holds, read from the webview's DOM: the pictures are
+# `data:` images, decoded here, their circles (one per point), dependence arrows, tile
+# outlines and rings (where moved points were) counted, and the moved points' circles.
+PICTURES_JS = """(role) => [...document.querySelectorAll(`img.nest[data-role="${role}"]`)]
+  .map((img) => {
+    const svg = atob(img.src.split(',')[1]);
+    const group = (name) =>
+      (svg.match(new RegExp(`<g class="${name}">(.*?)<\\/g>`)) || ['', ''])[1];
+    return {
+      circles: (svg.match(/<circle /g) || []).length,
+      arrows: (svg.match(/class="dep"/g) || []).length,
+      tiles: (group('tile').match(/<rect /g) || []).length,
+      rings: (group('ghost').match(/<rect /g) || []).length,
+      moved: (group('points moved').match(/<circle /g) || []).length,
+      stale: !!img.closest('.stale'),
+      box: img.getBoundingClientRect().toJSON(),
+      column: (img.closest('.side') || img).getBoundingClientRect().toJSON(),
+    };
+  })"""
+
+
+def _analysis_at(text: str, line: int) -> tuple[DocumentAnalysis, int]:
+    analysis = DocumentAnalysis.from_text(text)
+    analysis.analyse_all()
+    return analysis, _offset_of_line(text, line)
+
+
+def expected_panel_picture(text: str, line: int) -> panel.Picture:
+    """The picture of the loop on `line`, as the server draws it for the panel."""
+    picture, message = panel.loop_picture(*_analysis_at(text, line))
+    assert picture is not None, message
+    return picture
+
+
+def expected_preview(text: str, line: int, title: str) -> panel.Preview:
+    """The preview of `title` on `line`, as the server's planning worker computes it."""
+    analysis, offset = _analysis_at(text, line)
+    record = analysis.record_at(offset)
+    assert record is not None
+    settings = Settings(tile_sizes=TILE_SIZES)
+    at = offset - record.start
+    return Planning().preview(extract_of(analysis, record), "loops", at, at, title, settings)
+
+
+def expected_refactored(text: str, line: int, title: str) -> str:
+    analysis, offset = _analysis_at(text, line)
+    settings = Settings(tile_sizes=TILE_SIZES)
+    loops = refactoring_named("loops")
+    edits, reason = resolve_at(analysis, loops, offset, offset, title, settings)
+    assert edits, reason
+    return apply_edits(text.encode(), edits).decode()
+
+
+def _pictures(frame, role: str) -> list[dict]:
+    return frame.evaluate(PICTURES_JS, role)
+
+
+def _wait_for_pictures(frame, role: str, circles: int) -> list[dict]:
+    """The pictures of `role` once the first has `circles` circles and is current."""
+    frame.wait_for_function(
+        f"(circles) => ({PICTURES_JS})({role!r}).some((p) => p.circles === circles && !p.stale)",
+        arg=circles,
+        timeout=UI_TIMEOUT_MS,
+    )
+    return _pictures(frame, role)
+
+
+def _open_panel_at(workbench: Workbench, name: str, line: int):
+    workbench.open_file(name)
+    workbench.go_to_line(line, 3)
+    workbench.run_command(SHOW_ITERATION_SPACE)
+    return workbench.panel_frame()
+
+
+def _versions(frame, section: str) -> tuple[int | None, int | None]:
+    """The file's version the panel follows and the one its `section` was drawn for."""
+    found = frame.evaluate(
+        """(section) => {
+          const element = document.querySelector(`section.${section}`);
+          const number = (name) => element && element.hasAttribute(name)
+            ? Number(element.getAttribute(name)) : null;
+          return [number('data-version'), number('data-drawn-for')];
+        }""",
+        section,
+    )
+    return found[0], found[1]
+
+
+def _caption(frame, role: str) -> str:
+    """The caption (the loop's header and line) above the first picture of `role`."""
+    return frame.evaluate(
+        """(role) => document.querySelector(`img.nest[data-role="${role}"]`)
+          .closest('figure').querySelector('figcaption button').textContent""",
+        role,
+    )
+
+
+def _wait_for_caption(frame, role: str, caption: str) -> None:
+    frame.wait_for_function(
+        """([role, caption]) => {
+          const img = document.querySelector(`img.nest[data-role="${role}"]`);
+          return !!img && !img.closest('.stale') &&
+            img.closest('figure').querySelector('figcaption button').textContent === caption;
+        }""",
+        arg=[role, caption],
+        timeout=UI_TIMEOUT_MS,
+    )
+
+
+def _enabled_previews(frame, count: int) -> list[str]:
+    """The titles of the refactorings listed, once `count` of them can be previewed."""
+    frame.wait_for_function(
+        "(n) => document.querySelectorAll('button[data-command=\"preview\"]:not([disabled])')"
+        ".length === n",
+        arg=count,
+        timeout=UI_TIMEOUT_MS,
+    )
+    return frame.locator('button[data-command="preview"]').all_inner_texts()
+
+
+def test_the_panel_draws_the_loop_at_the_cursor(workbench):
+    text = (workbench.folder / WAVEFRONT).read_text()
+    expected = expected_panel_picture(text, WAVE_LINE)
+    assert expected.points == expected.total == 100  # 1 <= i, j <= 10
+    frame = _open_panel_at(workbench, WAVEFRONT, WAVE_LINE)
+    [shown] = _wait_for_pictures(frame, "current", expected.points)
+    assert shown["arrows"] == expected.arrows > 0
+    assert _caption(frame, "current") == expected.caption
+    assert expected.domain in frame.inner_text("main#root")
+    version, drawn_for = _versions(frame, "current")
+    assert version is not None and drawn_for == version
+    listed = expected_refactorings(workbench.folder / WAVEFRONT, WAVE_LINE, disabled=True)
+    assert SKEW_AND_TILE in listed
+    assert _enabled_previews(frame, len(listed)) == listed
+    workbench.screenshot("iteration-space")
+
+
+def test_the_panel_follows_the_cursor_to_another_loop(workbench):
+    name = "follow_me.mlir"
+    text = (workbench.folder / name).read_text()
+    first = expected_panel_picture(text, ROWS_NEST)
+    second = expected_panel_picture(text, ROWS_SECOND)
+    inner = expected_panel_picture(text, ROWS_INNER)
+    assert (first.points, second.points, inner.points) == (48, 12, 48)
+    frame = _open_panel_at(workbench, name, ROWS_NEST)
+    [shown] = _wait_for_pictures(frame, "current", first.points)
+    assert shown["arrows"] == first.arrows
+    assert _caption(frame, "current") == first.caption
+    # The cursor goes to the second nest: its picture, and its refactorings.
+    workbench.go_to_line(ROWS_SECOND, 3)
+    [shown] = _wait_for_pictures(frame, "current", second.points)
+    assert shown["arrows"] == second.arrows
+    assert _caption(frame, "current") == second.caption
+    listed = expected_refactorings(workbench.folder / name, ROWS_SECOND, disabled=True)
+    assert _enabled_previews(frame, len(listed)) == listed
+    workbench.screenshot("iteration-space-followed")
+    # The inner loop of the first nest: the nest is drawn again, named by the inner loop.
+    workbench.go_to_line(ROWS_INNER, 5)
+    _wait_for_caption(frame, "current", inner.caption)
+    assert [p["circles"] for p in _pictures(frame, "current")] == [inner.points]
+
+
+def test_the_panel_redraws_as_the_user_types(workbench):
+    path = workbench.folder / "typed_in.mlir"
+    text = path.read_text()
+    before = expected_panel_picture(text, WAVE_LINE)
+    typed = text.replace("affine.for %i = 1 to 11 {", "affine.for %i = 1 to 5 {", 1)
+    after = expected_panel_picture(typed, WAVE_LINE)
+    assert after.points == 40 != before.points
+    frame = _open_panel_at(workbench, path.name, WAVE_LINE)
+    _wait_for_pictures(frame, "current", before.points)
+    version, drawn_for = _versions(frame, "current")
+    assert version is not None and drawn_for == version
+    # Select the `11` of the header and type 5 over it.
+    header = text.split("\n")[WAVE_LINE - 1]
+    column = header.index("11") + 1
+    workbench.go_to_line(WAVE_LINE, column)
+    page = workbench.page
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.type("5")
+    [shown] = _wait_for_pictures(frame, "current", after.points)
+    assert shown["arrows"] == after.arrows
+    assert _caption(frame, "current") == after.caption
+    assert after.domain in frame.inner_text("main#root")
+    # Drawn for the new text, the one the editor has.
+    typed_version, typed_drawn_for = _versions(frame, "current")
+    assert typed_version is not None and typed_version > version
+    assert typed_drawn_for == typed_version
+    workbench.screenshot("iteration-space-typed")
+
+
+def _preview(frame, title: str, after: panel.Picture) -> tuple[dict, dict]:
+    """Previews `title` from the list; its pictures before and after, once drawn."""
+    frame.click(f'button[data-command="preview"]:text-is("{title}")')
+    frame.wait_for_function(
+        "(title) => document.querySelector('section.preview h2')?.textContent === title",
+        arg=title,
+        timeout=UI_TIMEOUT_MS,
+    )
+    [shown_after] = _wait_for_pictures(frame, "after", after.points)
+    [shown_before] = _pictures(frame, "before")
+    # Side by side: the column after is to the right of the column before, at its height.
+    left, right = shown_before["column"], shown_after["column"]
+    assert right["x"] >= left["x"] + left["width"]
+    assert right["y"] == left["y"]
+    assert shown_after["box"]["x"] >= left["x"] + left["width"]
+    version, drawn_for = _versions(frame, "current")
+    assert _versions(frame, "preview")[1] == drawn_for == version
+    # Scrolled to the preview's title for the screenshots (the list was clicked below it).
+    frame.evaluate("() => document.querySelector('section.preview').scrollIntoView()")
+    return shown_before, shown_after
+
+
+def _apply_and_save(workbench: Workbench, frame, path: Path, expected: str) -> None:
+    """Apply in the panel, then Save in the editor (VS Code saves a file a refactoring
+    edits by itself, a moment later: Save makes sure), and wait until the file holds
+    `expected`, or its text when it does not after the UI timeout."""
+    version, _ = _versions(frame, "current")
+    frame.click('button[data-command="apply"]')
+    # Applied: the preview goes, and the panel follows the new text (a newer version).
+    frame.wait_for_function(
+        """(version) => {
+          const current = document.querySelector('section.current');
+          return !document.querySelector('section.preview') && !!current
+            && Number(current.getAttribute('data-version')) > version;
+        }""",
+        arg=version,
+        timeout=UI_TIMEOUT_MS,
+    )
+    page = workbench.page
+    page.click(f'.tabs-container .tab[aria-label*="{path.name}"]')
+    page.wait_for_selector(
+        f'.tabs-container .tab.active[aria-label*="{path.name}"]', timeout=UI_TIMEOUT_MS
+    )
+    page.click(".monaco-editor .view-lines")
+    page.keyboard.press("Control+S")
+    page.wait_for_selector(
+        f'.tabs-container .tab.active[aria-label*="{path.name}"]:not(.dirty)',
+        timeout=UI_TIMEOUT_MS,
+    )
+    for _ in range(UI_TIMEOUT_MS // 250):
+        if path.read_text() == expected:
+            return
+        page.wait_for_timeout(250)
+    assert path.read_text() == expected
+
+
+def test_the_panel_previews_skew_and_tile_side_by_side_and_applies_it(workbench):
+    path = workbench.folder / "skewed_and_tiled.mlir"
+    text = path.read_text()
+    expected = expected_preview(text, WAVE_LINE, SKEW_AND_TILE)
+    assert expected.reason is None, expected.reason
+    [before], [after] = expected.before, expected.after
+    assert (before.points, after.points, after.tiles, after.moved) == (100, 100, 12, 100)
+    frame = _open_panel_at(workbench, path.name, WAVE_LINE)
+    _enabled_previews(frame, len(expected_refactorings(path, WAVE_LINE, disabled=True)))
+    shown_before, shown_after = _preview(frame, SKEW_AND_TILE, after)
+    assert (shown_before["circles"], shown_before["arrows"]) == (before.points, before.arrows)
+    assert (shown_before["tiles"], shown_before["moved"]) == (0, 0)
+    assert shown_after["arrows"] == after.arrows
+    # Tiles outlined, and the skewed points moved, with a ring where each was.
+    assert shown_after["tiles"] == after.tiles
+    assert shown_after["moved"] == shown_after["rings"] == after.moved
+    workbench.screenshot("iteration-space-preview")
+    # What the code action's resolve computes (the CLI has no skew-and-tile in one step).
+    _apply_and_save(workbench, frame, path, expected_refactored(text, WAVE_LINE, SKEW_AND_TILE))
+
+
+def cli_transform(path: Path, line: int, *how: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "affine_lsp", "transform", str(path), "--line", str(line), *how],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_the_panel_previews_interchange_and_tiling_and_applies_as_the_cli(workbench):
+    path = workbench.folder / "tile_me.mlir"
+    text = path.read_text()
+    tiled = cli_transform(path, ROWS_NEST, "--tile", ",".join(map(str, TILE_SIZES * 2)))
+    assert tiled != text
+    interchange = expected_preview(text, ROWS_NEST, "Interchange %i and %j")
+    tile = expected_preview(text, ROWS_NEST, "Tile 4×4")
+    assert interchange.reason is None and tile.reason is None
+    assert (interchange.after[0].moved, tile.after[0].tiles, tile.after[0].moved) == (43, 4, 0)
+    frame = _open_panel_at(workbench, path.name, ROWS_NEST)
+    _enabled_previews(frame, len(expected_refactorings(path, ROWS_NEST, disabled=True)))
+    # Interchange: every point off the diagonal is drawn moved, with a ring where it was.
+    _, shown = _preview(frame, "Interchange %i and %j", interchange.after[0])
+    assert shown["moved"] == shown["rings"] == 43
+    assert (shown["tiles"], shown["arrows"]) == (0, interchange.after[0].arrows)
+    # Tiling: the points stay, four tiles are outlined.
+    before, shown = _preview(frame, "Tile 4×4", tile.after[0])
+    assert (before["circles"], shown["circles"]) == (48, 48)
+    assert (shown["tiles"], shown["moved"], shown["rings"]) == (4, 0, 0)
+    workbench.screenshot("iteration-space-tiling")
+    _apply_and_save(workbench, frame, path, tiled)
 
 
 # -- beside LLVM's MLIR extension --------------------------------------------------------

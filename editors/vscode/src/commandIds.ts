@@ -3,5 +3,6 @@ export const COMMAND_IDS = {
   restartServer: "affineLsp.restartServer",
   fuseLoopsAtCursor: "affineLsp.fuseLoopsAtCursor",
   showIterationDomain: "affineLsp.showIterationDomain",
+  showIterationSpace: "affineLsp.showIterationSpace",
   checkWorkspace: "affineLsp.checkWorkspace",
 } as const;

@@ -4,9 +4,10 @@ import type { LanguageClient } from "vscode-languageclient/node";
 import { CodeActionRequest, CodeActionResolveRequest, ExecuteCommandRequest } from "vscode-languageserver-protocol";
 import { checkWorkspaceParams, formatCheckSummary, hasProblems, parseCheckSummary } from "./checkWorkspace";
 import { COMMAND_IDS } from "./commandIds";
-import type { FusionChoice } from "./fusion";
+import type { CodeAction } from "vscode-languageserver-protocol";
 import { NO_FUSION_MESSAGE, choiceLabel, fusionChoices, fusionCodeActionParams, needsResolve } from "./fusion";
 import { ITERATION_DOMAIN_METHOD, iterationDomainParams, parseIterationDomainResult, presentIterationDomain } from "./iterationDomain";
+import { IterationSpacePanel, registerPanelCodeAction } from "./iterationSpacePanel";
 import { describeRequestError, isCancellation } from "./requestErrors";
 import type { ServerManager } from "./serverManager";
 
@@ -36,8 +37,10 @@ async function reportingFailures(what: string, output: vscode.LogOutputChannel, 
   }
 }
 
-async function applyFusion(client: LanguageClient, choice: FusionChoice): Promise<void> {
-  let action = choice.action;
+/** Applies a code action as VS Code does: resolved first when it has no edit, then its
+ * edit, then its command. */
+export async function applyCodeAction(client: LanguageClient, chosen: CodeAction): Promise<void> {
+  let action = chosen;
   if (needsResolve(action)) {
     action = await client.sendRequest(CodeActionResolveRequest.type, action);
   }
@@ -94,7 +97,7 @@ async function fuseLoopsAtCursor(manager: ServerManager): Promise<void> {
     );
     return;
   }
-  await applyFusion(client, picked.choice);
+  await applyCodeAction(client, picked.choice.action);
 }
 
 async function showIterationDomain(manager: ServerManager, output: vscode.LogOutputChannel): Promise<void> {
@@ -168,5 +171,15 @@ export function registerCommands(manager: ServerManager, output: vscode.LogOutpu
     vscode.commands.registerCommand(COMMAND_IDS.checkWorkspace, () =>
       reportingFailures("Check workspace", output, () => checkWorkspace(manager)),
     ),
+    vscode.commands.registerCommand(COMMAND_IDS.showIterationSpace, () => {
+      const apply = async (action: CodeAction) => {
+        const client = await manager.requireClient();
+        if (client !== undefined) {
+          await applyCodeAction(client, action);
+        }
+      };
+      IterationSpacePanel.show(manager, apply, output);
+    }),
+    registerPanelCodeAction(),
   ];
 }

@@ -6,6 +6,9 @@ export const METHOD_NOT_FOUND = -32601;
 /** LSP "request cancelled". */
 export const REQUEST_CANCELLED = -32800;
 
+/** LSP "content modified": the document changed while the request was answered. */
+export const CONTENT_MODIFIED = -32801;
+
 function errorCode(error: unknown): number | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "number" ? code : undefined;

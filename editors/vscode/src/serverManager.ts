@@ -53,6 +53,7 @@ export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
   /** Start/stop requests run one after another. */
   private queue: Promise<void> = Promise.resolve();
+  private readonly startListeners = new Set<() => void>();
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -62,6 +63,12 @@ export class ServerManager implements vscode.Disposable {
   /** The client if its server is running. */
   get runningClient(): LanguageClient | undefined {
     return this.client?.state === State.Running ? this.client : undefined;
+  }
+
+  /** Calls `listener` each time a server has started (also after a restart). */
+  onDidStart(listener: () => void): vscode.Disposable {
+    this.startListeners.add(listener);
+    return { dispose: () => this.startListeners.delete(listener) };
   }
 
   start(): Promise<void> {
@@ -140,6 +147,9 @@ export class ServerManager implements vscode.Disposable {
     try {
       await client.start();
       this.coexistence.attach(client.diagnostics);
+      for (const listener of [...this.startListeners]) {
+        listener();
+      }
     } catch (error) {
       const detail = error instanceof Error ? error.message : String(error);
       const message = `The affine-lsp server (${formatCommandLine(launch)}, found via ${launch.source}) failed to start: ${detail}`;

@@ -19,6 +19,9 @@ export type Severity = (typeof SEVERITIES)[number];
 export const LOG_LEVELS = ["error", "warning", "info", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+export const HOVER_PICTURES = ["auto", "always", "never"] as const;
+export type HoverPictures = (typeof HOVER_PICTURES)[number];
+
 /** The settings the server reads; sent as initializationOptions and via workspace/configuration. */
 export interface ServerSettings {
   fusion: { tolerance: number };
@@ -26,6 +29,8 @@ export interface ServerSettings {
   lints: { enabled: boolean };
   logLevel: LogLevel;
   transforms: { tileSizes: number[]; unrollFactor: number; unrollJamFactor: number };
+  hover: { pictures: HoverPictures };
+  refactorings: { planInBackground: boolean };
 }
 
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
@@ -34,6 +39,8 @@ export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
   lints: { enabled: true },
   logLevel: "info",
   transforms: { tileSizes: [32], unrollFactor: 4, unrollJamFactor: 2 },
+  hover: { pictures: "auto" },
+  refactorings: { planInBackground: true },
 };
 
 /** Settings whose change needs a server restart (they decide what is launched). */
@@ -87,6 +94,10 @@ export function readServerSettings(reader: SettingsReader): ServerSettings {
       tileSizes: tileSizes(reader.get("transforms.tileSizes"), defaults.transforms.tileSizes),
       unrollFactor: factor(reader.get("transforms.unrollFactor"), defaults.transforms.unrollFactor),
       unrollJamFactor: factor(reader.get("transforms.unrollJamFactor"), defaults.transforms.unrollJamFactor),
+    },
+    hover: { pictures: oneOf(reader.get("hover.pictures"), HOVER_PICTURES, defaults.hover.pictures) },
+    refactorings: {
+      planInBackground: boolean(reader.get("refactorings.planInBackground"), defaults.refactorings.planInBackground),
     },
   };
 }

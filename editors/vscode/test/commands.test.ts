@@ -6,45 +6,10 @@ import * as assert from "node:assert/strict";
 import { before, beforeEach, describe, it } from "node:test";
 import type { CodeAction } from "vscode-languageserver-protocol";
 import type { ServerManager } from "../src/serverManager";
+import { FakeClient } from "./support/fakeClient";
 import { fakeEditor, fakeUri, installFakeVscode, state } from "./support/fakeVscode";
 
 installFakeVscode();
-
-interface SentRequest {
-  method: string;
-  params: unknown;
-}
-
-/** A language client whose answers are scripted per method. */
-class FakeClient {
-  sent: SentRequest[] = [];
-  answers = new Map<string, (params: unknown) => unknown>();
-
-  code2ProtocolConverter = {
-    asUri: (uri: { toString(): string }) => uri.toString(),
-    asRange: (range: { start: unknown; end: unknown }) => ({ start: range.start, end: range.end }),
-    asPosition: (position: { line: number; character: number }) => ({ line: position.line, character: position.character }),
-    asDiagnostics: () => Promise.resolve([]),
-  };
-
-  protocol2CodeConverter = {
-    asWorkspaceEdit: (edit: unknown) => Promise.resolve({ convertedFrom: edit }),
-  };
-
-  sendRequest(type: string | { method: string }, params: unknown): Promise<unknown> {
-    const method = typeof type === "string" ? type : type.method;
-    this.sent.push({ method, params });
-    const answer = this.answers.get(method);
-    if (answer === undefined) {
-      return Promise.reject(Object.assign(new Error(`Unhandled method ${method}`), { code: -32601 }));
-    }
-    try {
-      return Promise.resolve(answer(params));
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-  }
-}
 
 const log: string[] = [];
 const output = {

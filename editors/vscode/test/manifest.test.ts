@@ -11,7 +11,7 @@ import { GRAMMAR_FILES, serializeGrammar } from "../grammar/files";
 import { EMBEDDED_MLIR_SCOPE, MARKDOWN_INJECTION_SCOPE } from "../grammar/markdownInjection";
 import { COMMAND_IDS } from "../src/commandIds";
 import { BESIDE_LLVM_MLIR_KEY, BESIDE_LLVM_MLIR_MODES, DEFAULT_BESIDE_LLVM_MLIR } from "../src/llvmMlir";
-import { DEFAULT_SERVER_SETTINGS, LAUNCH_SETTING_KEYS, LOG_LEVELS, SETTINGS_SECTION, SEVERITIES } from "../src/settings";
+import { DEFAULT_SERVER_SETTINGS, HOVER_PICTURES, LAUNCH_SETTING_KEYS, LOG_LEVELS, SETTINGS_SECTION, SEVERITIES } from "../src/settings";
 import { EXTENSION_ROOT } from "./support/tokenizer";
 
 interface Manifest {
@@ -90,6 +90,13 @@ describe("package.json contributions", () => {
     assert.equal(
       properties[key("transforms.unrollJamFactor")].default,
       DEFAULT_SERVER_SETTINGS.transforms.unrollJamFactor,
+    );
+    assert.deepEqual(properties[key("hover.pictures")].enum, [...HOVER_PICTURES]);
+    assert.equal(properties[key("hover.pictures")].default, DEFAULT_SERVER_SETTINGS.hover.pictures);
+    assert.equal(properties[key("refactorings.planInBackground")].type, "boolean");
+    assert.equal(
+      properties[key("refactorings.planInBackground")].default,
+      DEFAULT_SERVER_SETTINGS.refactorings.planInBackground,
     );
   });
 
@@ -181,7 +188,7 @@ describe("language configuration", () => {
 
 describe("module boundaries", () => {
   /** Modules allowed to use the VS Code API; everything else is unit-tested under plain node. */
-  const VSCODE_GLUE = new Set(["extension.ts", "commands.ts", "serverManager.ts", "coexistence.ts"]);
+  const VSCODE_GLUE = new Set(["extension.ts", "commands.ts", "serverManager.ts", "coexistence.ts", "iterationSpacePanel.ts"]);
 
   it("only the glue modules import vscode or load vscode-languageclient", () => {
     const sourceDir = path.join(EXTENSION_ROOT, "src");

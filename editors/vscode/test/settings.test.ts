@@ -29,6 +29,8 @@ describe("readServerSettings", () => {
         logLevel: "debug",
         "transforms.tileSizes": [16, 8],
         "transforms.unrollFactor": 8,
+        "hover.pictures": "never",
+        "refactorings.planInBackground": false,
       }),
     );
     assert.deepEqual(settings, {
@@ -37,6 +39,8 @@ describe("readServerSettings", () => {
       lints: { enabled: false },
       logLevel: "debug",
       transforms: { tileSizes: [16, 8], unrollFactor: 8, unrollJamFactor: 2 },
+      hover: { pictures: "never" },
+      refactorings: { planInBackground: false },
     });
   });
 
@@ -50,6 +54,8 @@ describe("readServerSettings", () => {
         "transforms.tileSizes": [0],
         "transforms.unrollFactor": 1,
         "transforms.unrollJamFactor": 2.5,
+        "hover.pictures": true,
+        "refactorings.planInBackground": "no",
       }),
     );
     assert.deepEqual(settings, DEFAULT_SERVER_SETTINGS);

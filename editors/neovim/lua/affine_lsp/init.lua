@@ -22,6 +22,8 @@ local defaults = {
       lints = { enabled = true },
       logLevel = "info",
       transforms = { tileSizes = { 32 }, unrollFactor = 4, unrollJamFactor = 2 },
+      hover = { pictures = "auto" },
+      refactorings = { planInBackground = true },
     },
   },
   -- Register the tree-sitter grammar and queries of this repository
