@@ -22,7 +22,13 @@ from pathlib import Path
 
 from _common import SHARED
 
-from affine_lsp.testing.generated import PIPELINES, assignments, run, valid_sources
+from affine_lsp.testing.generated import (
+    PIPELINES,
+    assignments,
+    pipeline_name,
+    run,
+    valid_sources,
+)
 from affine_lsp.testing.oracle import find_tool
 
 UPSTREAM = SHARED / "upstream"
@@ -94,7 +100,7 @@ def main() -> int:
                 if len(shown) >= args.examples:
                     break
     for output, crash in summary.crashes:
-        print(f"crash: {output.source.where} | {' '.join(output.pipeline)}: {crash}")
+        print(f"crash: {output.source.where} | {pipeline_name(output.pipeline)}: {crash}")
     if args.list:
         with open(args.list, "w") as handle:
             for finding in summary.findings:
@@ -103,7 +109,7 @@ def main() -> int:
         directory = Path(args.save)
         directory.mkdir(parents=True, exist_ok=True)
         for number, output in enumerate(failing):
-            note = f"\n// from {output.source.where} | {' '.join(output.pipeline)}\n"
+            note = f"\n// from {output.source.where} | {pipeline_name(output.pipeline)}\n"
             (directory / f"{number:05d}.mlir").write_bytes(output.text + note.encode())
     return 1 if failing or summary.crashes else 0
 

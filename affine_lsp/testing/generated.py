@@ -112,6 +112,11 @@ PIPELINES: tuple[tuple[str, ...], ...] = (
 )
 
 
+def pipeline_name(pipeline: tuple[str, ...]) -> str:
+    """The arguments of a pipeline as one line ('(default printer)' for none)."""
+    return " ".join(pipeline) or "(default printer)"
+
+
 @dataclass(frozen=True)
 class Source:
     """A valid chunk of MLIR's test suite."""
@@ -143,7 +148,9 @@ class FalseDiagnostic:
 
     @property
     def where(self) -> str:
-        return f"{self.output.source.where} | {' '.join(self.output.pipeline)} | line {self.line}"
+        return (
+            f"{self.output.source.where} | {pipeline_name(self.output.pipeline)} | line {self.line}"
+        )
 
 
 @dataclass
@@ -168,8 +175,8 @@ class GeneratedSummary:
 
     def by_pipeline(self) -> list[tuple[str, int, int]]:
         """(pipeline, accepted outputs, outputs with false diagnostics)."""
-        accepted = Counter(" ".join(o.pipeline) for o in self.accepted)
-        failing = Counter(" ".join(o.pipeline) for o in self.failing_outputs())
+        accepted = Counter(pipeline_name(o.pipeline) for o in self.accepted)
+        failing = Counter(pipeline_name(o.pipeline) for o in self.failing_outputs())
         return [(p, accepted[p], failing[p]) for p in sorted(accepted)]
 
 

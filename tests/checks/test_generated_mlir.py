@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from affine_lsp.testing.generated import PIPELINES, assignments, run, valid_sources
+from affine_lsp.testing.generated import PIPELINES, assignments, pipeline_name, run, valid_sources
 from tests.corpus_data import UPSTREAM, require_upstream
 from tests.oracle_tools import mlir_opt_path
 
@@ -40,6 +40,6 @@ def test_what_mlir_opt_prints_from_a_slice_of_mlir_tests_gets_no_false_errors():
     assert len(summary.accepted) > len(sources)  # most runs print something to check
     problems = [f"{f.where}: [{f.code}] {f.message}" for f in summary.findings[:20]]
     problems += [
-        f"crash on {o.source.where} | {' '.join(o.pipeline)}: {c}" for o, c in summary.crashes
+        f"crash on {o.source.where} | {pipeline_name(o.pipeline)}: {c}" for o, c in summary.crashes
     ]
     assert not problems, "\n".join(problems)
