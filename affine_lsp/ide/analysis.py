@@ -133,6 +133,7 @@ class ItemView:
     item: TopLevelItem
     chunk: ChunkFacts
     _index: ItemIndex | None = None
+    anchors: tuple | None = None  # the refactoring anchors (`ide.planning.anchors_of`)
 
     @property
     def index(self) -> ItemIndex:
@@ -166,6 +167,9 @@ class DocumentAnalysis:
         self._aliases_at = -1  # edit_count when alias definitions were last rebuilt
         self._view_cache: tuple[int, int, ItemView] | None = None
         self._syntax: tuple[int, list[Diagnostic]] | None = None
+        # The lists `diagnostics()` last merged (held, so compared by identity) and
+        # their merge.
+        self._merged: tuple[tuple[list[Diagnostic], ...], list[Diagnostic]] | None = None
         self._rebuild_all()
 
     @classmethod
@@ -567,6 +571,9 @@ class DocumentAnalysis:
         found = check_item(item, chunk.context, self.options)
         record.diagnostics = sorted(found, key=Diagnostic.sort_key)
         record.dirty = False
+        # The item requests will ask for first is the one just edited: its view is
+        # this model (`view_of` would build the same from the same node and scope).
+        self._view_cache = (self.edit_count, record.start, ItemView(record, node, item, chunk))
         source = self.document.data[record.start : record.end]
         record.mentions = frozenset(m.decode("utf-8", "replace") for m in _MENTION.findall(source))
         record.symbol = getattr(item.operation, "symbol", None) or None
@@ -629,12 +636,23 @@ class DocumentAnalysis:
         return self._syntax[1]
 
     def diagnostics(self) -> list[Diagnostic]:
-        """Every current diagnostic of the document, in document order."""
-        found = list(self.syntax_diagnostics())
-        found += [d for record in self.records for d in record.diagnostics]
-        for chunk in self.chunks:
-            found += chunk.diagnostics
-        return sorted(found, key=Diagnostic.sort_key)
+        """Every current diagnostic of the document, in document order (merged again
+        only when a list of them was replaced: requests ask on every keystroke)."""
+        parts = (
+            self.syntax_diagnostics(),
+            *(record.diagnostics for record in self.records),
+            *(chunk.diagnostics for chunk in self.chunks),
+        )
+        merged = self._merged
+        if (
+            merged is None
+            or len(merged[0]) != len(parts)
+            or any(a is not b for a, b in zip(merged[0], parts, strict=True))
+        ):
+            found = [d for part in parts for d in part]
+            found.sort(key=Diagnostic.sort_key)
+            merged = self._merged = (parts, found)
+        return list(merged[1])
 
     def settled_diagnostics(self) -> list[Diagnostic]:
         """The diagnostics computed for the current version so far, while `analyse()`

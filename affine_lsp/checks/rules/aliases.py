@@ -75,12 +75,14 @@ def alias_uses(item: TopLevelItem) -> list[Node]:
     return _alias_captures(item)[0]
 
 
-def referenced_aliases(item: TopLevelItem) -> frozenset[str]:
+def referenced_aliases(
+    item: TopLevelItem, captures: tuple[list[Node], list[Node]] | None = None
+) -> frozenset[str]:
     """The names of `alias_uses(item)`, and the aliases mentioned inside the opaque
     bodies of dialect types and attributes, looked up once per item (the query walks
     the whole item; the item rule, the module rule and the language server all ask)."""
     if item.referenced_aliases is None:
-        uses, bodies = _alias_captures(item)
+        uses, bodies = _alias_captures(item) if captures is None else captures
         names = {text(n) for n in uses}
         for body in bodies:
             raw = body.text or b""
@@ -137,35 +139,46 @@ def _dialect_names(item: TopLevelItem) -> set[int]:
 @item_rule
 def undefined_aliases(item: TopLevelItem, ctx: CheckContext) -> None:
     known = ctx.module.aliases
-    if all(name in known for name in referenced_aliases(item)):
+    # (one search of the item: the uses to report are those of the names looked up)
+    captures = None if item.referenced_aliases is not None else _alias_captures(item)
+    if all(name in known for name in referenced_aliases(item, captures)):
         return
-    unknown = [n for n in alias_uses(item) if text(n) not in known and "." not in text(n)]
+    if captures is None:
+        captures = _alias_captures(item)
+    named = [(n, text(n)) for n in captures[0]]
+    unknown = [(n, name) for n, name in named if name not in known and "." not in name]
     dialect = _dialect_names(item) if unknown else set()
-    uses = [n for n in unknown if n.start_byte not in dialect]
+    uses = [(n, name) for n, name in unknown if n.start_byte not in dialect]
     if not uses:
         return
     refs = _map_refs(item) if item.operation is not None else {}
-    for node in uses:
-        name = text(node)
-        kind = "type" if name.startswith("!") else "attribute"
+    at = Span(item.span.start_byte, item.span.start_byte)
+    # One message and one fix per name and arity (a name is often used many times).
+    messages: dict[str, str] = {}
+    fixes_for: dict[tuple[str, str, int, int], tuple[Fix, ...]] = {}
+    for node, name in uses:
+        message = messages.get(name)
+        if message is None:
+            kind = "type" if name.startswith("!") else "attribute"
+            message = messages[name] = (
+                f"undefined symbol alias id '{name[1:]}': no {kind} alias {name} is defined "
+                "in this file"
+            )
         fixes: tuple[Fix, ...] = ()
         ref = refs.get(node.start_byte)
         if ref is not None:
             _, dims, symbols, what = ref
-            definition = f"{name} = {_placeholder(what, len(dims), len(symbols))}\n"
-            fixes = (
-                Fix(
-                    f"Declare {name} (a placeholder {what} with the arity of this use)",
-                    (TextEdit(Span(item.span.start_byte, item.span.start_byte), definition),),
-                ),
-            )
-        ctx.report(
-            UNDEFINED,
-            Span.of(node),
-            f"undefined symbol alias id '{name[1:]}': no {kind} alias {name} is defined in "
-            "this file",
-            fixes=fixes,
-        )
+            key = (name, what, len(dims), len(symbols))
+            fixes = fixes_for.get(key, ())
+            if not fixes:
+                definition = f"{name} = {_placeholder(what, len(dims), len(symbols))}\n"
+                fixes = fixes_for[key] = (
+                    Fix(
+                        f"Declare {name} (a placeholder {what} with the arity of this use)",
+                        (TextEdit(at, definition),),
+                    ),
+                )
+        ctx.report(UNDEFINED, Span.of(node), message, fixes=fixes)
 
 
 @module_rule

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from affine_lsp.checks.context import CheckContext
-from affine_lsp.checks.diagnostics import Related
+from affine_lsp.checks.diagnostics import Related, Severity
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import (
     body_node,
@@ -77,9 +77,11 @@ BASIS_COUNT = register(
     "arity",
 )
 DMA_SUBSCRIPT_COUNT = register(
-    "affine-dma-subscript-count",
-    "affine.dma_start/dma_wait: the number of subscripts differs from the memref's rank",
-    "arity",
+    "lint-dma-subscript-count",
+    "affine.dma_start/dma_wait: the number of subscripts differs from the memref's rank (valid "
+    "MLIR 22, but lowering rejects it)",
+    "lint",
+    Severity.WARNING,
     mlir_checks=False,
 )
 PARALLEL_COUNTS = register(
@@ -403,8 +405,8 @@ def access_counts(op: Operation, ctx: CheckContext) -> None:
 
 @op_rule("affine.dma_start", "affine.dma_wait")
 def dma_counts(op: Operation, ctx: CheckContext) -> None:
-    if not isinstance(op, AffineDmaOp):
-        return  # not modelled
+    if not isinstance(op, AffineDmaOp) or not ctx.options.lints:
+        return  # not modelled, or lints are off
     types = op.memref_types
     for position, (_, subscripts, role) in enumerate(op.accesses):
         memref_type = types[position] if position < len(types) else None
@@ -412,7 +414,8 @@ def dma_counts(op: Operation, ctx: CheckContext) -> None:
             ctx,
             subscripts,
             memref_type,
-            f"expects the number of {role} subscripts to be equal to the {role} memref rank",
+            f"the number of {role} subscripts should equal the {role} memref's rank (MLIR 22 "
+            "accepts it, but lowering it (--lower-affine) fails)",
             op.types_span,
             DMA_SUBSCRIPT_COUNT,
         )
@@ -422,6 +425,8 @@ def dma_counts(op: Operation, ctx: CheckContext) -> None:
 def basis_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, IndexBasisOp):
         return  # not modelled
+    if is_generic(op) and op.basis_span is None:
+        return  # no static_basis: affine-required-attribute reports it
     basis = len(op.basis)
     span = op.basis_span or op.name_span
     if op.name == "affine.delinearize_index":

@@ -57,15 +57,6 @@ DIM_RANK = register(
 )
 
 
-def _layout_map_node(type_node: Node | None) -> Node | None:
-    if type_node is None or type_node.type != "memref_type":
-        return None
-    layout = type_node.child_by_field_id(FIELD["layout"])
-    if layout is not None and layout.type in ("affine_map", "legacy_affine_map"):
-        return layout
-    return None
-
-
 def _layout_symbol_count(layout: AffineMap) -> int:
     """MLIR drops an identity layout from a memref type, symbols and all."""
     return 0 if layout.is_identity else layout.num_symbols
@@ -119,17 +110,9 @@ def alloc_counts(op: Operation, ctx: CheckContext) -> None:
             "size operand is needed for each '?' of the type",
             related=type_related,
         )
+    # (a layout of another rank: `memref_types`, for every memref type)
     body = body_node(op)
     type_node = body.child_by_field_id(FIELD["type"]) if body is not None else None
-    layout = _layout_map_node(type_node)
-    if layout is not None:
-        dims = map_from_node(layout).num_dims
-        if memref_type.rank is not None and dims != memref_type.rank:
-            ctx.report(
-                LAYOUT_RANK,
-                Span.of(layout),
-                f"memref layout mismatch between rank and affine map: {memref_type.rank} != {dims}",
-            )
     symbols_expected = layout_symbols(ctx, type_node)
     if symbols_expected is not None and len(op.symbol_operands) != symbols_expected:
         symbols = op.symbol_operands
