@@ -1,4 +1,5 @@
-"""Build the tree-sitter parser for MLIR as a C extension (affine_lsp._binding)."""
+"""Build the tree-sitter parser for MLIR as a C extension (affine_lsp._binding), with
+the Span type (affine_lsp/_span.c)."""
 
 from setuptools import Extension, setup
 
@@ -8,6 +9,7 @@ setup(
             "affine_lsp._binding",
             sources=[
                 "affine_lsp/_binding.c",
+                "affine_lsp/_span.c",
                 "grammar/src/parser.c",
                 "grammar/src/scanner.c",
             ],

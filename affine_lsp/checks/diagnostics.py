@@ -5,7 +5,7 @@ front ends convert them to line/column positions."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from affine_lsp.syntax import Span
@@ -69,17 +69,21 @@ class Diagnostic:
     def map_spans(self, move: Callable[[Span], Span]) -> Diagnostic:
         """The diagnostic with every span it holds (its range, related information, the
         edits of its fixes) replaced by `move(span)`; itself when `move` returns each
-        span unchanged (the same object)."""
+        span unchanged (the same object). (Edits shift every diagnostic after them.)"""
         span = move(self.span)
-        related = tuple(_moved_related(r, move) for r in self.related)
-        fixes = tuple(_moved_fix(f, move) for f in self.fixes)
-        if (
-            span is self.span
-            and all(a is b for a, b in zip(related, self.related, strict=True))
-            and all(a is b for a, b in zip(fixes, self.fixes, strict=True))
-        ):
+        related = self.related
+        if related:
+            moved_related = tuple(_moved_related(r, move) for r in related)
+            if any(a is not b for a, b in zip(moved_related, related, strict=True)):
+                related = moved_related
+        fixes = self.fixes
+        if fixes:
+            moved_fixes = tuple(_moved_fix(f, move) for f in fixes)
+            if any(a is not b for a, b in zip(moved_fixes, fixes, strict=True)):
+                fixes = moved_fixes
+        if span is self.span and related is self.related and fixes is self.fixes:
             return self
-        return replace(self, span=span, related=related, fixes=fixes)
+        return Diagnostic(span, self.severity, self.code, self.message, related, fixes, self.tags)
 
 
 def _moved_related(related: Related, move: Callable[[Span], Span]) -> Related:

@@ -34,7 +34,7 @@ from affine_lsp.ir import (
     map_from_node,
     parse_strided,
 )
-from affine_lsp.syntax import SourceDocument, text
+from affine_lsp.syntax import FIELD, SourceDocument, text
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def layout_of(memref: MemRefType, aliases: dict[str, AliasDef]) -> Layout:
             return UNKNOWN
         if alias.map is not None:
             return _map_layout(alias.map, memref.shape)
-        value = alias.node.child_by_field_name("value") if alias.node is not None else None
+        value = alias.node.child_by_field_id(FIELD["value"]) if alias.node is not None else None
         if value is None or value.type != "strided_layout":
             return UNKNOWN
         spelling = text(value)
@@ -144,7 +144,7 @@ def _parse_map(spelling: str) -> AffineMap | None:
     document = SourceDocument(f"#layout = {spelling}\n")
     root = document.tree.root_node
     definition = root.named_children[0] if root.named_children else None
-    value = definition.child_by_field_name("value") if definition is not None else None
+    value = definition.child_by_field_id(FIELD["value"]) if definition is not None else None
     if value is None or value.type != "affine_map" or value.has_error:
         return None
     return map_from_node(value)

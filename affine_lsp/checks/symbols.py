@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from affine_lsp.ir import Operation, Type, attribute_entries, string_value, type_from_node
-from affine_lsp.syntax import Node, Span, text
+from affine_lsp.syntax import FIELD, Node, Span, text
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ def global_view(op: Operation) -> GlobalView | None:
     """The memref.global `op` as a GlobalView (None if it has no symbol)."""
     if op.name != "memref.global" or op.node is None:
         return None
-    body = op.node.child_by_field_name("body")
+    body = op.node.child_by_field_id(FIELD["body"])
     if body is None:
         return None
     attributes = attribute_entries(body)
@@ -39,12 +39,12 @@ def global_view(op: Operation) -> GlobalView | None:
         symbol, symbol_span = f"@{name}", Span.of(attributes["sym_name"])
         initial_value = attributes.get("initial_value")
     else:
-        symbol_node = body.child_by_field_name("symbol")
+        symbol_node = body.child_by_field_id(FIELD["symbol"])
         if symbol_node is None or symbol_node.is_missing:
             return None
         symbol, symbol_span = text(symbol_node), Span.of(symbol_node)
-        type_node = body.child_by_field_name("type")
-        initial_value = body.child_by_field_name("initial_value")
+        type_node = body.child_by_field_id(FIELD["type"])
+        initial_value = body.child_by_field_id(FIELD["initial_value"])
     return GlobalView(
         symbol,
         type_from_node(type_node),

@@ -53,6 +53,7 @@ from affine_lsp.ir import (
     integer_array,
     integer_value,
 )
+from affine_lsp.syntax import FIELD
 
 SYMBOL = "symbol"
 DIM = "dim"
@@ -354,8 +355,8 @@ def _dynamic_size(source: Value, memref_type: MemRefType, index: int) -> Value |
     elif isinstance(op, MemRefAllocOp):
         sizes = [u.value for u in op.dynamic_sizes]
     elif op.name in ("memref.view", "memref.subview") and op.node is not None:
-        body = op.node.child_by_field_name("body")
-        sizes_node = body.child_by_field_name("sizes") if body is not None else None
+        body = op.node.child_by_field_id(FIELD["body"])
+        sizes_node = body.child_by_field_id(FIELD["sizes"]) if body is not None else None
         if sizes_node is None:
             return None
         inside = [
@@ -379,7 +380,7 @@ def _dynamic_size(source: Value, memref_type: MemRefType, index: int) -> Value |
 def _generic_sizes(op: Operation, index: int) -> list[Value | None]:
     """Dynamic size operands of the generic form: all of them for memref.alloc/alloca
     and memref.view, the one of dimension `index` (or none) for memref.subview."""
-    attributes = attribute_entries(op.node.child_by_field_name("body") if op.node else None)
+    attributes = attribute_entries(op.node.child_by_field_id(FIELD["body"]) if op.node else None)
     values = [u.value for u in op.operands]
     segments = integer_array(attributes.get("operandSegmentSizes"))
     if op.name in ("memref.alloc", "memref.alloca"):
@@ -401,8 +402,8 @@ def _constant_int(op: Operation | None) -> int | None:
     otherwise)."""
     if op is None or op.name not in CONSTANT_OPS or op.node is None:
         return None
-    body = op.node.child_by_field_name("body")
+    body = op.node.child_by_field_id(FIELD["body"])
     if body is None:
         return None
-    literal = body.child_by_field_name("value") or attribute_entries(body).get("value")
+    literal = body.child_by_field_id(FIELD["value"]) or attribute_entries(body).get("value")
     return integer_value(literal)

@@ -68,7 +68,7 @@ from affine_lsp.ir import (
     module_scope_of,
     parse_integer,
 )
-from affine_lsp.syntax import ByteEdit, ContentChange, Node, SourceDocument, Span, text
+from affine_lsp.syntax import FIELD, ByteEdit, ContentChange, Node, SourceDocument, Span, text
 
 logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
@@ -133,6 +133,7 @@ class ItemView:
     item: TopLevelItem
     chunk: ChunkFacts
     _index: ItemIndex | None = None
+    anchors: tuple | None = None  # the refactoring anchors (`ide.planning.anchors_of`)
 
     @property
     def index(self) -> ItemIndex:
@@ -166,6 +167,9 @@ class DocumentAnalysis:
         self._aliases_at = -1  # edit_count when alias definitions were last rebuilt
         self._view_cache: tuple[int, int, ItemView] | None = None
         self._syntax: tuple[int, list[Diagnostic]] | None = None
+        # The lists `diagnostics()` last merged (held, so compared by identity) and
+        # their merge.
+        self._merged: tuple[tuple[list[Diagnostic], ...], list[Diagnostic]] | None = None
         self._rebuild_all()
 
     @classmethod
@@ -331,6 +335,40 @@ class DocumentAnalysis:
                 self._check_chunk(chunk)
         self.syntax_diagnostics()
 
+    def prioritise(self, start: int, end: int) -> None:
+        """Analyse the items overlapping [start, end] (what the editor shows) before
+        the others still to analyse."""
+        self.sync()
+        first = bisect_left(self.records, start, key=lambda r: r.end)
+        last = bisect_right(self.records, end, key=lambda r: r.start)
+        wanted = [
+            r for r in self.records[first:last] if r.dirty and not r.removed and r.kind == OPERATION
+        ]
+        if wanted:
+            ids = {id(r) for r in wanted}
+            self._queue = deque(wanted + [r for r in self._queue if id(r) not in ids])
+
+    def settled(self, start: int, end: int) -> bool:
+        """Whether every item overlapping [start, end] has current diagnostics."""
+        self.sync()
+        first = bisect_left(self.records, start, key=lambda r: r.end)
+        last = bisect_right(self.records, end, key=lambda r: r.start)
+        return not any(r.dirty for r in self.records[first:last])
+
+    def unsettled_bytes(self) -> int:
+        """The size of the items whose diagnostics are not current (what `analyse()`
+        still has to do, roughly)."""
+        self.sync()
+        return sum(r.end - r.start for r in self._queue if r.dirty and not r.removed)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every diagnostic is current (`analyse()` has nothing left to do)."""
+        self.sync()
+        return not any(r.dirty and not r.removed for r in self._queue) and not any(
+            chunk.module_stale for chunk in self.chunks
+        )
+
     def analyse_all(self) -> None:
         """Run `analyse()` to the end."""
         for _ in self.analyse():
@@ -390,7 +428,8 @@ class DocumentAnalysis:
             else:
                 self._structure_stale = True
             self.records[first:last] = new
-            self._queue.extend(r for r in new if r.kind == OPERATION)
+            # What was edited goes first (before the rest of a long analysis under way).
+            self._queue.extendleft(reversed([r for r in new if r.kind == OPERATION]))
         self._pending = []
 
     def node_of(self, record: ItemRecord) -> Node:
@@ -532,6 +571,9 @@ class DocumentAnalysis:
         found = check_item(item, chunk.context, self.options)
         record.diagnostics = sorted(found, key=Diagnostic.sort_key)
         record.dirty = False
+        # The item requests will ask for first is the one just edited: its view is
+        # this model (`view_of` would build the same from the same node and scope).
+        self._view_cache = (self.edit_count, record.start, ItemView(record, node, item, chunk))
         source = self.document.data[record.start : record.end]
         record.mentions = frozenset(m.decode("utf-8", "replace") for m in _MENTION.findall(source))
         record.symbol = getattr(item.operation, "symbol", None) or None
@@ -594,11 +636,36 @@ class DocumentAnalysis:
         return self._syntax[1]
 
     def diagnostics(self) -> list[Diagnostic]:
-        """Every current diagnostic of the document, in document order."""
+        """Every current diagnostic of the document, in document order (merged again
+        only when a list of them was replaced: requests ask on every keystroke)."""
+        parts = (
+            self.syntax_diagnostics(),
+            *(record.diagnostics for record in self.records),
+            *(chunk.diagnostics for chunk in self.chunks),
+        )
+        merged = self._merged
+        if (
+            merged is None
+            or len(merged[0]) != len(parts)
+            or any(a is not b for a, b in zip(merged[0], parts, strict=True))
+        ):
+            found = [d for part in parts for d in part]
+            found.sort(key=Diagnostic.sort_key)
+            merged = self._merged = (parts, found)
+        return list(merged[1])
+
+    def settled_diagnostics(self) -> list[Diagnostic]:
+        """The diagnostics computed for the current version so far, while `analyse()`
+        is under way: syntax errors, those of the items already analysed, and the
+        module-wide ones of chunks with nothing left to analyse. (Items not analysed
+        yet may hold diagnostics of an earlier version: they are left out.)"""
+        self.sync()
         found = list(self.syntax_diagnostics())
-        found += [d for record in self.records for d in record.diagnostics]
+        unsettled_chunks = {r.chunk for r in self.records if r.dirty}
+        found += [d for record in self.records if not record.dirty for d in record.diagnostics]
         for chunk in self.chunks:
-            found += chunk.diagnostics
+            if not chunk.module_stale and chunk.index not in unsettled_chunks:
+                found += chunk.diagnostics
         return sorted(found, key=Diagnostic.sort_key)
 
     def record_at(self, offset: int) -> ItemRecord | None:
@@ -675,15 +742,15 @@ def _same_facts(a: ItemRecord, b: ItemRecord) -> bool:
 
 def _top_level_values(node: Node) -> tuple[tuple[TopLevelValue, ...], str]:
     """The values a top-level operation node defines, and its op name if it has any."""
-    results = node.child_by_field_name("results")
+    results = node.child_by_field_id(FIELD["results"])
     if results is None:
         return (), ""
     values = []
     for result in results.named_children:
-        name = result.child_by_field_name("value")
+        name = result.child_by_field_id(FIELD["value"])
         if result.type != "op_result" or name is None or name.is_missing:
             continue
-        count_node = result.child_by_field_name("count")
+        count_node = result.child_by_field_id(FIELD["count"])
         count = parse_integer(count_node) if count_node is not None else 1
         values.append(
             TopLevelValue(
@@ -693,8 +760,8 @@ def _top_level_values(node: Node) -> tuple[tuple[TopLevelValue, ...], str]:
                 max(1, min(count or 1, 4096)),
             )
         )
-    body = node.child_by_field_name("body")
-    name_node = body.child_by_field_name("name") if body is not None else None
+    body = node.child_by_field_id(FIELD["body"])
+    name_node = body.child_by_field_id(FIELD["name"]) if body is not None else None
     spelling = text(name_node).strip('"') if name_node is not None else ""
     return tuple(values), canonical_name(spelling)[0] if values else ""
 

@@ -35,7 +35,9 @@ def inlay_hints(analysis: DocumentAnalysis, start: int, end: int) -> list[InlayH
 
 def _view_hints(view: ItemView, start: int, end: int, deadline: float | None) -> list[InlayHint]:
     hints: list[InlayHint] = []
-    for op in view.index.ops:
+    for op in view.index.ops:  # (in document order)
+        if op.span.start_byte > end:
+            break  # its hints, and those of the ops after it, are after the range
         if isinstance(op, AffineForOp) and op.body is not None:
             brace = op.body.span.start_byte + 1
             if start <= brace <= end and not past(deadline):

@@ -152,9 +152,17 @@ def anchors_of(analysis: DocumentAnalysis, record: ItemRecord) -> tuple[tuple[An
     the outermost loops first, then the loops in them, and so on (at most
     `budgets.REFACTORING_ANCHORS` loops). With the number of anchors at outermost
     loops (the first ones)."""
-    model = _model(analysis, record)
-    if model is None:
+    view = analysis.view_of(record)
+    if view is None or record.kind != OPERATION:
         return (), 0
+    if view.anchors is None:  # (once per version of the item)
+        view.anchors = _anchors(analysis, record, view.model)
+    return view.anchors
+
+
+def _anchors(
+    analysis: DocumentAnalysis, record: ItemRecord, model: ModuleModel
+) -> tuple[tuple[Anchor, ...], int]:
     line_of = _line_of(analysis.document)
     depth: dict[int, int] = {}
     for op in model.walk():  # (outer ops first: a loop's outer loops have their depth)

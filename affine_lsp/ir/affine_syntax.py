@@ -25,7 +25,7 @@ from affine_lsp.ir.affine import (
     ConstraintKind,
     IntegerSet,
 )
-from affine_lsp.syntax import Node, Span, text
+from affine_lsp.syntax import FIELD, Node, Span, text
 
 _BINARY = {"affine_binary_expr", "subscript_binary_expr"}
 _NEG = {"affine_neg_expr", "subscript_neg_expr"}
@@ -70,23 +70,23 @@ def build_expr(node: Node, leaf: Callable[[Node], AffineExpr]) -> AffineExpr:
             built.append(AffineUnknown("", span=Span.of(current)))
             continue
         if kind in _PAREN:
-            inner = current.child_by_field_name("inner")
+            inner = current.child_by_field_id(FIELD["inner"])
             if inner is None:
                 built.append(AffineUnknown("", span=Span.of(current)))
             else:
                 stack.append((inner, None))
             continue
         if kind in _BINARY or kind in _CALL:
-            left = current.child_by_field_name("left")
-            right = current.child_by_field_name("right")
-            operator = current.child_by_field_name("operator")
+            left = current.child_by_field_id(FIELD["left"])
+            right = current.child_by_field_id(FIELD["right"])
+            operator = current.child_by_field_id(FIELD["operator"])
             if left is None or right is None or operator is None:
                 built.append(AffineUnknown("", span=Span.of(current)))
                 continue
             stack += [(current, operator.type), (right, None), (left, None)]
             continue
         if kind in _NEG:
-            operand = current.child_by_field_name("operand")
+            operand = current.child_by_field_id(FIELD["operand"])
             if operand is None:
                 built.append(AffineUnknown("", span=Span.of(current)))
                 continue
@@ -133,10 +133,10 @@ def _positions(dim_names: list[str], symbol_names: list[str]) -> Callable[[Node]
 
 def map_from_node(node: Node) -> AffineMap:
     """An `affine_map` or `legacy_affine_map` node as an AffineMap."""
-    dim_names, _ = _identifier_names(node.child_by_field_name("dimensions"))
-    symbol_names, _ = _identifier_names(node.child_by_field_name("symbols"))
+    dim_names, _ = _identifier_names(node.child_by_field_id(FIELD["dimensions"]))
+    symbol_names, _ = _identifier_names(node.child_by_field_id(FIELD["symbols"]))
     leaf = _positions(dim_names, symbol_names)
-    results_node = node.child_by_field_name("results")
+    results_node = node.child_by_field_id(FIELD["results"])
     results = tuple(
         build_expr(child, leaf)
         for child in (results_node.named_children if results_node else [])
@@ -154,17 +154,17 @@ def map_from_node(node: Node) -> AffineMap:
 
 def set_from_node(node: Node) -> IntegerSet:
     """An `integer_set` or `legacy_integer_set` node as an IntegerSet."""
-    dim_names, _ = _identifier_names(node.child_by_field_name("dimensions"))
-    symbol_names, _ = _identifier_names(node.child_by_field_name("symbols"))
+    dim_names, _ = _identifier_names(node.child_by_field_id(FIELD["dimensions"]))
+    symbol_names, _ = _identifier_names(node.child_by_field_id(FIELD["symbols"]))
     leaf = _positions(dim_names, symbol_names)
     constraints = []
-    list_node = node.child_by_field_name("constraints")
+    list_node = node.child_by_field_id(FIELD["constraints"])
     for child in list_node.named_children if list_node else []:
         if child.type != "constraint":
             continue
-        left = child.child_by_field_name("left")
-        right = child.child_by_field_name("right")
-        operator = child.child_by_field_name("operator")
+        left = child.child_by_field_id(FIELD["left"])
+        right = child.child_by_field_id(FIELD["right"])
+        operator = child.child_by_field_id(FIELD["operator"])
         if left is None or right is None or operator is None:
             continue
         kind = cast(ConstraintKind, operator.type)  # the grammar's `>=`, `<=` or `==`
@@ -183,8 +183,8 @@ def set_from_node(node: Node) -> IntegerSet:
 
 def identifier_nodes(node: Node) -> tuple[list[Node], list[Node]]:
     """The dimension and symbol identifier nodes declared by a map or set node."""
-    _, dims = _identifier_names(node.child_by_field_name("dimensions"))
-    _, symbols = _identifier_names(node.child_by_field_name("symbols"))
+    _, dims = _identifier_names(node.child_by_field_id(FIELD["dimensions"]))
+    _, symbols = _identifier_names(node.child_by_field_id(FIELD["symbols"]))
     return dims, symbols
 
 

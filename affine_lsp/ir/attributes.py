@@ -10,7 +10,7 @@ never an exception.
 from __future__ import annotations
 
 from affine_lsp.ir.affine_syntax import parse_integer
-from affine_lsp.syntax import Node, text
+from affine_lsp.syntax import FIELD, Node, text
 
 _DICTIONARY_FIELDS = ("properties", "attributes", "trailing_attributes")
 
@@ -26,7 +26,7 @@ def attribute_entries(body: Node | None) -> dict[str, Node]:
     if body is None:
         return entries
     for field in _DICTIONARY_FIELDS:
-        holder = body.child_by_field_name(field)
+        holder = body.child_by_field_id(FIELD[field])
         if holder is None:
             continue
         dictionary = holder if holder.type == "dictionary" else _first_dictionary(holder)
@@ -35,10 +35,10 @@ def attribute_entries(body: Node | None) -> dict[str, Node]:
         for entry in dictionary.named_children:
             if entry.type != "dictionary_entry":
                 continue
-            name = entry.child_by_field_name("name")
+            name = entry.child_by_field_id(FIELD["name"])
             if name is None:
                 continue
-            value = entry.child_by_field_name("value")
+            value = entry.child_by_field_id(FIELD["value"])
             entries.setdefault(text(name).strip('"'), value if value is not None else entry)
     return entries
 
@@ -52,7 +52,7 @@ def integer_value(node: Node | None) -> int | None:
     if node is None:
         return None
     if node.type == "typed_literal":
-        node = node.child_by_field_name("value")
+        node = node.child_by_field_id(FIELD["value"])
         if node is None:
             return None
     if node.type != "integer":
@@ -64,7 +64,7 @@ def integer_array(node: Node | None) -> list[int] | None:
     """The integers of `array<i64: 1, -2>` or `[1, 2]` (None if any entry is not one)."""
     if node is None or node.type not in ("dense_array_attribute", "array_attribute"):
         return None
-    element_type = node.child_by_field_name("element_type")
+    element_type = node.child_by_field_id(FIELD["element_type"])
     values = []
     for child in node.named_children:
         if element_type is not None and child == element_type:
@@ -90,8 +90,8 @@ def integer_elements(node: Node | None) -> list[int] | None:
         return None
     if node.type != "typed_literal":
         return integer_array(node)
-    literal = node.child_by_field_name("value")
-    tensor = node.child_by_field_name("type")
+    literal = node.child_by_field_id(FIELD["value"])
+    tensor = node.child_by_field_id(FIELD["type"])
     if literal is None or literal.type != "dense_attribute" or tensor is None:
         return None
     values = []
@@ -102,7 +102,7 @@ def integer_elements(node: Node | None) -> list[int] | None:
         values.append(value)
     nested = any(c.type == "[" for c in literal.children)
     if len(values) == 1 and not nested:
-        shape = tensor.child_by_field_name("shape")
+        shape = tensor.child_by_field_id(FIELD["shape"])
         size = text(shape).rstrip("x").strip() if shape is not None else "1"
         return values * int(size) if size.isdigit() else None
     return values

@@ -52,7 +52,9 @@ from affine_lsp.ir.model import (
     Value,
 )
 from affine_lsp.ir.registry import (
+    FUNC_DEFAULT_DIALECT,
     ISOLATED_FROM_ABOVE,
+    LEGACY_NAMES,
     SSACFG_REGIONS,
     canonical_name,
     knows_scoping,
@@ -69,7 +71,7 @@ from affine_lsp.ir.types import (
     type_from_node,
     types_from_list,
 )
-from affine_lsp.syntax import Node, Span, text
+from affine_lsp.syntax import FIELD, Node, Span, text
 
 _GROUP_INDEX = re.compile(r"^(%[^#]+)#(\d+)$")
 
@@ -88,7 +90,13 @@ def split_use_name(name: str) -> tuple[str, int | None]:
 class _ItemBuilder:
     """Builds the operations of one top-level item."""
 
-    def __init__(self, aliases: Mapping[str, AliasDef] | None = None) -> None:
+    def __init__(
+        self, aliases: Mapping[str, AliasDef] | None = None, item_node: Node | None = None
+    ) -> None:
+        # The item's text and where it starts: names are sliced out of it (a node's
+        # `text` costs several times as much, and a model has names by the ten thousand).
+        self._source: bytes = (item_node.text or b"") if item_node is not None else b""
+        self._base: int = item_node.start_byte if item_node is not None else 0
         self.used_aliases: set[str] = set()
         self.aliases: Mapping[str, AliasDef] = aliases or {}
         # (region node, Region, entry-block arguments) waiting to be filled
@@ -97,10 +105,24 @@ class _ItemBuilder:
 
     # -- small helpers ---------------------------------------------------------
 
+    def _slice(self, node: Node, start: int, end: int) -> str:
+        base = self._base
+        if start < base or end - base > len(self._source):  # (not a node of the item)
+            return text(node)
+        return self._source[start - base : end - base].decode("utf-8", "replace")
+
+    def text(self, node: Node | None) -> str:
+        """The source text of a node ('' for None)."""
+        return "" if node is None else self._slice(node, node.start_byte, node.end_byte)
+
     def use(self, node: Node, role: str = "operand", in_symbol_call: bool = False) -> Use:
-        raw = node.text  # (text(), inlined: a model has uses by the ten thousand)
-        name = raw.decode("utf-8", "replace") if raw is not None else ""
-        return Use(name, Span(node.start_byte, node.end_byte), role, None, None, in_symbol_call)
+        start, end = node.start_byte, node.end_byte
+        base = self._base
+        if start < base or end - base > len(self._source):  # (not a node of the item)
+            name = text(node)
+        else:  # (`_slice`, inlined: a model has uses by the ten thousand)
+            name = self._source[start - base : end - base].decode("utf-8", "replace")
+        return Use(name, Span(start, end), role, None, None, in_symbol_call)
 
     def map_ref(self, node: Node | None) -> MapRef | None:
         if node is None or node.is_missing:
@@ -138,8 +160,8 @@ class _ItemBuilder:
         """Uses of a `dim_and_symbol_operands` node: (dims, symbols)."""
         if node is None:
             return [], []
-        dims_node = node.child_by_field_name("dims")
-        symbols_node = node.child_by_field_name("symbols")
+        dims_node = node.child_by_field_id(FIELD["dims"])
+        symbols_node = node.child_by_field_id(FIELD["symbols"])
         dims = [self.use(n, "dim") for n in _value_uses(dims_node)]
         symbols = [self.use(n, "symbol") for n in _value_uses(symbols_node)]
         return dims, symbols
@@ -153,18 +175,18 @@ class _ItemBuilder:
         if node is None:
             return None
         bound = AffineBound(Span.of(node))
-        shorthand = node.child_by_field_name("shorthand")
+        shorthand = node.child_by_field_id(FIELD["shorthand"])
         if shorthand is not None:
             if shorthand.type == "value_use" and not shorthand.is_missing:
                 bound.shorthand_value = self.use(shorthand, "symbol")
             elif shorthand.type == "integer":
                 bound.shorthand_constant = parse_integer(shorthand)
             return bound
-        bound.map_ref = self.map_ref(node.child_by_field_name("map"))
+        bound.map_ref = self.map_ref(node.child_by_field_id(FIELD["map"]))
         bound.minmax = (
-            node.child_by_field_name("max") or node.child_by_field_name("min")
+            node.child_by_field_id(FIELD["max"]) or node.child_by_field_id(FIELD["min"])
         ) is not None
-        bound.dims, bound.symbols = self.operand_lists(node.child_by_field_name("operands"))
+        bound.dims, bound.symbols = self.operand_lists(node.child_by_field_id(FIELD["operands"]))
         return bound
 
     def region(
@@ -179,17 +201,17 @@ class _ItemBuilder:
     # -- operations -------------------------------------------------------------
 
     def operation(self, op_node: Node) -> Operation | None:
-        body = op_node.child_by_field_name("body")
+        body = op_node.child_by_field_id(FIELD["body"])
         if body is None:
             return None
         op = _FACTORIES.get(body.type, _build_other)(self, body)
         op.span = Span(op_node.start_byte, op_node.end_byte)
         op.node = op_node
         if op.attributes_node is None:
-            op.attributes_node = body.child_by_field_name("attributes")
-        results = op_node.child_by_field_name("results")
+            op.attributes_node = body.child_by_field_id(FIELD["attributes"])
+        results = op_node.child_by_field_id(FIELD["results"])
         if results is not None:
-            if body.type == "custom_operation" and not op.result_types:
+            if op.kind == "custom_operation" and not op.result_types:  # (kind: body's type)
                 op.result_types = custom_result_types(op.name, body, _result_count(results))
             self._attach_results(op, results)
         for use in op.operands:
@@ -203,20 +225,23 @@ class _ItemBuilder:
         for result in results_node.named_children:
             if result.type != "op_result":
                 continue
-            name_node = result.child_by_field_name("value")
+            name_node = result.child_by_field_id(FIELD["value"])
             if name_node is None or name_node.is_missing:
                 continue
-            count_node = result.child_by_field_name("count")
-            count = parse_integer(count_node) if count_node is not None else 1
-            count = max(1, min(count or 1, 4096))
-            name = text(name_node)
-            span = Span(name_node.start_byte, name_node.end_byte)
+            count_node = result.child_by_field_id(FIELD["count"])
+            start, end = name_node.start_byte, name_node.end_byte
+            name = self._slice(name_node, start, end)
+            span = Span(start, end)
+            if count_node is None:  # `%x = ...`: most results
+                declared = types[taken] if taken < len(types) else None
+                taken += 1
+                op.results.append(Value(name, span, declared, "result", op, None, 0, 1))
+                continue
+            count = max(1, min(parse_integer(count_node) or 1, 4096))
             for index in range(count):
                 declared = types[taken] if taken < len(types) else None
                 taken += 1
-                op.results.append(
-                    Value(name, span, declared, "result", op, index=index, group_size=count)
-                )
+                op.results.append(Value(name, span, declared, "result", op, None, index, count))
 
     def fill_regions(self) -> Iterable[tuple[Node, Block]]:
         """Create the blocks of pending regions; yields (op node, block) to build."""
@@ -249,19 +274,19 @@ class _ItemBuilder:
                         yield child, block
 
     def _block(self, node: Node, region: Region) -> Block:
-        label_node = node.child_by_field_name("label")
-        label = text(label_node.child_by_field_name("name")) if label_node else None
+        label_node = node.child_by_field_id(FIELD["label"])
+        label = text(label_node.child_by_field_id(FIELD["name"])) if label_node else None
         block = Block(label, Span.of(node), parent_region=region)
         if label_node is not None:
-            for index, argument in enumerate(label_node.children_by_field_name("argument")):
-                name = argument.child_by_field_name("name")
+            for index, argument in enumerate(label_node.children_by_field_id(FIELD["argument"])):
+                name = argument.child_by_field_id(FIELD["name"])
                 if name is None or name.is_missing:
                     continue
                 block.arguments.append(
                     Value(
                         text(name),
                         Span.of(name),
-                        type_from_node(argument.child_by_field_name("type")),
+                        type_from_node(argument.child_by_field_id(FIELD["type"])),
                         "argument",
                         owner_block=block,
                         arg_number=index,
@@ -275,7 +300,7 @@ def _result_count(results_node: Node) -> int:
     total = 0
     for result in results_node.named_children:
         if result.type == "op_result":
-            count = result.child_by_field_name("count")
+            count = result.child_by_field_id(FIELD["count"])
             total += max(1, parse_integer(count) or 1) if count is not None else 1
     return total
 
@@ -292,36 +317,36 @@ def _descendant_uses(node: Node) -> list[Node]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if current.type == "value_use":
+        kind = current.type
+        if kind == "value_use":
             if not current.is_missing:
                 found.append(current)
             continue
-        if current.type == "region":
+        if kind == "region":
             continue
         stack.extend(reversed(current.named_children))
     return found
 
 
-def _field(node: Node, name: str) -> Node | None:
-    return node.child_by_field_name(name)
-
-
 def _base(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -> Operation:
     kind = body.type
     body_span = Span(body.start_byte, body.end_byte)
-    name_node = body.child_by_field_name("name")
+    name_node = body.child_by_field_id(FIELD["name"])
     if name_node is None:
         spelling, name_span = kind, body_span
     else:
         if name_node.is_named or name_node.is_missing:
-            spelling = text(name_node)
+            spelling = builder.text(name_node)
             if kind == "generic_operation":
                 spelling = spelling.strip('"')
         else:
             spelling = name_node.type  # a keyword (`affine.load`): its type is its text
         name_span = Span(name_node.start_byte, name_node.end_byte)
-    name, legacy = canonical_name(spelling)
-    return cls(name, kind, body_span, name_span, legacy=legacy)
+    if spelling in LEGACY_NAMES:
+        op = cls(LEGACY_NAMES[spelling], kind, body_span, name_span)
+        op.legacy = True
+        return op
+    return cls(FUNC_DEFAULT_DIALECT.get(spelling, spelling), kind, body_span, name_span)
 
 
 # -- per-kind factories ------------------------------------------------------------------
@@ -329,7 +354,7 @@ def _base(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -
 
 def _build_generic(builder: _ItemBuilder, body: Node) -> Operation:
     """An op in the generic form; affine ops get their model class and fields."""
-    name_node = _field(body, "name")
+    name_node = body.child_by_field_id(FIELD["name"])
     name = canonical_name(text(name_node).strip('"'))[0] if name_node is not None else ""
     op = _build_other(builder, body, GENERIC_CLASSES.get(name, Operation))
     specialise(builder, op, body)
@@ -339,6 +364,7 @@ def _build_generic(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -> Operation:
     """Ops modelled only by their operands, regions and declared types."""
     op = _base(builder, body, cls)
+    kind = op.kind  # (body's type)
     op.operands = [builder.use(n) for n in _descendant_uses(body)]
     for child in body.named_children:
         if child.type == "region":
@@ -347,31 +373,31 @@ def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Opera
             for region in child.named_children:
                 if region.type == "region":
                     builder.region(region, op)
-    to_type = _field(body, "to")
-    declared = _field(body, "type")
+    to_type = body.child_by_field_id(FIELD["to"])
+    declared = body.child_by_field_id(FIELD["type"])
     if to_type is not None:
         op.result_types = types_from_list(to_type)
-    elif body.type == "generic_operation" and declared is not None:
+    elif kind == "generic_operation" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
             op.operand_types = list(function_type.inputs)
-    elif body.type == "memref_get_global" and declared is not None:
+    elif kind == "memref_get_global" and declared is not None:
         op.result_types = types_from_list(declared)
-    elif body.type in ("memref_generic_atomic_rmw",) and declared is not None:
+    elif kind in ("memref_generic_atomic_rmw",) and declared is not None:
         element = element_type(type_from_node(declared))
         op.result_types = [element] if element else []
-    elif body.type == "memref_atomic_rmw" and declared is not None:
+    elif kind == "memref_atomic_rmw" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
-    elif body.type in _RESULT_TYPES_FIELD:
-        op.result_types = types_from_list(_field(body, "result_types"))
-    elif body.type == "transform_match" and declared is not None:
+    elif kind in _RESULT_TYPES_FIELD:
+        op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
+    elif kind == "transform_match" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
-    elif body.type == "scf_while" and declared is not None:
+    elif kind == "scf_while" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
@@ -395,32 +421,33 @@ _RESULT_TYPES_FIELD = frozenset(
 def _build_func(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, FuncOp)
     assert isinstance(op, FuncOp)
-    symbol = _field(body, "symbol")
+    symbol = body.child_by_field_id(FIELD["symbol"])
     op.symbol = text(symbol)
     op.symbol_span = Span.of(symbol) if symbol is not None else None
-    visibility = _field(body, "visibility")
+    visibility = body.child_by_field_id(FIELD["visibility"])
     op.visibility = text(visibility).strip('"') if visibility is not None else None
     arguments: list[Value] = []
-    arguments_node = _field(body, "arguments")
+    arguments_node = body.child_by_field_id(FIELD["arguments"])
     for index, child in enumerate(arguments_node.named_children if arguments_node else []):
         if child.type == "func_argument":
-            name = _field(child, "name")
-            argument_type = type_from_node(_field(child, "type"))
+            name = child.child_by_field_id(FIELD["name"])
+            argument_type = type_from_node(child.child_by_field_id(FIELD["type"]))
             op.argument_types.append(argument_type or OpaqueType("?"))
             if name is not None and not name.is_missing:
                 arguments.append(
                     Value(text(name), Span.of(name), argument_type, "argument", arg_number=index)
                 )
         elif child.type == "func_argument_type":
-            op.argument_types.append(type_from_node(_field(child, "type")) or OpaqueType("?"))
-    legacy_types = _field(body, "legacy_types")
+            argument_type = type_from_node(child.child_by_field_id(FIELD["type"]))
+            op.argument_types.append(argument_type or OpaqueType("?"))
+    legacy_types = body.child_by_field_id(FIELD["legacy_types"])
     if legacy_types is not None:
         for value, declared in zip(arguments, types_from_list(legacy_types), strict=False):
             value.type = declared
-    results = _field(body, "results")
+    results = body.child_by_field_id(FIELD["results"])
     if results is not None:
         op.declared_result_types = [
-            type_from_node(_field(c, "type")) or OpaqueType("?")
+            type_from_node(c.child_by_field_id(FIELD["type"])) or OpaqueType("?")
             if c.type == "func_result"
             else type_from_node(c) or OpaqueType("?")
             for c in ([results] if results.type != "func_results" else results.named_children)
@@ -433,14 +460,14 @@ def _build_func(builder: _ItemBuilder, body: Node) -> Operation:
             op.declared_result_types = [
                 type_from_node(results.named_children[0]) or OpaqueType("?")
             ]
-    builder.region(_field(body, "body"), op, arguments)
+    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments)
     return op
 
 
 def _build_call(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
-    op.operands = [builder.use(n) for n in _value_uses(_field(body, "operands"))]
-    declared = type_from_node(_field(body, "type"))
+    op.operands = [builder.use(n) for n in _value_uses(body.child_by_field_id(FIELD["operands"]))]
+    declared = type_from_node(body.child_by_field_id(FIELD["type"]))
     if isinstance(declared, FunctionType):
         op.result_types = list(declared.results)
     return op
@@ -449,7 +476,7 @@ def _build_call(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_return(builder: _ItemBuilder, body: Node) -> Operation:
     cls = AffineYieldOp if body.type == "affine_yield" else Operation
     op = _base(builder, body, cls)
-    op.operands = [builder.use(n) for n in _value_uses(_field(body, "operands"))]
+    op.operands = [builder.use(n) for n in _value_uses(body.child_by_field_id(FIELD["operands"]))]
     op.result_types = []
     return op
 
@@ -459,19 +486,19 @@ def _build_arith(builder: _ItemBuilder, body: Node) -> Operation:
     op.operands = [builder.use(n) for n in _descendant_uses(body)]
     kind = body.type
     if kind == "arith_constant":
-        op.result_types = _constant_type(_field(body, "value"))
+        op.result_types = _constant_type(body.child_by_field_id(FIELD["value"]))
     elif kind == "arith_cast":
-        op.result_types = types_from_list(_field(body, "to"))
+        op.result_types = types_from_list(body.child_by_field_id(FIELD["to"]))
     elif kind == "arith_cmp":
-        compared = type_from_node(_field(body, "type"))
+        compared = type_from_node(body.child_by_field_id(FIELD["type"]))
         op.result_types = [IntegerType(1)] if compared is not None else []
     elif op.name == "arith.addui_extended":  # `: sum type, overflow type`
-        op.result_types = types_from_list(_field(body, "type"))
+        op.result_types = types_from_list(body.child_by_field_id(FIELD["type"]))
     elif op.name in ("arith.mulsi_extended", "arith.mului_extended"):  # low and high halves
-        declared = types_from_list(_field(body, "type"))
+        declared = types_from_list(body.child_by_field_id(FIELD["type"]))
         op.result_types = declared[-1:] * 2 if declared else []
     else:
-        declared = types_from_list(_field(body, "type"))
+        declared = types_from_list(body.child_by_field_id(FIELD["type"]))
         op.result_types = declared[-1:] if declared else []
     return op
 
@@ -480,7 +507,7 @@ def _constant_type(value: Node | None) -> list[Type]:
     if value is None:
         return []
     if value.type == "typed_literal":
-        declared = type_from_node(_field(value, "type"))
+        declared = type_from_node(value.child_by_field_id(FIELD["type"]))
         return [declared] if declared else []
     if value.type == "boolean":
         return [IntegerType(1)]
@@ -490,8 +517,8 @@ def _constant_type(value: Node | None) -> list[Type]:
 def _build_apply(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineApplyOp)
     assert isinstance(op, AffineApplyOp)
-    op.map_ref = builder.map_ref(_field(body, "map"))
-    op.dims, op.symbols = builder.operand_lists(_field(body, "operands"))
+    op.map_ref = builder.map_ref(body.child_by_field_id(FIELD["map"]))
+    op.dims, op.symbols = builder.operand_lists(body.child_by_field_id(FIELD["operands"]))
     op.operands = op.dims + op.symbols
     op.result_types = [INDEX]
     return op
@@ -501,16 +528,17 @@ def _build_basis(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, IndexBasisOp)
     assert isinstance(op, IndexBasisOp)
     if body.type == "affine_delinearize_index":
-        linear = _field(body, "linear_index")
+        linear = body.child_by_field_id(FIELD["linear_index"])
         op.indices = (
             [builder.use(linear, "index")] if linear is not None and not linear.is_missing else []
         )
-        op.result_types = types_from_list(_field(body, "types"))
+        op.result_types = types_from_list(body.child_by_field_id(FIELD["types"]))
     else:
-        op.indices = [builder.use(n, "index") for n in _value_uses(_field(body, "indices"))]
-        op.disjoint = _field(body, "disjoint") is not None
-        op.result_types = types_from_list(_field(body, "type"))
-    basis = _field(body, "basis")
+        indices = _value_uses(body.child_by_field_id(FIELD["indices"]))
+        op.indices = [builder.use(n, "index") for n in indices]
+        op.disjoint = body.child_by_field_id(FIELD["disjoint"]) is not None
+        op.result_types = types_from_list(body.child_by_field_id(FIELD["type"]))
+    basis = body.child_by_field_id(FIELD["basis"])
     op.basis_span = Span.of(basis) if basis is not None else None
     basis_uses: list[Use] = []
     for child in basis.named_children if basis is not None else []:
@@ -527,25 +555,25 @@ def _build_basis(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_for(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineForOp)
     assert isinstance(op, AffineForOp)
-    iv_node = _field(body, "induction_variable")
+    iv_node = body.child_by_field_id(FIELD["induction_variable"])
     arguments: list[Value] = []
     if iv_node is not None and not iv_node.is_missing:
         op.induction_variable = Value(text(iv_node), Span.of(iv_node), INDEX, "induction_variable")
         arguments.append(op.induction_variable)
-    op.lower = builder.bound(_field(body, "lower"))
-    op.upper = builder.bound(_field(body, "upper"))
-    step = _field(body, "step")
+    op.lower = builder.bound(body.child_by_field_id(FIELD["lower"]))
+    op.upper = builder.bound(body.child_by_field_id(FIELD["upper"]))
+    step = body.child_by_field_id(FIELD["step"])
     if step is not None:
         op.step = parse_integer(step)
         op.step_span = Span.of(step)
-    op.result_types = types_from_list(_field(body, "result_types"))
+    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
     inits: list[Use] = []
-    iter_args = _field(body, "iter_args")
+    iter_args = body.child_by_field_id(FIELD["iter_args"])
     for index, iter_arg in enumerate(
         c for c in (iter_args.named_children if iter_args else []) if c.type == "iter_arg"
     ):
-        name = _field(iter_arg, "name")
-        init = _field(iter_arg, "init")
+        name = iter_arg.child_by_field_id(FIELD["name"])
+        init = iter_arg.child_by_field_id(FIELD["init"])
         if name is None or init is None or name.is_missing or init.is_missing:
             continue
         declared = op.result_types[index] if index < len(op.result_types) else None
@@ -556,19 +584,19 @@ def _build_for(builder: _ItemBuilder, body: Node) -> Operation:
         inits.append(use)
     bounds = [b for b in (op.lower, op.upper) if b is not None]
     op.operands = [u for b in bounds for u in b.operands] + inits
-    builder.region(_field(body, "body"), op, arguments)
+    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments)
     return op
 
 
 def _build_if(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineIfOp)
     assert isinstance(op, AffineIfOp)
-    op.condition = builder.map_ref(_field(body, "condition"))
-    op.dims, op.symbols = builder.operand_lists(_field(body, "operands"))
+    op.condition = builder.map_ref(body.child_by_field_id(FIELD["condition"]))
+    op.dims, op.symbols = builder.operand_lists(body.child_by_field_id(FIELD["operands"]))
     op.operands = op.dims + op.symbols
-    op.result_types = types_from_list(_field(body, "result_types"))
-    builder.region(_field(body, "then"), op)
-    builder.region(_field(body, "else"), op)
+    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
+    builder.region(body.child_by_field_id(FIELD["then"]), op)
+    builder.region(body.child_by_field_id(FIELD["else"]), op)
     return op
 
 
@@ -580,11 +608,11 @@ def _parallel_bounds(
     for child in node.named_children if node is not None else []:
         if child.type != "parallel_bound":
             continue
-        kind_node = _field(child, "kind")
+        kind_node = child.child_by_field_id(FIELD["kind"])
         bound = ParallelBound(
             Span.of(child), kind=kind_node.type if kind_node is not None else None
         )
-        for expr in child.children_by_field_name("expr"):
+        for expr in child.children_by_field_id(FIELD["expr"]):
             subscripts, expr_uses = subscripts_from_exprs(Span.of(expr), [expr], builder.use)
             bound.exprs.append(subscripts)
             uses += expr_uses
@@ -595,59 +623,60 @@ def _parallel_bounds(
 def _build_parallel(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineParallelOp)
     assert isinstance(op, AffineParallelOp)
-    ivs = _field(body, "induction_variables")
+    ivs = body.child_by_field_id(FIELD["induction_variables"])
     for index, iv in enumerate(
         c for c in (ivs.named_children if ivs else []) if c.type == "value_def"
     ):
         op.induction_variables.append(
             Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
         )
-    lower, upper = _field(body, "lower"), _field(body, "upper")
+    lower, upper = body.child_by_field_id(FIELD["lower"]), body.child_by_field_id(FIELD["upper"])
     op.lower, lower_uses = _parallel_bounds(builder, lower)
     op.upper, upper_uses = _parallel_bounds(builder, upper)
     op.lower_span = Span.of(lower) if lower is not None else None
     op.upper_span = Span.of(upper) if upper is not None else None
-    steps = _field(body, "steps")
+    steps = body.child_by_field_id(FIELD["steps"])
     if steps is not None:
         op.steps_span = Span.of(steps)
         op.steps = [parse_integer(c) or 0 for c in steps.named_children if c.type == "integer"]
-    reductions = _field(body, "reductions")
+    reductions = body.child_by_field_id(FIELD["reductions"])
     if reductions is not None:
         op.reductions_span = Span.of(reductions)
         op.reductions = [
             text(c).strip('"') for c in reductions.named_children if c.type == "string"
         ]
-    op.result_types = types_from_list(_field(body, "result_types"))
+    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
     op.operands = lower_uses + upper_uses
-    builder.region(_field(body, "body"), op, list(op.induction_variables))
+    builder.region(body.child_by_field_id(FIELD["body"]), op, list(op.induction_variables))
     return op
 
 
 def _build_access(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineAccessOp)
     assert isinstance(op, AffineAccessOp)
-    op.is_write = body.type in ("affine_store", "affine_vector_store") or (
-        body.type == "affine_prefetch" and text(_field(body, "rw")) == "write"
+    kind = op.kind  # (body's type)
+    op.is_write = kind in ("affine_store", "affine_vector_store") or (
+        kind == "affine_prefetch" and text(body.child_by_field_id(FIELD["rw"])) == "write"
     )
     operands: list[Use] = []
-    value = _field(body, "value")
+    value = body.child_by_field_id(FIELD["value"])
     if value is not None and not value.is_missing:
         op.stored_value = builder.use(value, "value")
         operands.append(op.stored_value)
-    memref = _field(body, "memref")
+    memref = body.child_by_field_id(FIELD["memref"])
     if memref is not None and not memref.is_missing:
         op.memref = builder.use(memref, "memref")
         operands.append(op.memref)
-    op.subscripts, subscript_uses = builder.subscripts(_field(body, "subscripts"))
+    op.subscripts, subscript_uses = builder.subscripts(body.child_by_field_id(FIELD["subscripts"]))
     operands += subscript_uses
-    type_node = _field(body, "type")
+    type_node = body.child_by_field_id(FIELD["type"])
     op.memref_type = type_from_node(type_node)
     op.memref_type_span = Span.of(type_node) if type_node is not None else None
-    op.vector_type = type_from_node(_field(body, "vector_type"))
-    if body.type == "affine_load":
+    op.vector_type = type_from_node(body.child_by_field_id(FIELD["vector_type"]))
+    if kind == "affine_load":
         element = element_type(op.memref_type)
         op.result_types = [element] if element is not None else []
-    elif body.type == "affine_vector_load":
+    elif kind == "affine_vector_load":
         op.result_types = [op.vector_type] if op.vector_type is not None else []
     op.operands = operands
     return op
@@ -667,21 +696,21 @@ def _build_dma(builder: _ItemBuilder, body: Node) -> Operation:
         else [("tag", "tag_subscripts")]
     )
     for memref_field, subscripts_field in roles:
-        memref = _field(body, memref_field)
-        subscripts, uses = builder.subscripts(_field(body, subscripts_field))
+        memref = body.child_by_field_id(FIELD[memref_field])
+        subscripts, uses = builder.subscripts(body.child_by_field_id(FIELD[subscripts_field]))
         if memref is None or memref.is_missing or subscripts is None:
             continue
         memref_use = builder.use(memref, "memref")
         op.accesses.append((memref_use, subscripts, memref_field))
         operands += [memref_use, *uses]
     for extra in ("num_elements", "stride", "elements_per_stride"):
-        node = _field(body, extra)
+        node = body.child_by_field_id(FIELD[extra])
         if node is not None and not node.is_missing:
             use = builder.use(node, extra)
             operands.append(use)
             if extra == "num_elements":
                 op.num_elements = use
-    types = _field(body, "types") or _field(body, "type")
+    types = body.child_by_field_id(FIELD["types"]) or body.child_by_field_id(FIELD["type"])
     op.memref_types = types_from_list(types)
     op.types_span = Span.of(types) if types is not None else None
     op.operands = operands
@@ -691,9 +720,11 @@ def _build_dma(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_alloc(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, MemRefAllocOp)
     assert isinstance(op, MemRefAllocOp)
-    op.dynamic_sizes = [builder.use(n, "size") for n in _value_uses(_field(body, "dynamic_sizes"))]
-    op.symbol_operands = [builder.use(n, "symbol") for n in _value_uses(_field(body, "symbols"))]
-    type_node = _field(body, "type")
+    sizes = _value_uses(body.child_by_field_id(FIELD["dynamic_sizes"]))
+    op.dynamic_sizes = [builder.use(n, "size") for n in sizes]
+    symbols = _value_uses(body.child_by_field_id(FIELD["symbols"]))
+    op.symbol_operands = [builder.use(n, "symbol") for n in symbols]
+    type_node = body.child_by_field_id(FIELD["type"])
     op.memref_type = type_from_node(type_node)
     op.type_span = Span.of(type_node) if type_node is not None else None
     op.result_types = [op.memref_type] if op.memref_type is not None else []
@@ -706,15 +737,15 @@ def _build_memref_access(builder: _ItemBuilder, body: Node) -> Operation:
     assert isinstance(op, MemRefAccessOp)
     op.is_write = body.type == "memref_store"
     operands: list[Use] = []
-    value = _field(body, "value")
+    value = body.child_by_field_id(FIELD["value"])
     if value is not None and not value.is_missing:
         op.stored_value = builder.use(value, "value")
         operands.append(op.stored_value)
-    memref = _field(body, "memref")
+    memref = body.child_by_field_id(FIELD["memref"])
     if memref is not None and not memref.is_missing:
         op.memref = builder.use(memref, "memref")
         operands.append(op.memref)
-    indices = _field(body, "indices")
+    indices = body.child_by_field_id(FIELD["indices"])
     op.indices_span = Span.of(indices) if indices is not None else None
     op.index_nodes = expression_children(indices)
     for index_node in op.index_nodes:
@@ -723,7 +754,7 @@ def _build_memref_access(builder: _ItemBuilder, body: Node) -> Operation:
             operands.append(use)
             if use_node == index_node:
                 op.indices.append(use)
-    op.memref_type = type_from_node(_field(body, "type"))
+    op.memref_type = type_from_node(body.child_by_field_id(FIELD["type"]))
     if not op.is_write:
         element = element_type(op.memref_type)
         op.result_types = [element] if element is not None else []
@@ -734,11 +765,11 @@ def _build_memref_access(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_dim(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, MemRefDimOp)
     assert isinstance(op, MemRefDimOp)
-    source = _field(body, "source")
+    source = body.child_by_field_id(FIELD["source"])
     if source is not None and not source.is_missing:
         op.source = builder.use(source, "memref")
         op.operands.append(op.source)
-    index = _field(body, "index")
+    index = body.child_by_field_id(FIELD["index"])
     if index is not None and not index.is_missing:
         if index.type == "value_use":
             use = builder.use(index, "index")
@@ -746,7 +777,7 @@ def _build_dim(builder: _ItemBuilder, body: Node) -> Operation:
             op.operands.append(use)
         else:
             op.index = parse_integer(index)
-    op.source_type = type_from_node(_field(body, "type"))
+    op.source_type = type_from_node(body.child_by_field_id(FIELD["type"]))
     op.result_types = [INDEX]
     return op
 
@@ -755,27 +786,34 @@ def _build_builtin_module(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
     if op.name == "module":
         op.name = "builtin.module"
-    builder.region(_field(body, "body"), op)
+    builder.region(body.child_by_field_id(FIELD["body"]), op)
     return op
 
 
 def _build_scf_for(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
     arguments: list[Value] = []
-    iv = _field(body, "induction_variable")
+    iv = body.child_by_field_id(FIELD["induction_variable"])
     if iv is not None and not iv.is_missing:
         arguments.append(Value(text(iv), Span.of(iv), None, "argument"))
-    op.result_types = types_from_list(_field(body, "result_types"))
+    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
     operands = [
         builder.use(n)
-        for n in (_field(body, "lower"), _field(body, "upper"), _field(body, "step"))
+        for n in (
+            body.child_by_field_id(FIELD["lower"]),
+            body.child_by_field_id(FIELD["upper"]),
+            body.child_by_field_id(FIELD["step"]),
+        )
         if n is not None and not n.is_missing
     ]
-    iter_args = _field(body, "iter_args")
+    iter_args = body.child_by_field_id(FIELD["iter_args"])
     for index, iter_arg in enumerate(
         c for c in (iter_args.named_children if iter_args else []) if c.type == "iter_arg"
     ):
-        name, init = _field(iter_arg, "name"), _field(iter_arg, "init")
+        name, init = (
+            iter_arg.child_by_field_id(FIELD["name"]),
+            iter_arg.child_by_field_id(FIELD["init"]),
+        )
         if name is None or init is None or name.is_missing or init.is_missing:
             continue
         declared = op.result_types[index] if index < len(op.result_types) else None
@@ -784,31 +822,34 @@ def _build_scf_for(builder: _ItemBuilder, body: Node) -> Operation:
         )
         operands.append(builder.use(init, "init"))
     op.operands = operands
-    builder.region(_field(body, "body"), op, arguments)
+    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments)
     return op
 
 
 def _build_scf_while(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
-    function_type = type_from_node(_field(body, "type"))
+    function_type = type_from_node(body.child_by_field_id(FIELD["type"]))
     inputs = list(function_type.inputs) if isinstance(function_type, FunctionType) else []
     op.result_types = list(function_type.results) if isinstance(function_type, FunctionType) else []
     arguments: list[Value] = []
     for index, iter_arg in enumerate(c for c in body.named_children if c.type == "iter_arg"):
-        name, init = _field(iter_arg, "name"), _field(iter_arg, "init")
+        name, init = (
+            iter_arg.child_by_field_id(FIELD["name"]),
+            iter_arg.child_by_field_id(FIELD["init"]),
+        )
         if name is None or init is None or name.is_missing or init.is_missing:
             continue
         declared = inputs[index] if index < len(inputs) else None
         arguments.append(Value(text(name), Span.of(name), declared, "argument", arg_number=index))
         op.operands.append(builder.use(init, "init"))
-    builder.region(_field(body, "before"), op, arguments)
-    builder.region(_field(body, "after"), op)
+    builder.region(body.child_by_field_id(FIELD["before"]), op, arguments)
+    builder.region(body.child_by_field_id(FIELD["after"]), op)
     return op
 
 
 def _build_scf_parallel(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
-    ivs = _field(body, "induction_variables")
+    ivs = body.child_by_field_id(FIELD["induction_variables"])
     arguments = [
         Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
         for index, iv in enumerate(
@@ -816,9 +857,9 @@ def _build_scf_parallel(builder: _ItemBuilder, body: Node) -> Operation:
         )
     ]
     for name in ("lower", "upper", "steps", "inits"):
-        op.operands += [builder.use(n) for n in _value_uses(_field(body, name))]
-    op.result_types = types_from_list(_field(body, "result_types"))
-    builder.region(_field(body, "body"), op, arguments)
+        op.operands += [builder.use(n) for n in _value_uses(body.child_by_field_id(FIELD[name]))]
+    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
+    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments)
     return op
 
 
@@ -830,7 +871,7 @@ def _iter_arg_definitions(
     arguments: list[Value] = []
     inits: list[Use] = []
     for node in nodes:
-        name, init = _field(node, "name"), _field(node, "init")
+        name, init = node.child_by_field_id(FIELD["name"]), node.child_by_field_id(FIELD["init"])
         if name is None or name.is_missing:
             continue
         arguments.append(
@@ -844,7 +885,7 @@ def _iter_arg_definitions(
 def _build_scf_forall(builder: _ItemBuilder, body: Node) -> Operation:
     """scf.forall: induction variables, then the shared outputs, as region arguments."""
     op = _base(builder, body)
-    ivs = _field(body, "induction_variables")
+    ivs = body.child_by_field_id(FIELD["induction_variables"])
     arguments = [
         Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
         for index, iv in enumerate(
@@ -852,15 +893,15 @@ def _build_scf_forall(builder: _ItemBuilder, body: Node) -> Operation:
         )
     ]
     for name in ("lower", "upper", "steps"):
-        op.operands += [builder.use(n) for n in _value_uses(_field(body, name))]
+        op.operands += [builder.use(n) for n in _value_uses(body.child_by_field_id(FIELD[name]))]
     outs, inits = _iter_arg_definitions(
-        builder, body.children_by_field_name("shared_out"), "argument", len(arguments)
+        builder, body.children_by_field_id(FIELD["shared_out"]), "argument", len(arguments)
     )
-    op.result_types = types_from_list(_field(body, "result_types"))
+    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
     for index, value in enumerate(outs):
         value.type = op.result_types[index] if index < len(op.result_types) else None
     op.operands += inits
-    builder.region(_field(body, "body"), op, arguments + outs)
+    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments + outs)
     return op
 
 
@@ -869,38 +910,40 @@ def _build_gpu_launch(builder: _ItemBuilder, body: Node) -> Operation:
     workgroup and private attributions are region arguments."""
     op = _base(builder, body)
     arguments: list[Value] = []
-    for clause in body.children_by_field_name("clause"):
+    for clause in body.children_by_field_id(FIELD["clause"]):
         if clause.type == "launch_dimensions":
-            for iv in clause.children_by_field_name("id"):
+            for iv in clause.children_by_field_id(FIELD["id"]):
                 if not iv.is_missing:
                     arguments.append(
                         Value(text(iv), Span.of(iv), INDEX, "argument", arg_number=len(arguments))
                     )
             sizes, uses = _iter_arg_definitions(
-                builder, clause.children_by_field_name("size"), "argument", len(arguments)
+                builder, clause.children_by_field_id(FIELD["size"]), "argument", len(arguments)
             )
             for size in sizes:
                 size.type = INDEX
             arguments += sizes
             op.operands += uses
         elif clause.type == "launch_attribution":
-            for argument in clause.children_by_field_name("argument"):
-                name = _field(argument, "name")
+            for argument in clause.children_by_field_id(FIELD["argument"]):
+                name = argument.child_by_field_id(FIELD["name"])
                 if name is None or name.is_missing:
                     continue
-                declared = type_from_node(_field(argument, "type"))
+                declared = type_from_node(argument.child_by_field_id(FIELD["type"]))
                 arguments.append(
                     Value(
                         text(name), Span.of(name), declared, "argument", arg_number=len(arguments)
                     )
                 )
-    op.operands += [builder.use(n) for n in _value_uses(_field(body, "dependencies"))]
-    size = _field(body, "shared_memory_size")
+    op.operands += [
+        builder.use(n) for n in _value_uses(body.child_by_field_id(FIELD["dependencies"]))
+    ]
+    size = body.child_by_field_id(FIELD["shared_memory_size"])
     if size is not None and not size.is_missing:
         op.operands.append(builder.use(size))
-    if _field(body, "async") is not None:
+    if body.child_by_field_id(FIELD["async"]) is not None:
         op.result_types = [OpaqueType("!gpu.async.token")]
-    builder.region(_field(body, "body"), op, arguments)
+    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments)
     return op
 
 
@@ -1027,6 +1070,13 @@ def _declare(scope: NameScope, value: Value, item: TopLevelItem, path: _Path | N
     name = value.name
     holders: Iterator[NameScope] = iter(())
     if path is not None:
+        if (
+            name not in scope.values
+            and name not in path.by_name
+            and (scope.floor != 0 or name not in path.root.values)
+        ):  # a name seen nowhere yet (most names): nothing to compare with
+            scope.values[name] = [value]
+            return
         holders = path.holders(name, scope)
     elif scope.parent is not None:
         raise ValueError("scopes below the root are declared along a path")
@@ -1068,15 +1118,23 @@ def _may_shadow(earlier: Value, scope: NameScope, holder: NameScope) -> bool:
 
 
 def _lookup(path: _Path, scope: NameScope, name: str) -> tuple[Value | None, NameScope | None]:
+    """The value `name` means in `scope` and the scope holding it (the innermost of
+    `path.holders`)."""
     base, index = split_use_name(name) if "#" in name else (name, None)
-    for visible in path.holders(base, scope):
-        group = visible.values[base]
-        wanted = index or 0
-        for value in group:
-            if value.index == wanted:
-                return value, visible
-        return None, visible
-    return None, None
+    holders = path.by_name.get(base)
+    if holders:
+        visible = holders[-1]
+        if visible.depth < scope.floor:
+            return None, None
+    elif scope.floor == 0 and base in path.root.values:
+        visible = path.root
+    else:
+        return None, None
+    wanted = index or 0
+    for value in visible.values[base]:
+        if value.index == wanted:
+            return value, visible
+    return None, visible
 
 
 class _Positions:
@@ -1250,6 +1308,9 @@ def _defined_after(
     defining_op: Operation, block: Block, user: Operation, positions: _Positions
 ) -> bool:
     """Whether `defining_op` comes at or after the user (or its ancestor) in `block`."""
+    if user.parent_block is block and user.span.start_byte != defining_op.span.start_byte:
+        # Both in `block`, whose operations are in document order.
+        return defining_op.span.start_byte > user.span.start_byte
     user_position = positions.within(block, user)
     if user_position < 0:
         return False
@@ -1264,8 +1325,8 @@ def _defined_after(
 
 def build_alias(node: Node) -> AliasDef:
     """An `attribute_alias_def` or `type_alias_def` node as an AliasDef."""
-    name = node.child_by_field_name("name")
-    value = node.child_by_field_name("value")
+    name = node.child_by_field_id(FIELD["name"])
+    value = node.child_by_field_id(FIELD["value"])
     alias = AliasDef(
         text(name),
         Span.of(node),
@@ -1322,7 +1383,7 @@ def _build_operation_item(
     op_node: Node, module_scope: NameScope | None, aliases: Mapping[str, AliasDef] | None = None
 ) -> TopLevelItem:
     item = TopLevelItem(Span.of(op_node))
-    builder = _ItemBuilder(aliases)
+    builder = _ItemBuilder(aliases, op_node)
     root = builder.operation(op_node)
     if root is None:
         return item
@@ -1393,13 +1454,13 @@ def _build_module(root: Node) -> ModuleModel:
 
 def _shallow_results(op_node: Node) -> list[Value]:
     """Placeholder values for the results of a top-level op (resolved before building)."""
-    results = op_node.child_by_field_name("results")
+    results = op_node.child_by_field_id(FIELD["results"])
     values = []
     for result in results.named_children if results is not None else []:
-        name = result.child_by_field_name("value")
+        name = result.child_by_field_id(FIELD["value"])
         if name is None or name.is_missing:
             continue
-        count_node = result.child_by_field_name("count")
+        count_node = result.child_by_field_id(FIELD["count"])
         count = max(1, min(parse_integer(count_node) or 1, 4096)) if count_node is not None else 1
         for index in range(count):
             values.append(

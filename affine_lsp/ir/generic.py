@@ -48,7 +48,7 @@ from affine_lsp.ir.model import (
     Use,
 )
 from affine_lsp.ir.types import INDEX, VectorType
-from affine_lsp.syntax import Node, Span
+from affine_lsp.syntax import FIELD, Node, Span
 
 
 class Builder(Protocol):
@@ -163,9 +163,9 @@ def _is_true(node: Node | None) -> bool:
 
 def _input_type_span(op: Operation, position: int) -> Span | None:
     """Span of the `position`-th input type of a generic op's function type."""
-    body = op.node.child_by_field_name("body") if op.node is not None else None
-    function_type = body.child_by_field_name("type") if body is not None else None
-    inputs = function_type.child_by_field_name("inputs") if function_type is not None else None
+    body = op.node.child_by_field_id(FIELD["body"]) if op.node is not None else None
+    function_type = body.child_by_field_id(FIELD["type"]) if body is not None else None
+    inputs = function_type.child_by_field_id(FIELD["inputs"]) if function_type is not None else None
     types = [c for c in inputs.named_children if c.type != "comment"] if inputs else []
     return Span.of(types[position]) if position < len(types) else None
 

@@ -139,8 +139,9 @@ class Operation:
         while stack:
             op = stack.pop()
             yield op
-            nested = [o for region in op.regions for o in region.operations()]
-            stack.extend(reversed(nested))
+            if op.regions:  # (most ops have none)
+                nested = [o for region in op.regions for b in region.blocks for o in b.operations]
+                stack.extend(reversed(nested))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name})"

@@ -11,10 +11,11 @@ ISOLATED_FROM_ABOVE = frozenset(
 
 # Ops with the AffineScope trait: their region arguments and top-level values
 # are valid symbols for affine ops nested in them.
-# (MLIR 22: builtin.module, func.func, gpu.func and gpu.launch; test.affine_scope is
-# the test dialect's.) The implicit top-level module of a file is one too.
+# (MLIR 22: builtin.module, func.func, llvm.func, gpu.func and gpu.launch;
+# test.affine_scope is the test dialect's.) The implicit top-level module of a file is
+# one too.
 AFFINE_SCOPE = frozenset(
-    {"builtin.module", "func.func", "gpu.func", "gpu.launch", "test.affine_scope"}
+    {"builtin.module", "func.func", "llvm.func", "gpu.func", "gpu.launch", "test.affine_scope"}
 )
 
 # Ops whose regions are SSA CFG regions in which dominance applies. Regions of

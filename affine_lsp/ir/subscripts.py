@@ -8,7 +8,7 @@ from collections.abc import Callable
 from affine_lsp.ir.affine import AffineDim, AffineExpr, AffineMap, AffineSymbol, AffineUnknown
 from affine_lsp.ir.affine_syntax import build_expr
 from affine_lsp.ir.model import Subscripts, Use
-from affine_lsp.syntax import Node, Span, text
+from affine_lsp.syntax import FIELD, Node, Span, text
 
 
 def subscripts_from_exprs(
@@ -41,7 +41,7 @@ def subscripts_from_exprs(
             return dim(node)
         if kind == "symbol_use":
             node_span = Span.of(node)
-            value_node = node.child_by_field_name("value")
+            value_node = node.child_by_field_id(FIELD["value"])
             if value_node is None:
                 return AffineUnknown("", span=node_span)
             use = make_use(value_node, "symbol", True)

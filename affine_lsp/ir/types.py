@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from affine_lsp.ir.affine import AffineDim, AffineMap
 from affine_lsp.ir.affine_syntax import map_from_node
-from affine_lsp.syntax import Node, text
+from affine_lsp.syntax import FIELD, Node, text
 
 DYNAMIC = None
 """A `?` dimension in a shape."""
@@ -226,16 +226,16 @@ def _type_from_node(node: Node) -> Type | None:
     if kind == "none_type":
         return NoneType()
     if kind in ("memref_type", "tensor_type", "vector_type"):
-        shape_node = node.child_by_field_name("shape")
+        shape_node = node.child_by_field_id(FIELD["shape"])
         shape, scalable = _parse_shape(text(shape_node)) if shape_node else ((), ())
-        element = type_from_node(node.child_by_field_name("element_type")) or OpaqueType("?")
+        element = type_from_node(node.child_by_field_id(FIELD["element_type"])) or OpaqueType("?")
         if kind == "vector_type":
             return VectorType(tuple(d or 0 for d in (shape or ())), element, scalable)
         if kind == "tensor_type":
-            encoding = node.child_by_field_name("encoding")
+            encoding = node.child_by_field_id(FIELD["encoding"])
             return TensorType(shape, element, _normalize(text(encoding)) if encoding else None)
-        layout = node.child_by_field_name("layout")
-        space = node.child_by_field_name("memory_space")
+        layout = node.child_by_field_id(FIELD["layout"])
+        space = node.child_by_field_id(FIELD["memory_space"])
         if layout is not None and space is None and _is_memory_space(layout):
             layout, space = None, layout
         rank = len(shape) if shape is not None else None
@@ -244,13 +244,13 @@ def _type_from_node(node: Node) -> Type | None:
         return MemRefType(shape, element, layout_spelling, space_text)
     if kind == "complex_type":
         return ComplexType(
-            type_from_node(node.child_by_field_name("element_type")) or OpaqueType("?")
+            type_from_node(node.child_by_field_id(FIELD["element_type"])) or OpaqueType("?")
         )
     if kind == "tuple_type":
         return TupleType(tuple(_types(node.named_children)))
     if kind == "function_type":
-        inputs = node.child_by_field_name("inputs")
-        results = node.child_by_field_name("results")
+        inputs = node.child_by_field_id(FIELD["inputs"])
+        results = node.child_by_field_id(FIELD["results"])
         input_types = tuple(_types(inputs.named_children)) if inputs else ()
         if results is None:
             result_types: tuple[Type, ...] = ()

@@ -204,6 +204,7 @@ def semantic_tokens_range(
         return types.SemanticTokens(data=[])
     document = analysis.document
     span = span_of(document, params.range)
+    ls.show(ls.documents[params.text_document.uri], span.start_byte, span.end_byte)
     encoder = TokenEncoder(document)
     encoder.add(tokens.semantic_tokens(document, span.start_byte, span.end_byte))
     return types.SemanticTokens(data=encoder.data)

@@ -132,6 +132,16 @@ class AffineProtocol(LanguageServerProtocol):
         """Read (structure) a message as pygls does, without answering failures."""
         return LanguageServerProtocol.structure_message(self, message)
 
+    def request_as_pygls(self, method: str, params: Any, answer: Any) -> Any:
+        """Convert a request the server sends, and read the client's `answer` to it,
+        as pygls would."""
+        request_type = self.get_message_type(method)
+        if request_type is not None:
+            self._converter.unstructure(request_type(id=0, method=method, params=params))
+        msg_id = f"warm-up {method}"
+        self._result_types[msg_id] = self.get_result_type(method)
+        return self.read_as_pygls({"jsonrpc": "2.0", "id": msg_id, "result": answer})
+
     def write_as_pygls(self, method: str, result: Any) -> Any:
         """Convert a result of `method` to JSON data as pygls would send it."""
         response_type = self.get_result_type(method)

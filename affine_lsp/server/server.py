@@ -49,6 +49,28 @@ message takes the loop several turns, each costing a slice."""
 PROGRESS_AFTER_SECONDS = 0.2
 """Analyses running longer than this report work-done progress."""
 
+VISIBLE_LINES = 60
+"""What the editor shows of a document just opened, until it asks for the semantic
+tokens of a range: its first lines."""
+
+REST_SLICE_SECONDS = 0.0005
+"""The same once a partial set is published: the rest of the analysis runs while the
+user works (reading one message takes the loop several turns, each costing a slice)."""
+
+REST_PAUSE_SECONDS = 0.02
+"""After the partial set of a version made by an edit, the rest of the analysis waits
+this long: the next keystroke, if it comes, finds the event loop idle (its message is
+read in several turns) instead of sharing it with the rest."""
+
+ANSWER_TURNS = 20
+"""Turns of the event loop given, between two items, to the client's answer to a
+progress that a partial set waits for (reading a message takes several)."""
+
+EARLY_PUBLISH_BYTES = 16 * 1024
+"""An analysis with more than this left to do once the items the editor shows are
+analysed (about 15 ms of work) publishes their diagnostics first, as a partial set
+under work-done progress, then the whole set."""
+
 _LOG_LEVELS = {
     "error": logging.ERROR,
     "warning": logging.WARNING,
@@ -63,6 +85,11 @@ class OpenDocument:
     version: int | None
     analysis: DocumentAnalysis
     task: asyncio.Task | None = field(default=None, repr=False)
+    # What the editor shows (bytes), analysed first; None: the first VISIBLE_LINES.
+    visible: tuple[int, int] | None = None
+    # Progress of an analysis that published a partial set: it lasts, across newer
+    # versions, until a complete set is published.
+    progress: Progress | None = field(default=None, repr=False)
     outline: OutlineCache = field(default_factory=OutlineCache, repr=False)
     folding: FoldingCache = field(default_factory=FoldingCache, repr=False)
 
@@ -160,10 +187,15 @@ class AffineLanguageServer(LanguageServer):
 
     def open(self, uri: str, text: str, version: int | None) -> OpenDocument:
         self.close(uri)
+        # A large document's progress is asked for first: the client's answer comes
+        # while the document is parsed, in time for the first partial set.
+        progress = None
+        if len(text) > EARLY_PUBLISH_BYTES:
+            progress = Progress(self, _progress_title(uri))
         analysis = DocumentAnalysis.from_text(
             text, encoding=self.encoding, options=self.settings.check_options()
         )
-        document = OpenDocument(uri, version, analysis)
+        document = OpenDocument(uri, version, analysis, progress=progress)
         self.documents[uri] = document
         self.planner.opened(document)
         self.schedule(document)
@@ -185,6 +217,9 @@ class AffineLanguageServer(LanguageServer):
             return
         if document.task is not None:
             document.task.cancel()
+        if document.progress is not None:
+            document.progress.end()
+            document.progress = None
         self.planner.closed(uri)
         self.affine_protocol.send_notification_data(
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": []}
@@ -198,18 +233,59 @@ class AffineLanguageServer(LanguageServer):
             document.task.cancel()
         document.task = asyncio.get_running_loop().create_task(self._analyse(document))
 
+    def show(self, document: OpenDocument, start: int, end: int) -> None:
+        """The editor shows bytes [start, end] of the document (it asked for their
+        semantic tokens): an analysis under way does them next, and publishes them
+        early if the rest is long."""
+        if document.visible == (start, end):
+            return
+        document.visible = (start, end)
+        if document.task is not None and not document.task.done():
+            document.analysis.prioritise(start, end)
+
+    def _visible(self, document: OpenDocument) -> tuple[int, int]:
+        if document.visible is not None:
+            return document.visible
+        return 0, document.analysis.document.lines.line_start(VISIBLE_LINES)
+
     async def _analyse(self, document: OpenDocument) -> None:
         await asyncio.sleep(0)  # let notifications already queued arrive first
+        analysis = document.analysis
         started = slice_start = time.perf_counter()
-        progress: Progress | None = None
+        visible = self._visible(document)
+        analysis.prioritise(*visible)
+        progress = document.progress
+        if progress is None and analysis.unsettled_bytes() > EARLY_PUBLISH_BYTES:
+            # A long analysis: progress at once, so that the visible items' diagnostics
+            # can go out as soon as they are ready.
+            progress = document.progress = Progress(self, _progress_title(document.uri))
+        early = progress is not None and progress.active
+        published_early: tuple[int, int] | None = None
         done = 0
         try:
-            for done, total in document.analysis.analyse():
+            for done, total in analysis.analyse():
                 now = time.perf_counter()
-                if now - slice_start < SLICE_SECONDS:
+                if early and progress is not None:
+                    visible = self._visible(document)
+                    if published_early != visible and analysis.settled(*visible):
+                        if not progress.begun:  # the client's answer: a few turns away
+                            for _ in range(ANSWER_TURNS):
+                                await asyncio.sleep(0)
+                                if progress.begun:
+                                    break
+                        if progress.begun:
+                            self.publish(document, partial=True)
+                            published_early = visible
+                            if analysis.edit_count:  # typing: the next edit first
+                                await asyncio.sleep(REST_PAUSE_SECONDS)
+                                slice_start = time.perf_counter()
+                # Once a partial set is out, the editor is in use: shorter slices, as
+                # reading an edit or a request takes the event loop several turns.
+                slice_seconds = SLICE_SECONDS if published_early is None else REST_SLICE_SECONDS
+                if now - slice_start < slice_seconds:
                     continue
                 if progress is None and now - started > PROGRESS_AFTER_SECONDS:
-                    progress = Progress(self, f"Analysing {document.uri.rsplit('/', 1)[-1]}")
+                    progress = Progress(self, _progress_title(document.uri))
                 if progress is not None:
                     progress.report(done, total)
                 await asyncio.sleep(0)
@@ -224,21 +300,33 @@ class AffineLanguageServer(LanguageServer):
                 (time.perf_counter() - started) * 1000,
             )
         except asyncio.CancelledError:
+            # A newer version goes on from here: a partial set published stays under
+            # this progress until that version's complete set replaces it.
+            if progress is not None and progress is not document.progress:
+                progress.end()
             raise
         except Exception:
             logger.exception("analysis of %s failed", document.uri)
-        finally:
-            if progress is not None:
-                progress.end()
+        if progress is not None:
+            progress.end()
+        if document.progress is progress:
+            document.progress = None
 
-    def publish(self, document: OpenDocument) -> None:
-        self.publish_diagnostics(document.uri, document.analysis, document.version)
+    def publish(self, document: OpenDocument, *, partial: bool = False) -> None:
+        self.publish_diagnostics(document.uri, document.analysis, document.version, partial)
 
     def publish_diagnostics(
-        self, uri: str, analysis: DocumentAnalysis, version: int | None = None
+        self,
+        uri: str,
+        analysis: DocumentAnalysis,
+        version: int | None = None,
+        partial: bool = False,
     ) -> None:
-        """Send the current diagnostics of an analysis (as plain JSON: no cattrs)."""
-        payload = [diagnostic_data(analysis.document, uri, d) for d in analysis.diagnostics()]
+        """Send the diagnostics of an analysis (as plain JSON: no cattrs): all of them,
+        or with `partial`, those computed so far for this version (only while a
+        work-done progress says the rest is coming)."""
+        found = analysis.settled_diagnostics() if partial else analysis.diagnostics()
+        payload = [diagnostic_data(analysis.document, uri, d) for d in found]
         params: dict = {"uri": uri, "diagnostics": payload}
         if version is not None:
             params["version"] = version
@@ -286,6 +374,10 @@ class AffineLanguageServer(LanguageServer):
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
 
+def _progress_title(uri: str) -> str:
+    return f"Analysing {uri.rsplit('/', 1)[-1]}"
+
+
 class Progress:
     """Server-initiated work-done progress (only if the client supports it).
 
@@ -317,6 +409,16 @@ class Progress:
         if self._token is not None:
             self._send({"kind": "begin", "title": self._title, "percentage": 0})
             self._begun = True
+
+    @property
+    def active(self) -> bool:
+        """Whether the client takes progress (begun or about to be)."""
+        return self._token is not None
+
+    @property
+    def begun(self) -> bool:
+        """Whether the client shows it (it has answered its creation)."""
+        return self._token is not None and self._begun
 
     def report(self, done: int, total: int) -> None:
         if self._token is None or not self._begun:

@@ -4,48 +4,46 @@ that deeply nested input cannot exhaust Python's recursion limit."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import tree_sitter
+
+from affine_lsp import _binding
+from affine_lsp.syntax.language import mlir_language
 
 Node = tree_sitter.Node
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class Span:
-    """A byte range [start_byte, end_byte) of a document.
-
-    Line/column positions are computed on demand from the document
-    (`SourceDocument.point` / `.position`), which keeps building spans cheap.
-    """
-
-    start_byte: int
-    end_byte: int
-
-    def __init__(self, start_byte: int, end_byte: int) -> None:
-        # Spans are made by the hundred thousand: the slots are set directly
-        # (a frozen dataclass's own __init__ goes through object.__setattr__).
-        _set_start(self, start_byte)
-        _set_end(self, end_byte)
-
-    @classmethod
-    def of(cls, node: Node) -> Span:
-        return cls(node.start_byte, node.end_byte)
-
-    @classmethod
-    def between(cls, first: Node, last: Node) -> Span:
-        return cls(first.start_byte, last.end_byte)
-
-    def contains(self, offset: int) -> bool:
-        return self.start_byte <= offset <= self.end_byte
-
-    def overlaps(self, start: int, end: int) -> bool:
-        return self.start_byte < end and start < self.end_byte
+# A byte range [start_byte, end_byte) of a document, immutable, compared and hashed
+# by value: `Span(start, end)`, `Span.of(node)`, `Span.between(first, last)`,
+# `contains(offset)` (start <= offset <= end), `overlaps(start, end)`. Line/column
+# positions are computed on demand from the document (`SourceDocument.point` /
+# `.position`). Models hold spans by the hundred thousand: the type is written in C
+# (`affine_lsp/_span.c`), where making one costs a fifth of a Python class's.
+Span = _binding.Span
 
 
-# The slot descriptors (mypy sees the dataclass fields instead).
-_set_start = Span.start_byte.__set__  # type: ignore[attr-defined,misc]
-_set_end = Span.end_byte.__set__  # type: ignore[attr-defined,misc]
+class _FieldIds(dict[str, int]):
+    """Field ids of the grammar by name; an unknown name is id 0, which no child has."""
+
+    def __missing__(self, name: str) -> int:
+        return 0
+
+
+def _field_ids() -> dict[str, int]:
+    language = mlir_language()
+    ids = _FieldIds()
+    for field_id in range(1, language.field_count + 1):
+        name = language.field_name_for_id(field_id)
+        if name is not None:
+            ids[name] = field_id
+    return ids
+
+
+# `node.child_by_field_id(FIELD["body"])` is `node.child_by_field_name("body")` at
+# a third of the cost (tree-sitter finds a field's id by comparing its name with
+# every field name of the grammar, on each call): the model builder and the checks
+# ask for fields by the hundred thousand.
+FIELD: dict[str, int] = _field_ids()
 
 
 def text(node: Node | None) -> str:
@@ -107,11 +105,11 @@ def ancestors(node: Node) -> Iterator[Node]:
 
 
 def field(node: Node, name: str) -> Node | None:
-    return node.child_by_field_name(name)
+    return node.child_by_field_id(FIELD[name])
 
 
 def fields(node: Node, name: str) -> list[Node]:
-    return node.children_by_field_name(name)
+    return node.children_by_field_id(FIELD[name])
 
 
 def node_at(root: Node, offset: int) -> Node:

@@ -26,12 +26,14 @@ class Published:
     uri: str
     version: int | None
     diagnostics: list[dict]
+    received: float = 0.0  # time.perf_counter() when it arrived
 
 
 @dataclass
 class _State:
     responses: dict[int, dict] = field(default_factory=dict)
     published: list[Published] = field(default_factory=list)
+    progress: list[tuple[float, dict]] = field(default_factory=list)  # ($/progress params)
     server_requests: int = 0
     closed: bool = False
 
@@ -128,8 +130,15 @@ class LspClient:
             elif message.get("method") == "textDocument/publishDiagnostics":
                 params = message["params"]
                 self._state.published.append(
-                    Published(params["uri"], params.get("version"), params["diagnostics"])
+                    Published(
+                        params["uri"],
+                        params.get("version"),
+                        params["diagnostics"],
+                        time.perf_counter(),
+                    )
                 )
+            elif message.get("method") == "$/progress":
+                self._state.progress.append((time.perf_counter(), message["params"]))
             self._changed.notify_all()
 
     def _wait(self, ready: Callable[[], T | None], timeout: float) -> T:
@@ -163,6 +172,20 @@ class LspClient:
             return None
 
         return self._wait(found, timeout)
+
+    def publishes(self) -> list[Published]:
+        """Every publishDiagnostics so far, in order."""
+        with self._changed:
+            return list(self._state.published)
+
+    def progress(self) -> list[tuple[float, dict]]:
+        """Every `$/progress` so far: (time.perf_counter() on arrival, params)."""
+        with self._changed:
+            return list(self._state.progress)
+
+    def wait_for(self, ready: Callable[[], T | None], timeout: float = 30.0) -> T:
+        """Wait until `ready()` returns something else than None (re-asked at each message)."""
+        return self._wait(ready, timeout)
 
     def answers(self) -> dict[int, dict]:
         """Every answer so far, by request id."""

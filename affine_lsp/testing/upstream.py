@@ -67,6 +67,8 @@ class FileOutcome:
     findings: list[Finding] = field(default_factory=list)
     # chunk number -> lines with an error diagnostic, for the invalid chunks
     error_lines: dict[int, set[int]] = field(default_factory=dict)
+    # chunk number -> the text of the line of MLIR's first error, for the invalid chunks
+    error_line_texts: dict[int, str] = field(default_factory=dict)
     split_mismatch: str = ""  # our chunk splitting differs from chunks.tsv
     crash: str = ""
     seconds: float = 0.0
@@ -92,7 +94,8 @@ def read_chunks(root: Path) -> dict[str, list[UpstreamChunk]]:
     return dict(by_file)
 
 
-def _line_starts(data: bytes) -> list[int]:
+def line_starts(data: bytes) -> list[int]:
+    """The byte offset of the start of each line."""
     starts = [0]
     position = data.find(b"\n")
     while position >= 0:
@@ -140,10 +143,16 @@ def check_file(
     outcome = FileOutcome(path, chunks)
     start = time.perf_counter()
     data = (root / path).read_bytes()
-    starts = _line_starts(data)
+    starts = line_starts(data)
     outcome.split_mismatch = _split_mismatch(data, starts, chunks)
     try:
         for chunk in chunks:
+            error = mlir_error_line(chunk)
+            if error is not None and 0 < error[0] <= len(starts):
+                begin = starts[error[0] - 1]
+                end = starts[error[0]] if error[0] < len(starts) else len(data)
+                text = data[begin:end].decode("utf-8", "replace")
+                outcome.error_line_texts[chunk.number] = text
             piece = chunk_of(data, starts, chunk)
             for diagnostic in check_document(SourceDocument(piece.data), options):
                 diagnostic = piece.to_file(diagnostic)
@@ -163,7 +172,11 @@ def check_file(
 
 
 _FIRST_ERROR = re.compile(r"CHUNK:(\d+):\d+: error: (.*)")
-_ABOUT_AFFINE_OR_MEMREF = re.compile(r"'(affine|memref)\.")
+_NAMED_OP = re.compile(r"'([a-z_][a-z0-9_]*)\.[\w.]+' op\b")
+_OP_NAME = re.compile(r"(?<![!#\w.])([a-z_][a-z0-9_]*)\.[a-z_][\w.]*")
+_AFFINE_OR_MEMREF = re.compile(r"\b(affine[ _]map|integer set|memref|memory space)")
+_AFFINE_OR_MEMREF_VALUES = re.compile(r"\b(affine_map|affine_set|memref)<")
+_OURS = frozenset({"affine", "memref"})
 
 
 def mlir_error_line(chunk: UpstreamChunk) -> tuple[int, str] | None:
@@ -172,16 +185,28 @@ def mlir_error_line(chunk: UpstreamChunk) -> tuple[int, str] | None:
     return (int(match.group(1)), match.group(2)) if match else None
 
 
-def about_affine_or_memref(chunk: UpstreamChunk) -> bool:
-    """An invalid chunk of an `invalid*.mlir` file whose first MLIR error is about an
-    affine or memref op (or in the affine and memref test directories)."""
+def about_affine_or_memref(chunk: UpstreamChunk, error_line: str = "") -> bool:
+    """An invalid chunk of an `invalid*.mlir` file whose first MLIR error is about the
+    affine or memref dialect: in the affine and memref test directories, naming an
+    affine or memref op, or naming no op and about affine or memref syntax or types
+    (its message, or `error_line`, the line MLIR reports it on, says so)."""
     if chunk.valid or not chunk.path.rsplit("/", 1)[-1].startswith("invalid"):
         return False
     error = mlir_error_line(chunk)
     if error is None:
         return False
-    in_directory = "/Dialect/Affine/" in chunk.path or "/Dialect/MemRef/" in chunk.path
-    return in_directory or bool(_ABOUT_AFFINE_OR_MEMREF.match(error[1]))
+    if "/Dialect/Affine/" in chunk.path or "/Dialect/MemRef/" in chunk.path:
+        return True
+    named = _NAMED_OP.search(error[1])
+    if named is not None:
+        return named.group(1) in _OURS
+    code = error_line.split("//", 1)[0]
+    dialects = {m.group(1) for m in _OP_NAME.finditer(code)}
+    if dialects & _OURS:
+        return not dialects - _OURS - {"func"}
+    if dialects <= {"func"} and _AFFINE_OR_MEMREF.search(error[1]):
+        return True
+    return not dialects and bool(_AFFINE_OR_MEMREF_VALUES.search(code))  # an alias, say
 
 
 def directory_of(path: str, depth: int) -> str:
@@ -223,7 +248,9 @@ class Summary:
         missed: list[UpstreamChunk] = []
         for outcome in self.outcomes:
             for chunk in outcome.chunks:
-                if not about_affine_or_memref(chunk):
+                if not about_affine_or_memref(
+                    chunk, outcome.error_line_texts.get(chunk.number, "")
+                ):
                     continue
                 error = mlir_error_line(chunk)
                 lines = outcome.error_lines.get(chunk.number, set())
@@ -256,7 +283,7 @@ def chunk_texts(root: Path, every: int = 1, valid_only: bool = False) -> list[by
     texts: list[bytes] = []
     for path in sorted(table)[::every]:
         data = (root / path).read_bytes()
-        starts = _line_starts(data)
+        starts = line_starts(data)
         for chunk in table[path]:
             text = chunk_of(data, starts, chunk).data
             if text.strip() and (chunk.valid or not valid_only):

@@ -21,7 +21,7 @@ TWO_CHUNKS = """func.func @f(%n: index) {
 func.func @g(%n: index) {
   %0 = affine.apply affine_map<(d0)[s0] -> (d0 + s0)>(%n)
   %1 = "x.y"() : () -> i32 // é
-  affine.for %i = 0 to 10 step 0 {}
+  affine.for %i = 0 to 10 step -1 {}
   return
 }
 """
@@ -56,6 +56,26 @@ def test_directories_are_walked_and_clean_files_exit_zero(tmp_path, capsys):
     (tmp_path / "sub" / "ok.mlir").write_text("func.func @f() {\n  return\n}\n")
     (tmp_path / "notes.txt").write_text("not mlir")
     assert main(["check", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_what_mlir_accepts_is_a_lint_that_no_lints_hides(tmp_path, capsys):
+    """A step of 0 and a division by 0 are valid MLIR 22: warnings, not errors."""
+    path = tmp_path / "a.mlir"
+    path.write_text(
+        "func.func @f(%n: index) {\n"
+        "  affine.for %i = 0 to 10 step 0 {\n"
+        "    %x = affine.apply affine_map<(d0) -> (d0 mod 0)>(%i)\n"
+        "  }\n"
+        "  return\n"
+        "}\n"
+    )
+    assert main(["check", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(": ")[1] for line in lines] == ["warning", "warning"]
+    assert lines[0].endswith("[lint-step-not-positive]")
+    assert lines[1].endswith("[lint-zero-divisor]")
+    assert main(["check", "--no-lints", str(path)]) == 0
     assert capsys.readouterr().out == ""
 
 

@@ -179,24 +179,22 @@ def test_each_item_is_searched_for_alias_references_once(monkeypatch):
     import affine_lsp.checks.rules.aliases as aliases
 
     searched = []
-    real = aliases.alias_uses
+    real = aliases._alias_captures  # the query over an item
 
     def counting(item):
         searched.append(item.span)
         return real(item)
 
-    monkeypatch.setattr(aliases, "alias_uses", counting)
+    monkeypatch.setattr(aliases, "_alias_captures", counting)
     text = (
         "#m = affine_map<(d0) -> (d0)>\n#unused = affine_map<(d0) -> (d0)>\n!t = index\n"
         "func.func @a(%n: index, %t: !t) {\n  %x = affine.apply #m(%n)\n  return\n}\n"
         "func.func @b(%n: index) {\n  %y = affine.apply #missing(%n)\n  return\n}\n"
     )
     analysis = analysed(text)
-    at_b = analysis.records[-1].span
-    # once per item; the item with an undefined alias once more, for the nodes to report
-    assert sorted(searched, key=lambda s: s.start_byte) == [r.span for r in analysis.records] + [
-        at_b
-    ]
+    # once per item, the item with an undefined alias too (the nodes to report are
+    # those of the same search)
+    assert sorted(searched, key=lambda s: s.start_byte) == [r.span for r in analysis.records]
     assert [d.code for d in analysis.diagnostics()] == ["alias-unused", "alias-undefined"]
     assert analysis.diagnostics() == check_document(SourceDocument(text))
 
@@ -217,3 +215,93 @@ def test_a_failing_check_leaves_the_aliases_of_its_item_used(monkeypatch):
         "func.func @a(%n: index) {\n  %x = affine.apply #m(%n)\n  return\n}\n"
     )
     assert [d.code for d in analysed(text).diagnostics()] == ["internal-error"]
+
+
+def _functions_with_errors(count: int, wrong: set[int]) -> str:
+    """`count` functions; those in `wrong` use an undefined name."""
+    return "#unused = affine_map<(d0) -> (d0)>\n" + "".join(
+        f"func.func @f{i}(%n: index) {{\n"
+        f"  %x = arith.addi {'%undefined' if i in wrong else '%n'}, %n : index\n"
+        "  return\n}\n"
+        for i in range(count)
+    )
+
+
+def _lines_of(analysis: DocumentAnalysis, diagnostics) -> list[int]:
+    return [analysis.document.point(d.span.start_byte)[0] for d in diagnostics]
+
+
+def test_prioritised_items_are_analysed_first_and_settled_diagnostics_are_theirs():
+    text = _functions_with_errors(40, {0, 20, 39})
+    analysis = DocumentAnalysis.from_text(text)
+    last = analysis.records[-1]
+    analysis.prioritise(last.start, last.end)
+    steps = analysis.analyse()
+    next(steps)
+    assert not last.dirty and analysis.settled(last.start, last.end)
+    assert not analysis.settled(0, analysis.records[1].end)
+    assert not analysis.complete
+    # Only what this version computed: the last function's error, no alias-unused yet
+    # (the module rules wait for every item), nothing of the items not analysed.
+    partial = analysis.settled_diagnostics()
+    assert [d.code for d in partial] == ["ssa-undefined"]
+    assert _lines_of(analysis, partial) == [1 + 4 * 39 + 1]
+    for _ in steps:
+        pass
+    assert analysis.complete
+    fresh = DocumentAnalysis.from_text(text)
+    fresh.analyse_all()
+    assert analysis.settled_diagnostics() == analysis.diagnostics() == fresh.diagnostics()
+    assert [d.code for d in fresh.diagnostics()] == ["alias-unused"] + ["ssa-undefined"] * 3
+
+
+def test_settled_diagnostics_leave_out_items_an_edit_made_stale():
+    text = _functions_with_errors(10, {2})
+    analysis = analysed(text)
+    start = analysis.records[3].start  # @f2: its error goes away with the edit
+    line = analysis.document.point(start)[0] + 1
+    analysis.apply_changes([ContentChange("%n", ((line, 18), (line, 28)))])
+    # The edited item is not analysed yet, and the module rules of its chunk wait for it.
+    assert analysis.settled_diagnostics() == []
+    assert analysis.unsettled_bytes() > 0 and not analysis.complete
+    analysis.analyse_all()
+    assert analysis.settled_diagnostics() == analysis.diagnostics()
+    assert [d.code for d in analysis.diagnostics()] == ["alias-unused"]
+
+
+def test_requests_after_an_edit_reuse_what_the_analysis_built(monkeypatch):
+    """The item just checked is the view requests get (no second build), its anchors
+    are found once per version, and the merged diagnostics are merged again only when
+    a list of them changed."""
+    from affine_lsp.ide import analysis as module
+    from affine_lsp.ide.planning import anchors_of
+    from affine_lsp.ir import build_operation_item
+
+    text = "func.func @f(%A: memref<8xf32>) {\n  affine.for %i = 0 to 8 {\n  }\n  return\n}\n"
+    analysis = DocumentAnalysis.from_text(text)
+    analysis.analyse_all()
+    at = text.index("affine.for")
+    analysis.apply_changes([ContentChange(" ", ((1, 0), (1, 0)))])
+    analysis.analyse_all()
+    builds: list[object] = []
+    original = build_operation_item
+
+    def counting(*args):
+        builds.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(module, "build_operation_item", counting)
+    view = analysis.view_at(at)
+    record = analysis.record_at(at)
+    assert view is not None and record is not None
+    first = anchors_of(analysis, record)
+    assert first[0] and anchors_of(analysis, record) is first
+    assert builds == []
+    merged = analysis.diagnostics()
+    assert analysis.diagnostics() == merged
+    analysis.apply_changes([ContentChange("%x", ((1, 0), (1, 0)))])
+    analysis.analyse_all()
+    assert analysis.diagnostics() != merged
+    fresh = DocumentAnalysis.from_text(analysis.document.text)
+    fresh.analyse_all()
+    assert analysis.diagnostics() == fresh.diagnostics()

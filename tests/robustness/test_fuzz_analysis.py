@@ -12,6 +12,7 @@ from affine_lsp.testing.fuzz import analyze
 from affine_lsp.testing.mutate import PATHOLOGICAL_KINDS, mutate, pathological
 from affine_lsp.testing.upstream import chunk_texts
 from tests.corpus_data import UPSTREAM, chunks, require_shared, require_upstream
+from tests.cost import growth
 
 CASES = 3000
 
@@ -54,3 +55,16 @@ def test_mutated_documents_never_crash_the_analysis():
 def test_pathological_inputs(kind):
     result = analyze(pathological(kind), random.Random(1))
     print(f"\n{kind}: {result.seconds * 1000:.0f} ms")
+
+
+@pytest.mark.slow
+def test_every_stage_grows_linearly_with_the_depth_of_unclosed_nesting():
+    """`affine.if` opened again and again, never closed (the pathological
+    `deep_unclosed`): every stage, the editor's edits and requests included, costs
+    in proportion to the depth."""
+
+    def make(depth: int):
+        data = b"func.func @f() {\n" + b"affine.if #s(%i) {\n" * depth
+        return lambda: analyze(data, random.Random(1))
+
+    assert growth(make, 300) < 2.5  # (quadratic work would make it 4)

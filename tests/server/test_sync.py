@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcException
 
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.server.guard import guarded
-from tests.server.conftest import FIXTURES, start
+from tests.server.conftest import FIXTURES, record_diagnostics, start
 from tests.server.helpers import diagnostics_for, fixture_uri, open_text
 
 FIXES = (FIXTURES / "fixes.mlir").read_text()
@@ -195,6 +195,121 @@ async def test_work_done_progress_for_long_analyses(fresh_client):
     kinds = [r.kind for r in found]
     assert kinds[0] == "begin" and kinds[-1] == "end"
     assert any(r.kind == "report" and r.percentage is not None for r in found)
+
+
+def _record_events(client) -> list[tuple]:
+    """Progress notifications and diagnostics, in the order they arrive."""
+    events: list[tuple] = []
+    features = client.protocol.fm.features
+    for method, kind in (
+        (types.PROGRESS, "progress"),
+        (types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "diagnostics"),
+    ):
+        original = features[method]
+
+        def record(params, original=original, kind=kind):
+            events.append((kind, params))
+            return original(params)
+
+        features[method] = record
+    return events
+
+
+def _functions_with_errors(count: int, wrong: set[int]) -> str:
+    return "".join(
+        f"func.func @f{i}(%n: index) {{\n"
+        f"  %x = arith.addi {'%undefined' if i in wrong else '%n'}, %n : index\n"
+        "  return\n}\n"
+        for i in range(count)
+    )
+
+
+def _progress_kind(params) -> str:
+    value = params.value
+    return value["kind"] if isinstance(value, dict) else value.kind
+
+
+async def _until_progress_ends(events: list[tuple]) -> None:
+    async def ended():
+        while not any(kind == "progress" and _progress_kind(p) == "end" for kind, p in events):
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(ended(), 60)
+
+
+def _publishes(events: list[tuple]) -> list[tuple[bool, list[int]]]:
+    """(whether a progress was running, the lines of the errors) of each publish of
+    version 1."""
+    found, running = [], False
+    for kind, params in events:
+        if kind == "progress":
+            running = _progress_kind(params) != "end"
+        elif params.version == 1:
+            found.append((running, sorted(d.range.start.line for d in params.diagnostics)))
+    return found
+
+
+def _check_sets(events: list[tuple], publishes: list, complete: list[int]) -> None:
+    """Partial sets only under a running progress; the complete set last, and the
+    progress ends right after it."""
+    assert all(running for running, _ in publishes)
+    assert publishes[-1][1] == complete
+    assert all(lines != complete for _, lines in publishes[:-1])
+    assert events[-1][0] == "progress" and _progress_kind(events[-1][1]) == "end"
+    assert events[-2][0] == "diagnostics"
+
+
+async def test_a_large_document_publishes_its_start_first_under_progress(fresh_client):
+    await start(fresh_client)
+    events = _record_events(fresh_client)
+    last = 1499
+    client_open(fresh_client, "file:///tmp/early.mlir", _functions_with_errors(1500, {0, last}))
+    await _until_progress_ends(events)
+    publishes = _publishes(events)
+    assert publishes[0] == (True, [1])  # the start of the file, what the editor shows
+    _check_sets(events, publishes, [1, 4 * last + 1])
+
+
+async def test_the_range_the_editor_shows_is_published_first(fresh_client):
+    await start(fresh_client)
+    events = _record_events(fresh_client)
+    uri = "file:///tmp/early_range.mlir"
+    last = 1999
+    client_open(fresh_client, uri, _functions_with_errors(2000, {0, 1000, last}))
+    shown = types.Range(
+        start=types.Position(line=4 * last - 30, character=0),
+        end=types.Position(line=4 * last + 3, character=0),
+    )
+    await fresh_client.text_document_semantic_tokens_range_async(
+        types.SemanticTokensRangeParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=shown
+        )
+    )
+    await _until_progress_ends(events)
+    publishes = _publishes(events)
+    # The range asked for comes before the middle of the file.
+    assert any(4 * last + 1 in lines and 4001 not in lines for _, lines in publishes)
+    _check_sets(events, publishes, [1, 4001, 4 * last + 1])
+
+
+async def test_without_progress_a_large_document_gets_one_complete_set(fresh_client):
+    record_diagnostics(fresh_client)
+    await fresh_client.initialize_session(
+        types.InitializeParams(capabilities=types.ClientCapabilities())
+    )
+    uri = "file:///tmp/no_progress.mlir"
+    await open_text(fresh_client, uri, _functions_with_errors(400, {0, 399}))
+    await asyncio.sleep(0.2)
+    (published,) = [p for p in fresh_client.diagnostic_notifications if p.uri == uri]
+    assert sorted(d.range.start.line for d in published.diagnostics) == [1, 4 * 399 + 1]
+
+
+def client_open(client, uri: str, text: str) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="mlir", version=1, text=text)
+        )
+    )
 
 
 async def test_malformed_requests_get_errors_and_the_server_goes_on(fresh_client):

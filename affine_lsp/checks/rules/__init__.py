@@ -3,6 +3,7 @@
 from affine_lsp.checks.rules import (  # noqa: F401  (imported for their registrations)
     aliases,
     arity,
+    constants,
     dims_symbols,
     legacy,
     lint,
@@ -13,6 +14,7 @@ from affine_lsp.checks.rules import (  # noqa: F401  (imported for their registr
     memref_dma,
     memref_globals,
     memref_reshape,
+    memref_types,
     memref_views,
     ssa,
     structure,

@@ -23,7 +23,7 @@ from affine_lsp.ir import (
     TopLevelItem,
     Use,
 )
-from affine_lsp.syntax import Node, Span, mlir_query, text
+from affine_lsp.syntax import FIELD, Node, Span, mlir_query, text
 
 UNDEFINED = register("alias-undefined", "use of an alias that no definition declares", "aliases")
 DUPLICATE = register("alias-duplicate", "an alias name is defined twice", "aliases")
@@ -43,44 +43,48 @@ _NESTED_ALIAS = re.compile(rb"(?<![\w$.])[#!][A-Za-z_][\w$.\-]*")
 
 @cache
 def _alias_query() -> tree_sitter.Query:
-    return mlir_query(
-        "[(attribute_alias) (type_alias)] @alias (dialect_body) @body "
-        "(dialect_type name: (_) @dialect) (dialect_attribute name: (_) @dialect)",
-    )
+    return mlir_query("[(attribute_alias) (type_alias)] @alias (dialect_body) @body")
 
 
-def alias_uses(item: TopLevelItem) -> list[Node]:
-    """Every `#name`/`!name` reference in an item (not the name it defines)."""
+@cache
+def _dialect_query() -> tree_sitter.Query:
+    # (apart: the patterns with a field make a query over every item half as fast
+    # again, and only items with an undefined alias need it)
+    return mlir_query("(dialect_type name: (_) @dialect) (dialect_attribute name: (_) @dialect)")
+
+
+def _alias_captures(item: TopLevelItem) -> tuple[list[Node], list[Node]]:
+    """The alias references of an item (not the name it defines), sorted, and the
+    opaque bodies of its dialect types and attributes: one query over the item."""
     node = item.operation.node if item.operation is not None else None
     defined: Node | None = None
     if item.alias is not None and item.alias.node is not None:
         node = item.alias.node
-        defined = node.child_by_field_name("name")
+        defined = node.child_by_field_id(FIELD["name"])
     if node is None:
-        return []
+        return [], []
     captures = tree_sitter.QueryCursor(_alias_query()).captures(node)
     found = captures.get("alias", [])
     if defined is not None:
         found = [n for n in found if n.start_byte != defined.start_byte]
-    return sorted(found, key=lambda n: n.start_byte)
+    return sorted(found, key=lambda n: n.start_byte), captures.get("body", [])
 
 
-def _dialect_bodies(item: TopLevelItem) -> list[Node]:
-    node = item.alias.node if item.alias is not None else None
-    if node is None and item.operation is not None:
-        node = item.operation.node
-    if node is None:
-        return []
-    return tree_sitter.QueryCursor(_alias_query()).captures(node).get("body", [])
+def alias_uses(item: TopLevelItem) -> list[Node]:
+    """Every `#name`/`!name` reference in an item (not the name it defines)."""
+    return _alias_captures(item)[0]
 
 
-def referenced_aliases(item: TopLevelItem) -> frozenset[str]:
+def referenced_aliases(
+    item: TopLevelItem, captures: tuple[list[Node], list[Node]] | None = None
+) -> frozenset[str]:
     """The names of `alias_uses(item)`, and the aliases mentioned inside the opaque
     bodies of dialect types and attributes, looked up once per item (the query walks
     the whole item; the item rule, the module rule and the language server all ask)."""
     if item.referenced_aliases is None:
-        names = {text(n) for n in alias_uses(item)}
-        for body in _dialect_bodies(item):
+        uses, bodies = _alias_captures(item) if captures is None else captures
+        names = {text(n) for n in uses}
+        for body in bodies:
             raw = body.text or b""
             names.update(m.decode("utf-8", "replace") for m in _NESTED_ALIAS.findall(raw))
         item.referenced_aliases = frozenset(names)
@@ -128,42 +132,53 @@ def _dialect_names(item: TopLevelItem) -> set[int]:
         node = item.operation.node
     if node is None:
         return set()
-    captures = tree_sitter.QueryCursor(_alias_query()).captures(node)
+    captures = tree_sitter.QueryCursor(_dialect_query()).captures(node)
     return {n.start_byte for n in captures.get("dialect", [])}
 
 
 @item_rule
 def undefined_aliases(item: TopLevelItem, ctx: CheckContext) -> None:
     known = ctx.module.aliases
-    if all(name in known for name in referenced_aliases(item)):
+    # (one search of the item: the uses to report are those of the names looked up)
+    captures = None if item.referenced_aliases is not None else _alias_captures(item)
+    if all(name in known for name in referenced_aliases(item, captures)):
         return
-    unknown = [n for n in alias_uses(item) if text(n) not in known and "." not in text(n)]
+    if captures is None:
+        captures = _alias_captures(item)
+    named = [(n, text(n)) for n in captures[0]]
+    unknown = [(n, name) for n, name in named if name not in known and "." not in name]
     dialect = _dialect_names(item) if unknown else set()
-    uses = [n for n in unknown if n.start_byte not in dialect]
+    uses = [(n, name) for n, name in unknown if n.start_byte not in dialect]
     if not uses:
         return
     refs = _map_refs(item) if item.operation is not None else {}
-    for node in uses:
-        name = text(node)
-        kind = "type" if name.startswith("!") else "attribute"
+    at = Span(item.span.start_byte, item.span.start_byte)
+    # One message and one fix per name and arity (a name is often used many times).
+    messages: dict[str, str] = {}
+    fixes_for: dict[tuple[str, str, int, int], tuple[Fix, ...]] = {}
+    for node, name in uses:
+        message = messages.get(name)
+        if message is None:
+            kind = "type" if name.startswith("!") else "attribute"
+            message = messages[name] = (
+                f"undefined symbol alias id '{name[1:]}': no {kind} alias {name} is defined "
+                "in this file"
+            )
         fixes: tuple[Fix, ...] = ()
         ref = refs.get(node.start_byte)
         if ref is not None:
             _, dims, symbols, what = ref
-            definition = f"{name} = {_placeholder(what, len(dims), len(symbols))}\n"
-            fixes = (
-                Fix(
-                    f"Declare {name} (a placeholder {what} with the arity of this use)",
-                    (TextEdit(Span(item.span.start_byte, item.span.start_byte), definition),),
-                ),
-            )
-        ctx.report(
-            UNDEFINED,
-            Span.of(node),
-            f"undefined symbol alias id '{name[1:]}': no {kind} alias {name} is defined in "
-            "this file",
-            fixes=fixes,
-        )
+            key = (name, what, len(dims), len(symbols))
+            fixes = fixes_for.get(key, ())
+            if not fixes:
+                definition = f"{name} = {_placeholder(what, len(dims), len(symbols))}\n"
+                fixes = fixes_for[key] = (
+                    Fix(
+                        f"Declare {name} (a placeholder {what} with the arity of this use)",
+                        (TextEdit(at, definition),),
+                    ),
+                )
+        ctx.report(UNDEFINED, Span.of(node), message, fixes=fixes)
 
 
 @module_rule

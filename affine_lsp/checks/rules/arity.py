@@ -3,8 +3,10 @@ memref rank, basis sizes, affine.parallel groups, stored value vs element type."
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from affine_lsp.checks.context import CheckContext
-from affine_lsp.checks.diagnostics import Related
+from affine_lsp.checks.diagnostics import Related, Severity
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import (
     body_node,
@@ -35,7 +37,7 @@ from affine_lsp.ir import (
     VectorType,
     element_type,
 )
-from affine_lsp.syntax import Node, Span
+from affine_lsp.syntax import FIELD, Node, Span
 
 OPERAND_COUNT = register(
     "affine-operand-count",
@@ -75,9 +77,11 @@ BASIS_COUNT = register(
     "arity",
 )
 DMA_SUBSCRIPT_COUNT = register(
-    "affine-dma-subscript-count",
-    "affine.dma_start/dma_wait: the number of subscripts differs from the memref's rank",
-    "arity",
+    "lint-dma-subscript-count",
+    "affine.dma_start/dma_wait: the number of subscripts differs from the memref's rank (valid "
+    "MLIR 22, but lowering rejects it)",
+    "lint",
+    Severity.WARNING,
     mlir_checks=False,
 )
 PARALLEL_COUNTS = register(
@@ -105,11 +109,11 @@ def _inputs(count_dims: int, count_symbols: int) -> str:
 
 def _list_spans(holder: Node | None) -> tuple[Span | None, Span | None]:
     """(dims list, symbols list) spans of a node with an `operands` field."""
-    operands = holder.child_by_field_name("operands") if holder is not None else None
+    operands = holder.child_by_field_id(FIELD["operands"]) if holder is not None else None
     if operands is None:
         return None, None
-    dims = operands.child_by_field_name("dims")
-    symbols = operands.child_by_field_name("symbols")
+    dims = operands.child_by_field_id(FIELD["dims"])
+    symbols = operands.child_by_field_id(FIELD["symbols"])
     return (Span.of(dims) if dims else None, Span.of(symbols) if symbols else None)
 
 
@@ -146,11 +150,15 @@ def _check_counts(
     inputs: AffineMap | IntegerSet,
     dims: list[Use],
     symbols: list[Use],
-    spans: tuple[Span | None, Span | None],
+    list_spans: Callable[[], tuple[Span | None, Span | None]],
     fallback: Span,
     messages: tuple[str, str],
 ) -> None:
-    """Report dim and symbol operand counts that differ from the map's or set's inputs."""
+    """Report dim and symbol operand counts that differ from the map's or set's inputs
+    (`list_spans()`: the spans of the dims and symbols lists, looked up only then)."""
+    if len(dims) == inputs.num_dims and len(symbols) == inputs.num_symbols:
+        return
+    spans = list_spans()
     what = "set" if isinstance(inputs, IntegerSet) else "map"
     declared = _inputs(inputs.num_dims, inputs.num_symbols)
     given = f"{plural(len(dims), 'dimension operand')} and {plural(len(symbols), 'symbol operand')}"
@@ -207,11 +215,17 @@ def apply_counts(op: Operation, ctx: CheckContext) -> None:
     if is_generic(op):
         _check_generic_count(ctx, op, op.map_ref, affine_map, op.operands, verifier_message)
     else:
-        spans = _list_spans(body_node(op))
         parser_message = "dimension or symbol index mismatch"
         messages = (parser_message if op.name == "affine.apply" else verifier_message,) * 2
         _check_counts(
-            ctx, op.map_ref, affine_map, op.dims, op.symbols, spans, op.name_span, messages
+            ctx,
+            op.map_ref,
+            affine_map,
+            op.dims,
+            op.symbols,
+            lambda: _list_spans(body_node(op)),
+            op.name_span,
+            messages,
         )
     if op.name == "affine.apply" and len(affine_map.results) != 1:
         ctx.report(
@@ -232,14 +246,13 @@ def _check_bound(ctx: CheckContext, op: AffineForOp, bound: AffineBound, lower: 
     affine_map = _expect_map(ctx, bound.map_ref)
     if affine_map is None:
         return
-    spans = _list_spans(node_at(op, bound.span))
     _check_counts(
         ctx,
         bound.map_ref,
         affine_map,
         bound.dims,
         bound.symbols,
-        spans,
+        lambda: _list_spans(node_at(op, bound.span)),
         bound.span,
         (
             "dim operand count and affine map dim count must match",
@@ -299,7 +312,7 @@ def if_counts(op: Operation, ctx: CheckContext) -> None:
         resolved,
         op.dims,
         op.symbols,
-        _list_spans(body_node(op)),
+        lambda: _list_spans(body_node(op)),
         op.condition.span,
         (
             "dim operand count and integer set dim count must match",
@@ -392,8 +405,8 @@ def access_counts(op: Operation, ctx: CheckContext) -> None:
 
 @op_rule("affine.dma_start", "affine.dma_wait")
 def dma_counts(op: Operation, ctx: CheckContext) -> None:
-    if not isinstance(op, AffineDmaOp):
-        return  # not modelled
+    if not isinstance(op, AffineDmaOp) or not ctx.options.lints:
+        return  # not modelled, or lints are off
     types = op.memref_types
     for position, (_, subscripts, role) in enumerate(op.accesses):
         memref_type = types[position] if position < len(types) else None
@@ -401,7 +414,8 @@ def dma_counts(op: Operation, ctx: CheckContext) -> None:
             ctx,
             subscripts,
             memref_type,
-            f"expects the number of {role} subscripts to be equal to the {role} memref rank",
+            f"the number of {role} subscripts should equal the {role} memref's rank (MLIR 22 "
+            "accepts it, but lowering it (--lower-affine) fails)",
             op.types_span,
             DMA_SUBSCRIPT_COUNT,
         )
@@ -411,6 +425,8 @@ def dma_counts(op: Operation, ctx: CheckContext) -> None:
 def basis_counts(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, IndexBasisOp):
         return  # not modelled
+    if is_generic(op) and op.basis_span is None:
+        return  # no static_basis: affine-required-attribute reports it
     basis = len(op.basis)
     span = op.basis_span or op.name_span
     if op.name == "affine.delinearize_index":

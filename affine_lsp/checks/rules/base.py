@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.ir import ModuleModel, Operation, TopLevelItem, Type, Use
-from affine_lsp.syntax import Node, Span
+from affine_lsp.syntax import FIELD, Node, Span
 
 OpRule = Callable[[Operation, CheckContext], None]
 ItemRule = Callable[[TopLevelItem, CheckContext], None]
@@ -54,13 +54,13 @@ def module_rule(function: ModuleRule) -> ModuleRule:
 
 def body_node(op: Operation) -> Node | None:
     """The op's syntax node without its results (`operation.body`)."""
-    return op.node.child_by_field_name("body") if op.node is not None else None
+    return op.node.child_by_field_id(FIELD["body"]) if op.node is not None else None
 
 
 def field_span(op: Operation, name: str) -> Span | None:
     """Span of a field of the op's body node (None if absent)."""
     body = body_node(op)
-    child = body.child_by_field_name(name) if body is not None else None
+    child = body.child_by_field_id(FIELD[name]) if body is not None else None
     return Span.of(child) if child is not None else None
 
 
@@ -68,8 +68,8 @@ def signature_spans(op: Operation, side: str) -> list[Span]:
     """Spans of the input (`side="inputs"`) or result (`"results"`) types of a
     generic-form op's function type."""
     body = body_node(op)
-    function_type = body.child_by_field_name("type") if body is not None else None
-    listed = function_type.child_by_field_name(side) if function_type is not None else None
+    function_type = body.child_by_field_id(FIELD["type"]) if body is not None else None
+    listed = function_type.child_by_field_id(FIELD[side]) if function_type is not None else None
     if listed is None:
         return []
     if listed.type != "type_list_parens":

@@ -16,7 +16,7 @@ from affine_lsp.ir import (
     Operation,
     TopLevelItem,
 )
-from affine_lsp.syntax import Node, Span, text
+from affine_lsp.syntax import FIELD, Node, Span, text
 
 BARE_MAP = register(
     "legacy-bare-map",
@@ -77,9 +77,9 @@ def _check_calls(ctx: CheckContext, node: Node) -> None:
     while stack:
         current = stack.pop()
         if current.type in _CALL_NODES:
-            left = current.child_by_field_name("left")
-            right = current.child_by_field_name("right")
-            operator = current.child_by_field_name("operator")
+            left = current.child_by_field_id(FIELD["left"])
+            right = current.child_by_field_id(FIELD["right"])
+            operator = current.child_by_field_id(FIELD["operator"])
             if left is not None and right is not None and operator is not None:
                 replacement = f"({text(left)} {operator.type} {text(right)})"
                 ctx.report(
@@ -106,7 +106,7 @@ def _check_ref(ctx: CheckContext, ref: MapRef | None) -> None:
 @item_rule
 def legacy_alias(item: TopLevelItem, ctx: CheckContext) -> None:
     if item.alias is not None and item.alias.node is not None:
-        _check_bare(ctx, item.alias.node.child_by_field_name("value"))
+        _check_bare(ctx, item.alias.node.child_by_field_id(FIELD["value"]))
 
 
 @op_rule("affine.apply", "affine.min", "affine.max", "affine.for", "affine.if")
@@ -136,13 +136,13 @@ def legacy_names(op: Operation, ctx: CheckContext) -> None:
     if not op.legacy:
         return
     body = body_node(op)
-    spelled = text(body.child_by_field_name("name")) if body is not None else ""
+    spelled = text(body.child_by_field_id(FIELD["name"])) if body is not None else ""
     edits = [TextEdit(op.name_span, op.name)]
     title = f"Rename to {op.name}"
     if isinstance(op, MemRefDimOp) and isinstance(op.index, int) and op.node is not None:
         constant = f"%c{op.index}_dim"
         indent = " " * op.node.start_point[1]
-        index_node = body.child_by_field_name("index") if body is not None else None
+        index_node = body.child_by_field_id(FIELD["index"]) if body is not None else None
         if index_node is not None:
             edits = [
                 TextEdit(

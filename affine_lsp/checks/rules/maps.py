@@ -39,7 +39,7 @@ from affine_lsp.ir import (
     map_from_node,
     set_from_node,
 )
-from affine_lsp.syntax import Node, Span, text
+from affine_lsp.syntax import FIELD, Node, Span, text
 
 UNDECLARED = register(
     "affine-undeclared-identifier",
@@ -56,11 +56,12 @@ NON_AFFINE = register(
     "a product of two non-symbolic terms, or a division/modulo by a non-symbolic term",
     "maps",
 )
-DIVISOR = register(
-    "affine-divisor-not-positive",
-    "floordiv, ceildiv and mod by the constant 0 (MLIR 22 accepts it; negative constants are "
-    "the lint lint-negative-divisor)",
-    "maps",
+ZERO_DIVISOR = register(
+    "lint-zero-divisor",
+    "floordiv, ceildiv and mod by the constant 0: valid MLIR 22 (it prints `mod 0` itself), but "
+    "the result is undefined and lowering rejects it",
+    "lint",
+    Severity.WARNING,
     mlir_checks=False,
 )
 NEGATIVE_DIVISOR = register(
@@ -136,13 +137,17 @@ def _check_binary(
         return
     if is_constant(node.rhs):
         value = constant_value(node.rhs)
+        if not ctx.options.lints:
+            return
         if value == 0:
             ctx.report(
-                DIVISOR,
+                ZERO_DIVISOR,
                 node.rhs.span or span,
-                f"{node.op} by zero: the right operand must be a positive constant or a symbol",
+                f"{node.op} by zero: MLIR 22 accepts it, but the result is undefined and "
+                "lowering it (--lower-affine) fails; the right operand should be a positive "
+                "constant or a symbol",
             )
-        elif value is not None and value < 0 and ctx.options.lints:
+        elif value is not None and value < 0:
             ctx.report(
                 NEGATIVE_DIVISOR,
                 node.rhs.span or span,
@@ -220,7 +225,7 @@ def alias_definition(item: TopLevelItem, ctx: CheckContext) -> None:
         return
     value = alias.map if alias.map is not None else alias.set
     if value is not None:
-        check_map_or_set(ctx, value, alias.node.child_by_field_name("value"))
+        check_map_or_set(ctx, value, alias.node.child_by_field_id(FIELD["value"]))
 
 
 @generic_op_rule

@@ -20,7 +20,7 @@ from affine_lsp.ir import (
     map_from_node,
     type_from_node,
 )
-from affine_lsp.syntax import Node, Span, text
+from affine_lsp.syntax import FIELD, Node, Span, text
 
 DYNAMIC_SIZES = register(
     "memref-dynamic-size-count",
@@ -57,15 +57,6 @@ DIM_RANK = register(
 )
 
 
-def _layout_map_node(type_node: Node | None) -> Node | None:
-    if type_node is None or type_node.type != "memref_type":
-        return None
-    layout = type_node.child_by_field_name("layout")
-    if layout is not None and layout.type in ("affine_map", "legacy_affine_map"):
-        return layout
-    return None
-
-
 def _layout_symbol_count(layout: AffineMap) -> int:
     """MLIR drops an identity layout from a memref type, symbols and all."""
     return 0 if layout.is_identity else layout.num_symbols
@@ -75,7 +66,7 @@ def layout_symbols(ctx: CheckContext, type_node: Node | None) -> int | None:
     """How many symbols a memref type's layout has (None if unknown)."""
     if type_node is None or type_node.type != "memref_type":
         return None
-    layout = type_node.child_by_field_name("layout")
+    layout = type_node.child_by_field_id(FIELD["layout"])
     if layout is None:
         return 0
     if layout.type in ("affine_map", "legacy_affine_map"):
@@ -104,7 +95,7 @@ def alloc_counts(op: Operation, ctx: CheckContext) -> None:
     )
     if len(sizes) != expected:
         body = body_node(op)
-        sizes_node = body.child_by_field_name("dynamic_sizes") if body is not None else None
+        sizes_node = body.child_by_field_id(FIELD["dynamic_sizes"]) if body is not None else None
         span = (
             join([u.span for u in sizes[expected:]])
             if len(sizes) > expected
@@ -119,17 +110,9 @@ def alloc_counts(op: Operation, ctx: CheckContext) -> None:
             "size operand is needed for each '?' of the type",
             related=type_related,
         )
+    # (a layout of another rank: `memref_types`, for every memref type)
     body = body_node(op)
-    type_node = body.child_by_field_name("type") if body is not None else None
-    layout = _layout_map_node(type_node)
-    if layout is not None:
-        dims = map_from_node(layout).num_dims
-        if memref_type.rank is not None and dims != memref_type.rank:
-            ctx.report(
-                LAYOUT_RANK,
-                Span.of(layout),
-                f"memref layout mismatch between rank and affine map: {memref_type.rank} != {dims}",
-            )
+    type_node = body.child_by_field_id(FIELD["type"]) if body is not None else None
     symbols_expected = layout_symbols(ctx, type_node)
     if symbols_expected is not None and len(op.symbol_operands) != symbols_expected:
         symbols = op.symbol_operands
@@ -209,7 +192,7 @@ def zero_results(op: Operation, ctx: CheckContext) -> None:
         span = Span(op.results[0].span.start_byte, op.results[-1].span.end_byte)
     elif op.kind == "generic_operation" and op.result_types:
         body = body_node(op)
-        type_node = body.child_by_field_name("type") if body is not None else None
+        type_node = body.child_by_field_id(FIELD["type"]) if body is not None else None
         span = Span.of(type_node) if type_node is not None else op.name_span
     else:
         return
@@ -230,8 +213,8 @@ def copy_types(op: Operation, ctx: CheckContext) -> None:
     body = body_node(op)
     if body is None or op.kind == "generic_operation":
         return  # the generic form is not modelled
-    source = type_from_node(body.child_by_field_name("from"))
-    target_node = body.child_by_field_name("to")
+    source = type_from_node(body.child_by_field_id(FIELD["from"]))
+    target_node = body.child_by_field_id(FIELD["to"])
     target = type_from_node(target_node)
     if not isinstance(source, MemRefType) or not isinstance(target, MemRefType):
         return
@@ -268,7 +251,9 @@ def rank_operand(op: Operation, ctx: CheckContext) -> None:
     declared = op.operand_types[0] if op.operand_types else None
     if declared is None:
         body = body_node(op)
-        declared = type_from_node(body.child_by_field_name("from") if body is not None else None)
+        declared = type_from_node(
+            body.child_by_field_id(FIELD["from"]) if body is not None else None
+        )
     if declared is None or isinstance(declared, MemRefType | AliasType | OpaqueType):
         return
     ctx.report(

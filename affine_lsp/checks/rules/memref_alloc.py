@@ -32,7 +32,7 @@ from affine_lsp.ir import (
     parse_integer,
     type_from_node,
 )
-from affine_lsp.syntax import Node, Span
+from affine_lsp.syntax import FIELD, Node, Span
 
 ALLOCA_SCOPE = register(
     "memref-alloca-scope",
@@ -85,10 +85,10 @@ def _is_power_of_two(value: int) -> bool:
 def _alignment_value(node: Node) -> int | None:
     """An alignment written as a 64-bit signless integer (None for anything else)."""
     if node.type == "typed_literal":
-        declared = type_from_node(node.child_by_field_name("type"))
+        declared = type_from_node(node.child_by_field_id(FIELD["type"]))
         if declared != IntegerType(64):
             return None
-        node = node.child_by_field_name("value") or node
+        node = node.child_by_field_id(FIELD["value"]) or node
     return parse_integer(node) if node.type == "integer" else None
 
 
@@ -124,7 +124,7 @@ def global_alignment(op: Operation, ctx: CheckContext) -> None:
 @op_rule("memref.assume_alignment")
 def assume_alignment(op: Operation, ctx: CheckContext) -> None:
     body = body_node(op)
-    node = body.child_by_field_name("alignment") if body is not None else None
+    node = body.child_by_field_id(FIELD["alignment"]) if body is not None else None
     value = parse_integer(node) if node is not None and node.type == "integer" else None
     if node is None or value is None:
         return
@@ -201,7 +201,7 @@ def _check_realloc_size(
     ctx: CheckContext, op: Operation, result: Declared, new: MemRefType
 ) -> None:
     body = body_node(op)
-    sizes_node = body.child_by_field_name("operands") if body is not None else None
+    sizes_node = body.child_by_field_id(FIELD["operands"]) if body is not None else None
     sizes = [c for c in sizes_node.named_children if c.type == "value_use"] if sizes_node else []
     if new.dynamic_dims and not sizes:
         span, related = result_anchor(op, result)

@@ -22,7 +22,7 @@ from affine_lsp.ir import (
     element_type,
     type_from_node,
 )
-from affine_lsp.syntax import Span, text
+from affine_lsp.syntax import FIELD, Span, text
 
 ATOMIC_KIND = register(
     "memref-atomic-kind",
@@ -57,13 +57,13 @@ def atomic_rmw(op: Operation, ctx: CheckContext) -> None:
     body = body_node(op)
     if body is None or is_generic(op):
         return  # the generic form is not modelled
-    signature = type_from_node(body.child_by_field_name("type"))
+    signature = type_from_node(body.child_by_field_id(FIELD["type"]))
     if not isinstance(signature, FunctionType) or len(signature.inputs) != 2:
         return
     value_type, memref = signature.inputs
     if not isinstance(memref, MemRefType) or memref.shape is None:
         return
-    value_node = body.child_by_field_name("value")
+    value_node = body.child_by_field_id(FIELD["value"])
     value_span = Span.of(value_node) if value_node is not None else op.name_span
     if value_type != memref.element:
         ctx.report(
@@ -73,7 +73,7 @@ def atomic_rmw(op: Operation, ctx: CheckContext) -> None:
             f"memref: the value is {value_type}, {memref} holds {memref.element}",
         )
         return
-    indices = body.child_by_field_name("indices")
+    indices = body.child_by_field_id(FIELD["indices"])
     index_nodes = [c for c in indices.named_children if c.is_named] if indices else []
     if len(index_nodes) != len(memref.shape):
         surplus = index_nodes[len(memref.shape) :]
@@ -84,7 +84,7 @@ def atomic_rmw(op: Operation, ctx: CheckContext) -> None:
             f"{len(index_nodes)} for {memref} of rank {len(memref.shape)}",
         )
         return
-    kind_node = body.child_by_field_name("kind")
+    kind_node = body.child_by_field_id(FIELD["kind"])
     kind = text(kind_node).strip('"') if kind_node is not None else ""
     wanted = (
         (FloatType, "a floating-point type")
@@ -155,7 +155,7 @@ def _memref_type(op: Operation) -> Type | None:
     if is_generic(op):
         return op.operand_types[0] if op.operand_types else None
     body = body_node(op)
-    return type_from_node(body.child_by_field_name("type") if body is not None else None)
+    return type_from_node(body.child_by_field_id(FIELD["type"]) if body is not None else None)
 
 
 def _has_side_effects(op: Operation) -> bool:

@@ -26,7 +26,7 @@ from affine_lsp.ir import (
     parse_integer,
     type_from_node,
 )
-from affine_lsp.syntax import Node, Span
+from affine_lsp.syntax import FIELD, Node, Span
 
 RESULT_TYPE = register(
     "memref-result-type",
@@ -77,7 +77,7 @@ def declared_result(op: Operation) -> Declared:
 
 def _field(op: Operation, name: str) -> Node | None:
     body = body_node(op)
-    return body.child_by_field_name(name) if body is not None else None
+    return body.child_by_field_id(FIELD[name]) if body is not None else None
 
 
 def _first(spans: list[Span]) -> Span | None:

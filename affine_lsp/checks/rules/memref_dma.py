@@ -15,7 +15,7 @@ from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, field_span, is_generic, join, op_rule, plural
 from affine_lsp.checks.rules.types import check_declared
 from affine_lsp.ir import INDEX, IndexType, MemRefType, Operation, Type, Use, types_from_list
-from affine_lsp.syntax import Span
+from affine_lsp.syntax import FIELD, Span
 
 DMA_OPERANDS = register(
     "memref-dma-operands",
@@ -34,7 +34,7 @@ def _custom_operands(op: Operation, ctx: CheckContext) -> list[tuple[Use, Type |
     if body is None:
         return None
     start = op.name == "memref.dma_start"
-    types_node = body.child_by_field_name("types" if start else "type")
+    types_node = body.child_by_field_id(FIELD["types" if start else "type"])
     declared = types_from_list(types_node)
     memref_fields = _START_MEMREFS if start else ("tag",)
     if len(declared) != len(memref_fields):
@@ -102,9 +102,9 @@ def _index_count_hint(op: Operation) -> str:
     """In the custom form, a wrong number of indices shifts every later operand; name the
     first list whose length is not its memref's rank."""
     body = body_node(op)
-    declared = types_from_list(body.child_by_field_name("types")) if body is not None else []
+    declared = types_from_list(body.child_by_field_id(FIELD["types"])) if body is not None else []
     for position, role in enumerate(_START_MEMREFS):
-        indices = body.child_by_field_name(f"{role}_indices") if body is not None else None
+        indices = body.child_by_field_id(FIELD[f"{role}_indices"]) if body is not None else None
         memref = declared[position] if position < len(declared) else None
         if indices is None or not isinstance(memref, MemRefType) or memref.shape is None:
             continue

@@ -19,7 +19,7 @@ from affine_lsp.ir import (
     Type,
     type_from_node,
 )
-from affine_lsp.syntax import Node, Span, text
+from affine_lsp.syntax import FIELD, Node, Span, text
 
 GLOBAL_TYPE = register(
     "memref-global-type",
@@ -78,8 +78,8 @@ def _check_initial_value(ctx: CheckContext, value: Node, memref: MemRefType) -> 
     assert memref.shape is not None
     literal, declared = value, None
     if value.type == "typed_literal":
-        literal = value.child_by_field_name("value") or value
-        declared = type_from_node(value.child_by_field_name("type"))
+        literal = value.child_by_field_id(FIELD["value"]) or value
+        declared = type_from_node(value.child_by_field_id(FIELD["type"]))
     if literal.type not in _ELEMENTS or literal.has_error:
         ctx.report(
             INITIAL_VALUE,
@@ -91,7 +91,7 @@ def _check_initial_value(ctx: CheckContext, value: Node, memref: MemRefType) -> 
     if isinstance(declared, TensorType):
         _check_declared_elements(ctx, value, declared, memref)
         return
-    kind = literal.child_by_field_name("kind")
+    kind = literal.child_by_field_id(FIELD["kind"])
     if kind is None or text(kind) != "dense":
         return
     shape = dense_shape(literal)
@@ -174,7 +174,7 @@ def dense_shape(literal: Node) -> tuple[int, ...] | None:
 @op_rule("memref.get_global")
 def get_global(op: Operation, ctx: CheckContext) -> None:
     body = body_node(op)
-    symbol = body.child_by_field_name("symbol") if body is not None else None
+    symbol = body.child_by_field_id(FIELD["symbol"]) if body is not None else None
     if symbol is None or symbol.is_missing:
         return
     table = _symbol_table(op, ctx)

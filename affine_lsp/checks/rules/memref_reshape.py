@@ -30,7 +30,7 @@ from affine_lsp.ir import (
     parse_integer,
     type_from_node,
 )
-from affine_lsp.syntax import Node, Span
+from affine_lsp.syntax import FIELD, Node, Span
 
 REASSOCIATION = register(
     "memref-reassociation",
@@ -121,15 +121,15 @@ def _reshape_types(op: Operation) -> tuple[Declared, Declared, Declared] | None:
             declared_result(op),
         )
     body = body_node(op)
-    signature = body.child_by_field_name("from") if body is not None else None
+    signature = body.child_by_field_id(FIELD["from"]) if body is not None else None
     function_type = type_from_node(signature)
     if not isinstance(function_type, FunctionType) or signature is None:
         return None
     if len(function_type.inputs) != 2 or len(function_type.results) != 1:
         return None
-    inputs = signature.child_by_field_name("inputs")
+    inputs = signature.child_by_field_id(FIELD["inputs"])
     input_nodes = [c for c in inputs.named_children if c.type != "comment"] if inputs else []
-    results = signature.child_by_field_name("results")
+    results = signature.child_by_field_id(FIELD["results"])
     return (
         Declared(function_type.inputs[0], Span.of(input_nodes[0]) if input_nodes else None),
         Declared(function_type.inputs[1], None),
@@ -189,7 +189,7 @@ def _reshape_op(op: Operation) -> _Reshape | None:
     if is_generic(op):
         return None  # not modelled
     body = body_node(op)
-    node = body.child_by_field_name("reassociation") if body is not None else None
+    node = body.child_by_field_id(FIELD["reassociation"]) if body is not None else None
     groups = _reassociation(node)
     if groups is None or node is None:
         return None
@@ -262,7 +262,7 @@ def _expanded_strides(
 def _check_output_shape(ctx: CheckContext, op: Operation, result: MemRefType) -> None:
     assert result.shape is not None
     body = body_node(op)
-    listed = mixed_list(body.child_by_field_name("output_shape") if body is not None else None)
+    listed = mixed_list(body.child_by_field_id(FIELD["output_shape"]) if body is not None else None)
     if listed is None:
         return
     if len(listed.entries) != len(result.shape):
@@ -475,7 +475,7 @@ def _same_type(expected: MemRefType, declared: MemRefType, aliases: dict[str, Al
     if layout is None or not layout.startswith("#"):
         return expected == declared
     alias = aliases.get(layout)
-    value = alias.node.child_by_field_name("value") if alias and alias.node else None
+    value = alias.node.child_by_field_id(FIELD["value"]) if alias and alias.node else None
     if value is None:
         return True
     shape = declared.shape

@@ -35,7 +35,7 @@ from affine_lsp.checks.rules.memref_common import (
     static_list,
 )
 from affine_lsp.ir import AffineDim, AffineMap, MemRefType, Operation, map_from_node
-from affine_lsp.syntax import Span, text
+from affine_lsp.syntax import FIELD, Span, text
 
 SLICE_LISTS = register(
     "memref-slice-lists",
@@ -86,7 +86,7 @@ def _slice_lists(op: Operation) -> tuple[IndexList, IndexList, IndexList] | None
         )
     else:
         names = ("offsets" if op.name == "memref.subview" else "offset", "sizes", "strides")
-        lists = tuple(mixed_list(body.child_by_field_name(name)) for name in names)
+        lists = tuple(mixed_list(body.child_by_field_id(FIELD[name])) for name in names)
     if any(item is None for item in lists):
         return None
     return lists  # type: ignore[return-value]
@@ -481,7 +481,7 @@ def view(op: Operation, ctx: CheckContext) -> None:
         )
         return
     body = body_node(op)
-    sizes_node = body.child_by_field_name("sizes") if body is not None else None
+    sizes_node = body.child_by_field_id(FIELD["sizes"]) if body is not None else None
     sizes = [c for c in sizes_node.named_children if c.type == "value_use"] if sizes_node else []
     expected = viewed.dynamic_dims
     if len(sizes) != expected:
@@ -505,7 +505,7 @@ def view(op: Operation, ctx: CheckContext) -> None:
 
 def _permutation(op: Operation, ctx: CheckContext) -> tuple[AffineMap, Span] | None:
     body = body_node(op)
-    node = body.child_by_field_name("permutation") if body is not None else None
+    node = body.child_by_field_id(FIELD["permutation"]) if body is not None else None
     if node is None or node.has_error:
         return None
     if node.type == "attribute_alias":

@@ -4,9 +4,17 @@ with results, region arguments, iter_args vs results, positive steps."""
 from __future__ import annotations
 
 from affine_lsp.checks.context import CheckContext
-from affine_lsp.checks.diagnostics import Fix, Related, TextEdit
+from affine_lsp.checks.diagnostics import Fix, Related, Severity, TextEdit
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import field_span, is_generic, node_at, op_rule, plural
+from affine_lsp.checks.rules.base import (
+    body_node,
+    field_span,
+    generic_op_rule,
+    is_generic,
+    node_at,
+    op_rule,
+    plural,
+)
 from affine_lsp.ir import (
     AffineForOp,
     AffineIfOp,
@@ -14,6 +22,7 @@ from affine_lsp.ir import (
     IndexType,
     Operation,
     Region,
+    attribute_entries,
 )
 from affine_lsp.syntax import Span, text
 
@@ -51,10 +60,24 @@ ITER_ARGS_COUNT = register(
     "affine.for: the number of iter_args differs from the number of results",
     "structure",
 )
+REQUIRED_ATTRIBUTE = register(
+    "affine-required-attribute",
+    "an affine op in the generic form lacks an attribute it requires (`map` of affine.apply/"
+    "load/store, `condition` of affine.if, the bounds and step of affine.for, ...)",
+    "structure",
+)
 STEP = register(
     "affine-step-not-positive",
-    "the step of affine.for / affine.parallel must be a positive integer (MLIR 22 accepts 0)",
+    "affine.for in the custom form: a negative step, or one that is not an integer (a step of 0 "
+    "is the lint lint-step-not-positive)",
     "structure",
+)
+STEP_LINT = register(
+    "lint-step-not-positive",
+    "a step of 0 (affine.for, affine.parallel), or a negative one (affine.parallel, affine.for "
+    "in the generic form): valid MLIR 22, but the loop never advances and lowering rejects it",
+    "lint",
+    Severity.WARNING,
     mlir_checks=False,
 )
 
@@ -155,17 +178,8 @@ def for_header(op: Operation, ctx: CheckContext) -> None:
         return  # not modelled
     if is_generic(op):
         _generic_induction_variable(op, ctx)
-    if op.step_span is not None and (op.step is None or op.step <= 0):
-        written = op.step if op.step is not None else _spelling(op, op.step_span)
-        ctx.report(
-            STEP,
-            op.step_span,
-            f"expected step to be representable as a positive signed integer: step {op.step} "
-            "would never advance the loop"
-            if op.step == 0
-            else f"expected step to be representable as a positive signed integer, not {written}",
-            fixes=(Fix("Use step 1", (TextEdit(op.step_span, "1"),), preferred=True),),
-        )
+    if op.step_span is not None:
+        _for_step(op, ctx)
     iter_args_span = field_span(op, "iter_args")
     if iter_args_span is not None or op.result_types:
         if len(op.iter_args) != len(op.result_types):
@@ -176,6 +190,32 @@ def for_header(op: Operation, ctx: CheckContext) -> None:
                 f"{plural(len(op.iter_args), 'iter_args value')} but "
                 f"{plural(len(op.result_types), 'result type')}",
             )
+
+
+def _for_step(op: AffineForOp, ctx: CheckContext) -> None:
+    """MLIR 22's custom parser takes a step of 0 or more; the verifier checks nothing."""
+    assert op.step_span is not None
+    fixes = (Fix("Use step 1", (TextEdit(op.step_span, "1"),), preferred=True),)
+    generic = is_generic(op)
+    if op.step is None or (op.step < 0 and not generic):
+        if generic:
+            return  # not an integer attribute: nothing we can say
+        written = op.step if op.step is not None else _spelling(op, op.step_span)
+        ctx.report(
+            STEP,
+            op.step_span,
+            f"expected step to be representable as a positive signed integer, not {written}",
+            fixes=fixes,
+        )
+    elif op.step <= 0 and ctx.options.lints:
+        ctx.report(
+            STEP_LINT,
+            op.step_span,
+            f"a step of {op.step} never brings the loop to its upper bound: MLIR 22 accepts "
+            "it, but once entered the loop would run forever (lowered, an scf.for that never "
+            "ends)",
+            fixes=fixes,
+        )
 
 
 def _spelling(op: Operation, span: Span) -> str:
@@ -199,9 +239,56 @@ def _generic_induction_variable(op: AffineForOp, ctx: CheckContext) -> None:
 def parallel_steps(op: Operation, ctx: CheckContext) -> None:
     if not isinstance(op, AffineParallelOp):
         return  # not modelled
-    if op.steps_span is not None and any(step <= 0 for step in op.steps):
+    wrong = [step for step in op.steps if step <= 0]
+    if op.steps_span is not None and wrong and ctx.options.lints:
         ctx.report(
-            STEP,
+            STEP_LINT,
             op.steps_span,
-            "the steps of affine.parallel must be positive integers: a step of 0 never advances",
+            f"a step of {wrong[0]} never brings affine.parallel to its upper bound: MLIR 22 "
+            "accepts it, but lowering it (--lower-affine) fails: scf.parallel requires "
+            "positive steps",
         )
+
+
+# The attributes the generic form of each affine op must give (MLIR 22's ODS
+# definitions; MLIR reports the first missing one in this alphabetical order).
+REQUIRED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "affine.apply": ("map",),
+    "affine.min": ("map",),
+    "affine.max": ("map",),
+    "affine.load": ("map",),
+    "affine.store": ("map",),
+    "affine.vector_load": ("map",),
+    "affine.vector_store": ("map",),
+    "affine.prefetch": ("isDataCache", "isWrite", "localityHint", "map"),
+    "affine.for": ("lowerBoundMap", "step", "upperBoundMap"),
+    "affine.if": ("condition",),
+    "affine.parallel": (
+        "lowerBoundsGroups",
+        "lowerBoundsMap",
+        "reductions",
+        "steps",
+        "upperBoundsGroups",
+        "upperBoundsMap",
+    ),
+    "affine.delinearize_index": ("static_basis",),
+}
+
+
+@generic_op_rule
+def required_attributes(op: Operation, ctx: CheckContext) -> None:
+    required = REQUIRED_ATTRIBUTES.get(op.name)
+    if required is None:
+        return
+    given = attribute_entries(body_node(op))
+    missing = [name for name in required if name not in given]
+    if not missing:
+        return
+    more = f" (and {', '.join(repr(m) for m in missing[1:])})" if len(missing) > 1 else ""
+    them = "them" if missing[1:] else "it"
+    ctx.report(
+        REQUIRED_ATTRIBUTE,
+        op.name_span,
+        f"requires attribute '{missing[0]}'{more}: the generic form of {op.name} must give "
+        f"{them} among its properties `<{{...}}>` or attributes `{{...}}`",
+    )

@@ -3,16 +3,27 @@ result types the generic form declares that differ from what the op produces."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import generic_op_rule, is_generic, op_rule, signature_spans
+from affine_lsp.checks.rules.base import (
+    generic_op_rule,
+    is_generic,
+    node_at,
+    op_rule,
+    signature_spans,
+)
 from affine_lsp.ir import (
     INDEX,
     AffineAccessOp,
     AffineDmaOp,
     AffineForOp,
+    AffineParallelOp,
     AliasType,
+    FloatType,
+    IntegerType,
     MemRefAccessOp,
     MemRefDimOp,
     OpaqueType,
@@ -21,10 +32,19 @@ from affine_lsp.ir import (
     Use,
     element_type,
 )
+from affine_lsp.syntax import Span
 
 TYPE_MISMATCH = register(
     "ssa-type-mismatch",
     "the type written for an operand differs from the type of the value",
+    "types",
+)
+REDUCTION_TYPE = register(
+    "affine-reduction-type",
+    "affine.parallel: a reduction kind that does not fit its result's type (addf, mulf, "
+    "maximumf, minimumf: a float; addi, muli, ori, andi: an integer; maxs, mins: a signed and "
+    "maxu, minu: an unsigned integer such as si32/ui32; MLIR 22 takes no type for maxnumf, "
+    "minnumf and xori)",
     "types",
 )
 RESULT_TYPE = register(
@@ -127,3 +147,65 @@ def iter_arg_types(op: Operation, ctx: CheckContext) -> None:
         return  # not modelled
     for (_, init), declared in zip(op.iter_args, op.result_types, strict=False):
         check_declared(ctx, init, declared)
+
+
+# What each reduction kind of affine.parallel accepts as its result type (MLIR 22's
+# isResultTypeMatchAtomicRMWKind): the words for the message, and the test.
+_REDUCTION_TYPES: dict[str, tuple[str, Callable[[Type], bool]]] = {
+    **dict.fromkeys(
+        ("addf", "mulf", "maximumf", "minimumf"),
+        ("a float type", lambda t: isinstance(t, FloatType)),
+    ),
+    **dict.fromkeys(
+        ("addi", "muli", "ori", "andi"),
+        ("an integer type", lambda t: isinstance(t, IntegerType)),
+    ),
+    **dict.fromkeys(
+        ("maxs", "mins"),
+        (
+            "a signed integer type (si32, ...; i32 is signless)",
+            lambda t: isinstance(t, IntegerType) and t.signedness == "s",
+        ),
+    ),
+    **dict.fromkeys(
+        ("maxu", "minu"),
+        (
+            "an unsigned integer type (ui32, ...; i32 is signless)",
+            lambda t: isinstance(t, IntegerType) and t.signedness == "u",
+        ),
+    ),
+    **dict.fromkeys(
+        ("maxnumf", "minnumf", "xori"),
+        ("no type at all (MLIR 22's verifier accepts none for it)", lambda t: False),
+    ),
+}
+
+
+@op_rule("affine.parallel")
+def reduction_types(op: Operation, ctx: CheckContext) -> None:
+    if not isinstance(op, AffineParallelOp) or len(op.reductions) != len(op.result_types):
+        return  # not modelled, or affine-parallel-reductions reports the counts
+    spans = _reduction_spans(op)
+    for index, (kind, result) in enumerate(zip(op.reductions, op.result_types, strict=True)):
+        rule = _REDUCTION_TYPES.get(kind)
+        if rule is None or result is None or isinstance(result, AliasType | OpaqueType):
+            continue  # assign, an invalid kind (reported elsewhere), or a type we cannot see
+        wanted, fits = rule
+        if fits(result):
+            continue
+        ctx.report(
+            REDUCTION_TYPE,
+            spans[index] if index < len(spans) else op.reductions_span or op.name_span,
+            f'result type cannot match reduction attribute: "{kind}" takes {wanted}, result '
+            f"#{index} is {result}",
+        )
+
+
+def _reduction_spans(op: AffineParallelOp) -> list[Span]:
+    """The span of each reduction kind written (a string, or an integer in the generic
+    form); [] when they cannot be told apart."""
+    node = node_at(op, op.reductions_span) if op.reductions_span is not None else None
+    if node is None:
+        return []
+    items = [c for c in node.named_children if c.type in ("string", "integer")]
+    return [Span.of(c) for c in items] if len(items) == len(op.reductions) else []

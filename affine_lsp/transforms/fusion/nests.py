@@ -13,6 +13,7 @@ from affine_lsp.ir import (
     ModuleModel,
     Operation,
 )
+from affine_lsp.transforms.cursor import loops_holding, starting_on_line
 
 
 def functions(model: ModuleModel) -> Iterator[FuncOp]:
@@ -54,15 +55,10 @@ def next_nest(nest: AffineForOp) -> AffineForOp | None:
 def nest_at(model: ModuleModel, start: int, end: int, line_of) -> AffineForOp | None:
     """The nest a cursor/selection designates: a loop whose first line holds the cursor,
     else the outermost loop around it (`line_of(offset)` gives a line number)."""
-    around = [
-        op
-        for op in model.walk()
-        if isinstance(op, AffineForOp) and op.span.start_byte <= start and end <= op.span.end_byte
-    ]
+    around = loops_holding(model, start, end)
     if not around:
         return None
-    line = line_of(start)
-    on_line = [op for op in around if line_of(op.span.start_byte) == line]
+    on_line = starting_on_line(around, line_of(start), line_of)
     if on_line:
         return on_line[-1]
     return around[0]

@@ -23,6 +23,7 @@ from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineForOp, ModuleModel
 from affine_lsp.poly import Budget, IslSession, budgets, time_limits_enabled
 from affine_lsp.syntax import SourceDocument
+from affine_lsp.transforms.cursor import loops_holding, starting_on_line
 from affine_lsp.transforms.functions import has_errors
 from affine_lsp.transforms.loops.core import (
     DISTRIBUTE,
@@ -93,15 +94,10 @@ def loop_at(
     model: ModuleModel, start: int, end: int, line_of: Callable[[int], int]
 ) -> AffineForOp | None:
     """The loop whose header line holds the cursor, else the innermost loop around it."""
-    around = [
-        op
-        for op in model.walk()
-        if isinstance(op, AffineForOp) and op.span.start_byte <= start and end <= op.span.end_byte
-    ]
+    around = loops_holding(model, start, end)
     if not around:
         return None
-    line = line_of(start)
-    on_line = [op for op in around if line_of(op.span.start_byte) == line]
+    on_line = starting_on_line(around, line_of(start), line_of)
     return on_line[0] if on_line else around[-1]
 
 

@@ -1,0 +1,171 @@
+"""memref types wherever they are written (signatures, op types, alias definitions),
+as MLIR 22 verifies them when it parses one: the element type, the rank of an
+affine-map or strided layout, and the kind of the memory space."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import tree_sitter
+
+from affine_lsp.checks.context import CheckContext
+from affine_lsp.checks.registry import register
+from affine_lsp.checks.rules.base import item_rule
+from affine_lsp.checks.rules.memref import LAYOUT_RANK
+from affine_lsp.ir import TopLevelItem, map_from_node
+from affine_lsp.syntax import Node, Span, mlir_query, text
+
+ELEMENT_TYPE = register(
+    "memref-element-type",
+    "a memref of tensors, tuples, functions or none (MLIR takes integers, index, floats, "
+    "complex numbers, vectors, memrefs and dialect types that declare themselves elements)",
+    "memref",
+)
+MEMORY_SPACE = register(
+    "memref-memory-space",
+    "a memref memory space that is neither an integer, a string, a dictionary nor a "
+    "dialect attribute (a type, a float, an array, unit, a symbol, dense elements, ...)",
+    "memref",
+)
+UNRANKED_LAYOUT = register(
+    "memref-unranked-layout",
+    "an unranked memref (`memref<*x...>`) with an affine-map layout",
+    "memref",
+)
+STRIDE_COUNT = register(
+    "memref-stride-count",
+    "a strided layout whose number of strides differs from the memref's rank",
+    "memref",
+)
+
+_NOT_ELEMENTS = frozenset({"tensor_type", "none_type", "tuple_type", "function_type"})
+_LAYOUTS = frozenset({"affine_map", "legacy_affine_map", "strided_layout"})
+# Builtin attributes MLIR 22 does not take as a memory space (`isSupportedMemorySpace`
+# takes integers, strings, dictionaries and any other dialect's attributes).
+_NOT_MEMORY_SPACES = frozenset(
+    {
+        "float",
+        "array_attribute",
+        "unit_attribute",
+        "symbol_ref",
+        "dense_attribute",
+        "dense_array_attribute",
+        "location",
+        "distinct_attribute",
+        "integer_set",
+        "integer_type",
+        "float_type",
+        "index_type",
+        "none_type",
+        "memref_type",
+        "tensor_type",
+        "vector_type",
+        "complex_type",
+        "tuple_type",
+        "function_type",
+        "type_alias",
+        "dialect_type",
+    }
+)
+
+
+@cache
+def _memref_query() -> tree_sitter.Query:
+    return mlir_query("(memref_type) @memref")
+
+
+def _rank(memref: Node) -> int | None:
+    """The number of dimensions (None for `*`, unranked)."""
+    shape = memref.child_by_field_name("shape")
+    if shape is None:
+        return 0
+    dims = [d.strip() for d in text(shape).split("x")[:-1]]
+    return None if "*" in dims else len(dims)
+
+
+def _stride_count(layout: Node) -> int:
+    inside, count = False, 0
+    for child in layout.children:
+        if child.type == "[":
+            inside = True
+        elif child.type == "]":
+            return count
+        elif inside and child.type != ",":
+            count += 1
+    return count
+
+
+def _map_dims(layout: Node, ctx: CheckContext) -> int | None:
+    """The dimensions of an affine-map layout, written inline or through an alias."""
+    if layout.type in ("affine_map", "legacy_affine_map"):
+        return map_from_node(layout).num_dims
+    if layout.type == "attribute_alias":
+        alias = ctx.module.aliases.get(text(layout))
+        if alias is not None and alias.map is not None:
+            return alias.map.num_dims
+    return None
+
+
+def _is_layout(node: Node, ctx: CheckContext) -> bool:
+    return node.type in _LAYOUTS or _map_dims(node, ctx) is not None
+
+
+def _unsupported_memory_space(node: Node) -> bool:
+    if node.type == "typed_literal":
+        value = node.child_by_field_name("value")
+        return value is not None and value.type in ("float", "dense_attribute")
+    return node.type in _NOT_MEMORY_SPACES
+
+
+@item_rule
+def memref_types(item: TopLevelItem, ctx: CheckContext) -> None:
+    node = item.alias.node if item.alias is not None else None
+    if node is None and item.operation is not None:
+        node = item.operation.node
+    if node is None:
+        return
+    found = tree_sitter.QueryCursor(_memref_query()).captures(node).get("memref", [])
+    for memref in found:
+        if not memref.has_error:
+            _check_memref(memref, ctx)
+
+
+def _check_memref(memref: Node, ctx: CheckContext) -> None:
+    element = memref.child_by_field_name("element_type")
+    if element is not None and element.type in _NOT_ELEMENTS:
+        ctx.report(ELEMENT_TYPE, Span.of(element), "invalid memref element type")
+    rank = _rank(memref)
+    first = memref.child_by_field_name("layout")
+    second = memref.child_by_field_name("memory_space")
+    if first is None:
+        return
+    space = second if _is_layout(first, ctx) else first
+    if first is not space:
+        _check_layout(first, rank, ctx)
+    if space is not None and _unsupported_memory_space(space):
+        ctx.report(MEMORY_SPACE, Span.of(space), "unsupported memory space Attribute")
+
+
+def _check_layout(layout: Node, rank: int | None, ctx: CheckContext) -> None:
+    if layout.type == "strided_layout":
+        strides = _stride_count(layout)
+        if rank is not None and strides != rank:
+            ctx.report(
+                STRIDE_COUNT,
+                Span.of(layout),
+                f"expected the number of strides to match the rank: {strides} strides, rank {rank}",
+            )
+        return
+    dims = _map_dims(layout, ctx)
+    if dims is None:
+        return
+    if rank is None:
+        ctx.report(
+            UNRANKED_LAYOUT, Span.of(layout), "cannot have affine map for unranked memref type"
+        )
+    elif dims != rank:
+        ctx.report(
+            LAYOUT_RANK,
+            Span.of(layout),
+            f"memref layout mismatch between rank and affine map: {rank} != {dims}",
+        )
