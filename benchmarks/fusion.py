@@ -65,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     fuse_all(seed)  # warm up imports and isl
     seconds, result = timed(seed, ns.repeat)
     depths = [f.depth for f in result.fusions] if result else []
-    good = depths == [2] and seconds <= SEED_TARGET
+    # The matmul chain fuses at depth 2, then the consumer's loops slide under the
+    # producer's (a sibling fusion one level down): one perfect nest of three loops.
+    good = depths == [2, 1] and seconds <= SEED_TARGET
     ok &= good
     print(
         f"seed example: {seconds * 1000:.1f} ms (target {SEED_TARGET * 1000:.0f} ms), "

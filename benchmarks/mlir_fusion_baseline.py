@@ -5,7 +5,8 @@ optionally ``mode=producer`` / ``mode=sibling``), then lower and run both the or
 fused program and compare their printed outputs bit for bit.  Reports crashes, miscompiles and
 correct results, top-level nests in ``@kernel`` before/after, and a breakdown by feature.
 
-    python benchmarks/mlir_fusion_baseline.py --count 300 --seed 0 --json results.json
+    python benchmarks/mlir_fusion_baseline.py --count 300 --seed 0 [--profile hazards]
+        --json results.json
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from affine_lsp.testing import oracle, progen  # noqa: E402
+from affine_lsp.testing.fusion_compare import PROFILES  # noqa: E402
 
 MODES: dict[str, str] = {"greedy": "", "producer": "mode=producer", "sibling": "mode=sibling"}
 STATUSES = ("correct", "miscompile", "run-failure", "crash", "invalid-ir", "timeout")
@@ -84,9 +86,11 @@ def _first_line(text: str) -> str:
     return next((ln.strip()[:300] for ln in text.splitlines() if ln.strip()), "")
 
 
-def evaluate(seed: int, modes: Sequence[str], timeout: float) -> ProgramResult:
+def evaluate(
+    seed: int, modes: Sequence[str], timeout: float, profile: str = "default"
+) -> ProgramResult:
     """Generate the program for ``seed`` and evaluate every requested mode on it."""
-    program = progen.generate(seed)
+    program = progen.generate(seed, PROFILES[profile])
     result = ProgramResult(seed, sorted(program.features), program.nests, program.elem)
     original = oracle.lower_and_run(program.text, timeout=timeout)
     if not original.ok:
@@ -169,7 +173,9 @@ def report(results: Sequence[ProgramResult], modes: Iterable[str], elapsed: floa
     return "\n".join(lines)
 
 
-def save_failures(results: Sequence[ProgramResult], directory: Path) -> int:
+def save_failures(
+    results: Sequence[ProgramResult], directory: Path, profile: str = "default"
+) -> int:
     """Write each program MLIR got wrong (and its fused form) to ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
     saved = 0
@@ -177,7 +183,9 @@ def save_failures(results: Sequence[ProgramResult], directory: Path) -> int:
         bad = {m: res for m, res in r.modes.items() if res.status != "correct"}
         if not bad:
             continue
-        (directory / f"seed{r.seed}.mlir").write_text(progen.generate(r.seed).text)
+        (directory / f"seed{r.seed}.mlir").write_text(
+            progen.generate(r.seed, PROFILES[profile]).text
+        )
         for mode, res in bad.items():
             note = f"// {mode}: {res.status}\n// " + res.detail.replace("\n", "\n// ") + "\n"
             body = res.fused_text or ""
@@ -202,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="greedy,producer,sibling",
         help="comma-separated subset of: " + ", ".join(MODES),
     )
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="default")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per subprocess")
     parser.add_argument("--json", type=Path, help="write per-program results here")
@@ -218,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.monotonic()
     seeds = range(ns.seed, ns.seed + ns.count)
     with ThreadPoolExecutor(max(1, ns.jobs)) as pool:
-        results = list(pool.map(lambda s: evaluate(s, modes, ns.timeout), seeds))
+        results = list(pool.map(lambda s: evaluate(s, modes, ns.timeout, ns.profile), seeds))
     elapsed = time.monotonic() - start
     print(report(results, modes, elapsed))
     if ns.json:
@@ -233,7 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ns.json.parent.mkdir(parents=True, exist_ok=True)
         ns.json.write_text(json.dumps(payload, indent=1) + "\n")
     if ns.save:
-        print(f"saved {save_failures(results, ns.save)} failing programs to {ns.save}")
+        saved = save_failures(results, ns.save, ns.profile)
+        print(f"saved {saved} failing programs to {ns.save}")
     return 0
 
 

@@ -24,6 +24,7 @@ from affine_lsp.transforms.fusion import (
     SIBLING,
     FusionOptions,
     PairFusion,
+    Removed,
     function_of,
     fuse_all,
     nest_on_line,
@@ -43,7 +44,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--func", metavar="NAME", help="only this function (with or without @)")
     what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--all", action="store_true", help="fuse greedily everywhere")
+    what.add_argument(
+        "--all",
+        action="store_true",
+        help="fuse everywhere (and remove dead nests), in the order that leaves fewest nests",
+    )
     what.add_argument(
         "--line", type=int, metavar="N", help="fuse the nest on line N with the next nest"
     )
@@ -103,13 +108,24 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         result = fuse_all(data, options, only)
         output = result.text
-        if not result.fusions:
+        if not result.steps:
             _error("nothing could be fused")
-        for fusion in result.fusions:
+        for step in result.steps:
+            if isinstance(step, Removed):
+                _error(
+                    f"{step.function}: removed the nest on line {step.line}: nothing reads "
+                    "what it writes before it is overwritten"
+                )
+                continue
+            permuted = (
+                f", its loops reordered to {', '.join(step.permuted)} first"
+                if step.permuted
+                else ""
+            )
             _error(
-                f"{fusion.function}: fused the nest on line {fusion.first_line} into the nest "
-                f"on line {fusion.second_line} ({fusion.mode}, depth {fusion.depth}, "
-                f"+{fusion.extra:.0%} compute)"
+                f"{step.function}: fused the nest on line {step.first_line} into the nest "
+                f"on line {step.second_line} ({step.mode}, depth {step.depth}, "
+                f"+{step.extra:.0%} compute{permuted})"
             )
     else:
         status, output = _fuse_line(data, document, args, options, only)
@@ -178,8 +194,8 @@ def _depths_text(depths: list[int]) -> str:
     if not depths:
         return "they share no loop"
     if len(depths) == 1:
-        return "only depth 1"
-    return f"depths 1 to {depths[-1]}"
+        return f"only depth {depths[0]}"
+    return f"depths {depths[0]} to {depths[-1]}"
 
 
 def _best_failure(fusion: PairFusion, options: FusionOptions) -> str:

@@ -104,6 +104,21 @@ first); others are planned when asked for."""
 ACTION_RESOLVE_SECONDS = 10.0
 """Computing one chosen code action (in the server: in its worker thread)."""
 
+FUSION_COST_COUNTED_POINTS = 4096
+"""Where a loop's bounds cross (it runs 0 times for some iterations around it),
+fusion's cost model averages its trip count exactly, by counting iterations, when
+the loops around it have at most this many iterations (the box around them), and
+from the smallest and largest trip count otherwise."""
+
+FUSE_ALL_ORDERS = 8
+"""Greedy runs `fuse --all` may make per function while searching the order of its
+fusions (the first run included)."""
+
+FUSE_ALL_EVALUATIONS = 200
+"""Pair fusions the order search may analyse afresh per function, beyond the first
+run's (cached answers are free; it also stops after as many as the first run
+analysed, or 10); no new run starts past it."""
+
 FUZZ_HOVER = Budget(max_operations=200_000, time_limit=0.2)
 """Hover data in the fuzz harness."""
 

@@ -117,12 +117,12 @@ def matches(expected: list[tuple[str, bool]], ours: list[str]) -> bool:
     return True
 
 
-def expected_structures(chunk: Chunk, prefix: str) -> dict[str, list[tuple[str, bool]]]:
+def expected_structures(text: str, prefix: str) -> dict[str, list[tuple[str, bool]]]:
     """Function name -> CHECK tokens (with 'must be adjacent' flags) for one prefix."""
     pattern = re.compile(rf"//\s*{re.escape(prefix)}(-NEXT|-LABEL|-DAG|-NOT|-SAME|-EMPTY)?:(.*)$")
     found: dict[str, list[tuple[str, bool]]] = {}
     current: str | None = None
-    for line in chunk.text.splitlines():
+    for line in text.splitlines():
         match = pattern.search(line)
         if match is None:
             continue
@@ -157,7 +157,7 @@ def our_structures(text: str) -> dict[str, list[str]]:
 
 def check_chunk(chunk: Chunk, run: Run) -> tuple[list[FunctionResult], str | None]:
     """Our results for one chunk and one RUN line; the second item is an error, if any."""
-    expected = expected_structures(chunk, run.prefix)
+    expected = expected_structures(chunk.text, run.prefix)
     if not any(expected.values()):
         return [], None
     options = FusionOptions(tolerance=run.tolerance)

@@ -103,3 +103,16 @@ def test_func_selects_a_function(tmp_path, capsysbinary):
     captured = capsysbinary.readouterr()
     assert captured.out == (NAMES_AND_COMMENTS + WAR).encode()
     assert b"nothing could be fused" in captured.err
+
+
+def test_all_reports_removed_nests_and_permuted_loops(tmp_path, capsysbinary):
+    from tests.fusion.test_fixtures import case
+
+    path = _file(tmp_path, case("dead_producer") + case("producer_into_in_place_nest"))
+    assert main(["fuse", str(path), "--all"]) == 0
+    err = capsysbinary.readouterr().err
+    assert (
+        b"@dead_producer: removed the nest on line 10: nothing reads what it writes "
+        b"before it is overwritten"
+    ) in err
+    assert b"depth 1, +0% compute, its loops reordered to %i, %k first)" in err

@@ -4,8 +4,9 @@ PairFusion(data, model, function, first, second, mode, options)
     every depth at which `first` fuses into `second` (mode PRODUCER_CONSUMER or
     SIBLING): legality (exact dataflow check of the fused text), extra
     computation, edits, as `Candidate`s; `.best()`. Options: `FusionOptions`.
-fuse_all(data, options, only)   greedy fusion over a document (`FuseAllResult`
-                                of `Fusion`s).
+fuse_all(data, options, only)   fusion over a document: dead nests removed, greedy
+                                runs, a bounded search over their order (`FuseAllResult`
+                                of `Fusion`s and `Removed` nests).
 fusion_actions(...)             the editor's code actions (`FusionAction`s).
 function_of, functions, nest_at, nest_on_line, next_nest, loops_in, memrefs_touched
                                 finding nests and what they touch.
@@ -19,7 +20,7 @@ from affine_lsp.transforms.fusion.engine import (
     FusionOptions,
     PairFusion,
 )
-from affine_lsp.transforms.fusion.greedy import FuseAllResult, Fusion, fuse_all
+from affine_lsp.transforms.fusion.greedy import FuseAllResult, Fusion, Removed, fuse_all
 from affine_lsp.transforms.fusion.nests import (
     function_of,
     functions,
@@ -39,6 +40,7 @@ __all__ = [
     "FusionAction",
     "FusionOptions",
     "PairFusion",
+    "Removed",
     "function_of",
     "functions",
     "fusion_actions",

@@ -270,7 +270,7 @@ def _fuse_all_action(
         result = fuse_all(data, options, {name}, time_limit=seconds)
         if not result.complete:
             return [], TOO_COMPLEX
-        if not result.fusions:
+        if not result.steps:
             return [], "no two nests in this function can be fused"
         edits = minimal_edits(data, result.text)
         problem = verify_edits(data, edits, model, function)

@@ -12,9 +12,26 @@ from __future__ import annotations
 import islpy as isl
 
 from affine_lsp.ir import AffineForOp, AffineIfOp, AffineParallelOp, AffineYieldOp, Operation
-from affine_lsp.poly import Level, NotAffine, Window, enclosing_levels, fraction, minmax
+from affine_lsp.poly import Level, NotAffine, Window, budgets, enclosing_levels, fraction, minmax
 
 DEFAULT_SYMBOL = 100
+
+
+def _params_as_dims(points: isl.Set) -> isl.Set:
+    return points.move_dims(
+        isl.dim_type.set, 0, isl.dim_type.param, 0, points.dim(isl.dim_type.param)
+    )
+
+
+def _box_size(points: isl.Set) -> float:
+    """The number of points of the box around a parameter-free set (inf if unbounded)."""
+    size = 1.0
+    for k in range(points.dim(isl.dim_type.set)):
+        low, high = points.dim_min_val(k), points.dim_max_val(k)
+        if not (low.is_int() and high.is_int()):
+            return float("inf") if not (low.is_nan() or high.is_nan()) else 0.0
+        size *= max(0, int(fraction(high)) - int(fraction(low)) + 1)
+    return size
 
 
 class CostModel:
@@ -90,6 +107,11 @@ class CostModel:
             ]
         else:
             return 1.0
+        context = self.window.context
+        around = {
+            context.get_dim_name(isl.dim_type.param, k)
+            for k in range(context.dim(isl.dim_type.param))
+        }
         product = 1.0
         for lows, highs, step in bounds:
             start, end = minmax("max", lows), minmax("min", highs)
@@ -101,10 +123,18 @@ class CostModel:
                 f"[{', '.join(params)}] -> {{ [{', '.join(domain.dims)}] -> "
                 f"[(ceil((({end.text}) - ({start.text}))/{step}))] }}"
             )
-            fixed = " and ".join(f"{p} = {DEFAULT_SYMBOL}" for p in params) or "true"
+            # Ivs of the loops around the window range over their iterations; other
+            # symbols are taken as DEFAULT_SYMBOL.
+            fixed = (
+                " and ".join(f"{p} = {DEFAULT_SYMBOL}" for p in params if p not in around) or "true"
+            )
 
             def bounds_of(
-                text: str = text, fixed: str = fixed, params=params, ctx=self.session.ctx
+                text: str = text,
+                fixed: str = fixed,
+                params=params,
+                ctx=self.session.ctx,
+                context: isl.Set = context,
             ):
                 trip = isl.PwAff.read_from_str(ctx, text)
                 assert domain.set is not None
@@ -112,9 +142,49 @@ class CostModel:
                 trip = trip.intersect_params(
                     isl.Set.read_from_str(ctx, f"[{', '.join(params)}] -> {{ : {fixed} }}")
                 )
-                return trip.min_val(), trip.max_val()
+                trip = trip.intersect_params(context)
+                # Where the bounds cross, the loop runs 0 times (not a negative count).
+                running = trip.nonneg_set()
+                if running.is_empty():
+                    return isl.Val.nan(ctx), isl.Val.nan(ctx)
+                low = trip.min_val() if trip.domain().is_subset(running) else isl.Val.zero(ctx)
+                return low, trip.intersect_domain(running).max_val()
+
+            def counted(
+                params=params,
+                fixed: str = fixed,
+                start: str = start.text,
+                end: str = end.text,
+                step: int = step,
+                ctx=self.session.ctx,
+                context: isl.Set = context,
+            ) -> float | None:
+                assert domain.set is not None
+                where = isl.Set.read_from_str(ctx, f"[{', '.join(params)}] -> {{ : {fixed} }}")
+                points = domain.set.intersect_params(where).intersect_params(context)
+                if _box_size(_params_as_dims(points)) > budgets.FUSION_COST_COUNTED_POINTS:
+                    return None
+                dims = ", ".join([*domain.dims, "_n"])
+                iterations = isl.Set.read_from_str(
+                    ctx,
+                    f"[{', '.join(params)}] -> {{ [{dims}] : _n >= 0 and "
+                    f"{step} * _n < ({end}) - ({start}) }}",
+                )
+                lifted = points.insert_dims(isl.dim_type.set, len(domain.dims), 1)
+                iterations = iterations.intersect(lifted)
+                total = _params_as_dims(points).count_val()
+                if total.is_zero():
+                    return 0.0
+                run = _params_as_dims(iterations).count_val()
+                return float(fraction(run)) / float(fraction(total))
 
             low, high = self.session.run(bounds_of, "a trip count")
+            if low.is_zero() and not high.is_nan():
+                # The bounds cross somewhere: (min + max) / 2 is no average there.
+                exact = self.session.run(counted, "a trip count")
+                if exact is not None:
+                    product *= exact
+                    continue
             if low.is_nan() or high.is_nan():
                 product = 0.0
                 continue

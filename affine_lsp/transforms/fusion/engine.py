@@ -9,6 +9,13 @@ in) it plans a slice, writes the fused text (first nest removed, or kept when
 its results are needed elsewhere), and accepts it only if the dataflow check
 proves it equivalent. Each accepted depth has a cost: the extra computation
 relative to the two nests. `best()` picks the deepest depth within tolerance.
+
+The "first" nest is the one copied, the "second" the one it is copied into
+(the host). Usually the first comes first in the block; it may also come
+after the second (a later nest sliced into an earlier one, as sibling fusion
+does): its copy then goes at the end of the host's loop body instead of the
+start. The fused nest stays where the host is, or, when ops between the two
+nests forbid that, moves to another place between them (`placements`).
 """
 
 from __future__ import annotations
@@ -19,17 +26,20 @@ from dataclasses import dataclass, field, replace
 import islpy as isl
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.ir import AffineForOp, Block, FuncOp, ModuleModel
+from affine_lsp.ir import AffineForOp, AffineYieldOp, Block, FuncOp, ModuleModel, Operation
 from affine_lsp.poly import (
     Budget,
     BudgetExceeded,
     IslSession,
+    Level,
     Mismatch,
     PolyError,
     Statement,
     Window,
     budgets,
+    enclosing_levels,
     is_under,
+    maps_of,
     seconds_left,
 )
 from affine_lsp.syntax import Span
@@ -37,7 +47,9 @@ from affine_lsp.transforms.edits import (
     EditMap,
     apply_edits,
     indentation,
+    line_start,
     next_line_start,
+    only_whitespace,
     rest_of_line_is_blank,
 )
 from affine_lsp.transforms.fusion.copy import CannotEdit, Copy, CopyBuilder, nest_lines
@@ -55,8 +67,15 @@ SIBLING = "sibling"
 
 ESTIMATE_MARGIN = 0.25  # estimates before writing the copy may be off by this much
 
-SECOND = "second"  # the fused nest stands where the second nest was
-FIRST = "first"  # ... where the first nest was (the second nest moves up)
+STAY = None  # placement: the fused nest stands where the second nest (the host) was
+
+ALIGNED: list[tuple[Statement, Statement]] = []
+"""The relation of no pairs: the first nest's perfect loops matched one for one with
+the second's (its iteration i runs in the host's iteration i)."""
+
+
+class PlacementUnavailable(CannotEdit):
+    """The fused nest cannot be written at this place (others may work)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +119,18 @@ class Candidate:
     function: FuncOp | None = None  # the fused function, modelled from `new_text`
     explain: Callable[[], str] | None = field(default=None, repr=False)
     timed_out: bool = False  # the budget ran out before legality was decided
+    host_offset: int | None = None  # where the fused nest starts in `new_text`
+    find_involved: Callable[[], list[set[int]]] | None = field(default=None, repr=False)
+    _involved: list[set[int]] | None = field(default=None, repr=False)
+
+    @property
+    def involved(self) -> list[set[int]]:
+        """Per mismatch, the ids of the original window's top-level ops whose accesses
+        take part in it (computed when asked)."""
+        if self._involved is None:
+            self._involved = self.find_involved() if self.find_involved else []
+            self.find_involved = None
+        return self._involved
 
     @property
     def reason(self) -> str | None:
@@ -161,9 +192,12 @@ class PairFusion:
         self.options = options or FusionOptions()
         self.block: Block = first.parent_block  # type: ignore[assignment]
         self._candidates: dict[int, Candidate] = {}
+        self._alignable: dict[int, bool] = {}
+        self._first_depth: int | None = 1
         self.session = IslSession(self.options.budget)
         self.failure: str | None = None
         self.timed_out = False  # the budget ran out while preparing (see `failure`)
+        self.backward = False  # the first nest comes after the second in the block
         self.window: Window | None = None
         self.relations: list[list[tuple[Statement, Statement]]] = []
         self.consumer_path: list[AffineForOp] = []
@@ -178,19 +212,17 @@ class PairFusion:
         operations = self.block.operations
         first_index = operations.index(self.first)
         second_index = operations.index(self.second)
-        # Ops between the nests that touch what the first nest touches: moving the
-        # first nest past them may be wrong, moving the second one up may not.
-        self._between_touches = False
-        if first_index >= second_index:
-            self.failure = "the first nest must come before the second"
+        self._between: list[Operation] = []  # ops between the nests that touch memory
+        if first_index == second_index:
+            self.failure = "a nest cannot be fused with itself"
             return
+        self.backward = first_index > second_index
         if self.first.results:
             self.failure = "the first nest returns values used after it"
             return
+        low, high = sorted((first_index, second_index))
         try:
-            self.window = Window(
-                self.session, self.block, first_index, second_index, self.model.alias_table()
-            )
+            self.window = Window(self.session, self.block, low, high, self.model.alias_table())
         except PolyError as error:
             self.failure = error.reason
             self.timed_out = isinstance(error, BudgetExceeded)
@@ -201,13 +233,15 @@ class PairFusion:
         firsts = [s for s in self.window.statements if is_under(s.op, self.first)]
         seconds = [s for s in self.window.statements if is_under(s.op, self.second)]
         between = [s for s in self.window.statements if s not in firsts and s not in seconds]
-        self._between_touches = bool({s.array for s in between} & {s.array for s in firsts})
+        touching = {id(op) for op in self.window.ops if any(is_under(s.op, op) for s in between)}
+        self._between = [op for op in self.window.ops if id(op) in touching]
         dependent, shared, flows = [], [], []
         for a in firsts:
             for b in seconds:
                 if a.array != b.array:
                     continue
-                if a.is_write and not b.is_write:
+                producer, consumer = (b, a) if self.backward else (a, b)
+                if producer.is_write and not consumer.is_write:
                     flows.append((a, b))
                 if a.is_write or b.is_write:
                     dependent.append((a, b))
@@ -220,7 +254,11 @@ class PairFusion:
             if not shared:
                 self.failure = "the nests read no memref in common"
                 return
-            self.relations = [shared, shared + dependent]
+            # Reads alone may leave loops of the first nest free (each of its
+            # iterations serving many of the second's, or some serving none): the
+            # loops matched one for one (ALIGNED) are the alternative when that slice
+            # costs too much or does not check.
+            self.relations = [shared, shared + dependent, ALIGNED]
         else:
             self.relations = [flows, dependent] if flows else [dependent]
         self.relations = [r for i, r in enumerate(self.relations) if r not in self.relations[:i]]
@@ -231,6 +269,52 @@ class PairFusion:
             self.consumer_path = _perfect_chain(self.second)
         if not self.consumer_path:
             self.failure = "the second nest's accesses share no loop"
+            return
+        try:
+            self._first_depth = self._first_interleaving_depth()
+        except PolyError as error:
+            self.failure = error.reason
+            self.timed_out = isinstance(error, BudgetExceeded)
+            return
+        if self._first_depth is None:
+            self.failure = "the second nest's loops run once: fusing would interleave nothing"
+
+    def _first_interleaving_depth(self) -> int | None:
+        """The smallest depth at which the copy is interleaved with something: the
+        second nest's outer loops run more than once, or the copy is a single
+        iteration (single iterations merged, as MLIR does). A slice of many
+        iterations copied into loops that run once would only be sequential code
+        in a loop."""
+        assert self.window is not None
+        if self._single_iteration(self.first):
+            return 1
+        for depth, loop in enumerate(self.consumer_path, 1):
+            if not self._single_iteration(loop, outer_only=True):
+                return depth
+            relation, slice_loops = self._relation(depth, self.relations[0])
+            if relation is None or len(slice_loops) < len(_perfect_chain(self.first)):
+                continue
+            image = relation.range()
+
+            def single(image: isl.Set = image) -> bool:
+                return image.is_singleton() and not image.is_empty()
+
+            if self.session.run(single, "the slice"):
+                return depth
+        return None
+
+    def _single_iteration(self, nest: AffineForOp, outer_only: bool = False) -> bool:
+        """Whether every loop of `nest` (or, with `outer_only`, `nest` and the loops
+        around it in the block) has one iteration."""
+        assert self.window is not None
+        loops = [nest] if outer_only else [op for op in nest.walk() if isinstance(op, AffineForOp)]
+        for loop in loops:
+            levels, _ = enclosing_levels(loop, self.block)
+            domain = self.window.builder.build([*levels, Level(loop)])
+            assert domain.set is not None
+            if not self.session.run(domain.set.is_singleton, "a loop's iterations"):
+                return False
+        return True
 
     @property
     def ran_out(self) -> bool:
@@ -238,7 +322,9 @@ class PairFusion:
         return self.timed_out or any(c.timed_out for c in self._candidates.values())
 
     def depths(self) -> list[int]:
-        return list(range(1, len(self.consumer_path) + 1)) if self.failure is None else []
+        if self.failure is not None:
+            return []
+        return list(range(self._first_depth or 1, len(self.consumer_path) + 1))
 
     def _slices_inner_loops(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
         """Whether the slice would bound loops of the first nest deeper than `depth`."""
@@ -305,8 +391,41 @@ class PairFusion:
         """The slice plan's estimated extra computation is well over the tolerance."""
         if self.window is None or not self.relations:
             return False
+        if not self._estimate_too_costly(depth, self.relations[0]):
+            return False
+        if ALIGNED in self.relations[1:] and self._aligns(depth, ALIGNED):
+            if not self._estimate_too_costly(depth, ALIGNED):
+                return False
+        return True
+
+    def _aligns(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
+        """Whether `pairs` is no alignment, or one of as many loops as `depth` (fewer
+        would repeat the whole copy in each iteration of the host's inner loops) whose
+        iterations are among the host's (others would be left out)."""
+        if pairs is not ALIGNED:
+            return True
+        if depth not in self._alignable:
+            self._alignable[depth] = self._covered(depth)
+        return self._alignable[depth]
+
+    def _covered(self, depth: int) -> bool:
+        assert self.window is not None
+        chain = _perfect_chain(self.first)
+        if len(chain) < depth:
+            return False
+        builder = self.window.builder
         try:
-            relation, slice_loops = self._relation(depth, self.relations[0])
+            first = builder.build([Level(loop) for loop in chain[:depth]]).set
+            host = builder.build([Level(loop) for loop in self.consumer_path[:depth]]).set
+            assert first is not None and host is not None
+            return bool(self.session.run(lambda: first.is_subset(host), "aligned loops"))
+        except PolyError:
+            return False
+
+    def _estimate_too_costly(self, depth: int, pairs: list[tuple[Statement, Statement]]) -> bool:
+        assert self.window is not None
+        try:
+            relation, slice_loops = self._relation(depth, pairs)
             consumer_loops = self.consumer_path[:depth]
             planner = SlicePlanner(self.session, self.window, self.first, consumer_loops)
             plan = planner.plan(relation, slice_loops)
@@ -326,25 +445,31 @@ class PairFusion:
     def _evaluate(self, depth: int) -> Candidate:
         if self.failure is not None:
             return Candidate(self.mode, depth, False, self.failure, timed_out=self.timed_out)
-        if depth < 1 or depth > len(self.consumer_path):
+        if depth not in self.depths():
             return Candidate(self.mode, depth, False, f"depth {depth} is not available")
         first_failure: Candidate | None = None
-        placements = (SECOND, FIRST) if self._between_touches else (SECOND,)
+        costly: Candidate | None = None  # legal, over the tolerance
         for remove in (True, False):
             if not remove and not self._worth_keeping(first_failure):
                 break
             variants = [
                 (pairs, outer_only, placement)
-                for placement in (placements if remove else (SECOND,))
+                for placement in (self.placements() if remove else [STAY])
                 for pairs in self.relations
                 for outer_only in (False, True)
                 if not outer_only or self._slices_inner_loops(depth, pairs)
             ]
             for pairs, outer_only, placement in variants:
+                if (costly is not None and pairs is not ALIGNED) or not self._aligns(depth, pairs):
+                    continue  # after a legal slice that costs too much, only the alignment
                 if outer_only and not self._worth_keeping(first_failure, True):
                     continue  # running whole inner loops only helps missing results
+                if placement is not STAY and not self._between_involved(first_failure):
+                    continue  # moving the fused nest helps only with ops in between
                 try:
                     candidate = self._attempt(depth, remove, pairs, outer_only, placement)
+                except PlacementUnavailable:
+                    continue
                 except CannotEdit as error:
                     return Candidate(self.mode, depth, False, str(error))
                 except BudgetExceeded as error:
@@ -356,10 +481,53 @@ class PairFusion:
                     reason = f"internal error while fusing ({type(error).__name__}: {error})"
                     return Candidate(self.mode, depth, False, reason)
                 if candidate.legal:
-                    return candidate
+                    if candidate.within(self.options.tolerance):
+                        return candidate
+                    if pairs is ALIGNED:
+                        return min(
+                            [c for c in (costly, candidate) if c is not None],
+                            key=lambda c: c.extra or 0.0,
+                        )
+                    costly = costly or candidate
+                    continue  # legal but over the tolerance: the alignment may cost less
                 first_failure = first_failure or candidate
+        if costly is not None:
+            return costly
         assert first_failure is not None
         return first_failure
+
+    def placements(self) -> list[int | None]:
+        """Where the fused nest may stand (byte offsets in the original text where the
+        host's lines are moved to; STAY first): next to each op between the nests that
+        touches memory, nearest the host first, and in the first nest's place."""
+        if not self._between:
+            return [STAY]
+        offsets: list[int | None] = [STAY]
+        try:
+            if self.backward:
+                # The host moves down: before each op in between, then to the copied nest.
+                for op in self._between[1:]:
+                    offsets.append(nest_lines(self.data, op, True)[0])
+                offsets.append(nest_lines(self.data, self.first, True)[0])
+            else:
+                # The host moves up: after each op in between, then to the first nest.
+                for op in reversed(self._between[:-1]):
+                    offsets.append(nest_lines(self.data, op, False)[1])
+                offsets.append(nest_lines(self.data, self.first, True)[0])
+        except CannotEdit:
+            pass
+        return list(dict.fromkeys(offsets))
+
+    def _between_involved(self, failure: Candidate | None) -> bool:
+        """Whether the ops between the nests take part in every mismatch of a failure:
+        another place for the fused nest changes only the order of the fused code and
+        those ops, so it cannot mend a mismatch between the two nests alone."""
+        if failure is None:
+            return True
+        if not failure.mismatches:
+            return False
+        between = {id(op) for op in self._between}
+        return all(ops & between for ops in failure.involved)
 
     def _worth_keeping(self, failure: Candidate | None, whole_loops: bool = False) -> bool:
         """Keeping the first nest (or copying its inner loops whole) helps only when
@@ -379,7 +547,7 @@ class PairFusion:
         remove: bool,
         pairs: list[tuple[Statement, Statement]],
         outer_only: bool = False,
-        placement: str = SECOND,
+        placement: int | None = STAY,
     ) -> Candidate:
         assert self.window is not None
         consumer_loops = self.consumer_path[:depth]
@@ -391,7 +559,7 @@ class PairFusion:
             assert loop.induction_variable is not None
             renderer.ssa_names[f"_d{k}"] = loop.induction_variable.name
         fresh = FreshNames(names_in(self.function, self.first if remove else None))
-        target, indent = self._insertion_point(consumer_loops[-1])
+        target, indent = self._insertion_point(consumer_loops[-1], at_end=self.backward)
         builder = CopyBuilder(self.data, self.first, plan, renderer, fresh)
         copy = builder.build(indent, remove)
         rewrite = self._assemble(plan, copy, target, remove, placement, [])
@@ -426,6 +594,7 @@ class PairFusion:
                 producer_kept=not remove,
                 mismatches=checked.mismatches,
                 copied=checked.copied,
+                find_involved=lambda: self._involved_ops(checked),
             )
         extra = self._extra_compute(checked, remove)
         return Candidate(
@@ -438,6 +607,7 @@ class PairFusion:
             checked.new_text,
             not remove,
             function=checked.function,
+            host_offset=checked.host.span.start_byte if checked.host is not None else None,
         )
 
     def _assemble(
@@ -446,23 +616,27 @@ class PairFusion:
         copy: Copy,
         target: int,
         remove: bool,
-        placement: str,
+        placement: int | None,
         document_edits: list[TextEdit],
     ) -> Rewrite:
         """The document edits of a fusion: the copy inserted at `target` (inside the
-        second nest), the first nest removed or kept, the second nest moved up to the
-        first nest's place if `placement` is FIRST, plus other `document_edits`."""
+        second nest), the first nest removed or kept, the second nest moved to the
+        offset `placement` (STAY: left in place), plus other `document_edits`."""
         insertion = TextEdit(Span(target, target), copy.text)
-        if placement == SECOND:
+        if placement is STAY:
             edits = [insertion] + document_edits
             if remove:
                 edits.append(TextEdit(Span(copy.start, copy.end), ""))
             return Rewrite(edits, self.first, self.second, plan, copy, remove, insertion)
+        if not remove:
+            raise PlacementUnavailable("a kept first nest stays in place")
         start, end = nest_lines(self.data, self.second, True)
         if indentation(self.data, self.first.span.start_byte) != indentation(
             self.data, self.second.span.start_byte
         ):
-            raise CannotEdit("the nests are not indented alike")
+            raise PlacementUnavailable("the nests are not indented alike")
+        if start <= placement <= end:
+            raise PlacementUnavailable("the fused nest would not move")
         inside = [e for e in document_edits if start <= e.span.start_byte < end]
         outside = [e for e in document_edits if e not in inside]
         local = [TextEdit(Span(target - start, target - start), copy.text)] + [
@@ -470,8 +644,15 @@ class PairFusion:
             for e in inside
         ]
         moved_text = apply_edits(self.data[start:end], local).decode("utf-8")
-        moved = TextEdit(Span(copy.start, copy.end), moved_text)
-        edits = [moved, TextEdit(Span(start, end), "")] + outside
+        if placement == copy.start:
+            moved = TextEdit(Span(copy.start, copy.end), moved_text)  # in the first nest's place
+            edits = [moved]
+        else:
+            if copy.start < placement < copy.end:
+                raise PlacementUnavailable("the place is inside the first nest")
+            moved = TextEdit(Span(placement, placement), moved_text)
+            edits = [moved, TextEdit(Span(copy.start, copy.end), "")]
+        edits += [TextEdit(Span(start, end), "")] + outside
         nest = MovedNest(moved, start, EditMap(local), local[0])
         return Rewrite(edits, self.first, self.second, plan, copy, remove, None, nest)
 
@@ -496,6 +677,43 @@ class PairFusion:
             return None
         return builder.with_replacements(copy, copy_edits), document_edits
 
+    def _involved_ops(self, checked: Checked) -> list[set[int]]:
+        """Per mismatch, the ids of the original top-level ops whose accesses take part
+        in it: the origins of the reads that see another value and of the writes they
+        see or should see (empty for copies that run or touch the wrong iterations)."""
+        assert self.window is not None
+        window = self.window
+        by_name = {s.name: s for s in window.statements}
+
+        def names(mismatch: Mismatch) -> set[str]:
+            found: set[str] = set()
+            if mismatch.kind not in ("read", "final"):
+                return found
+            for relation in (mismatch.seen, mismatch.expected):
+                if relation is not None:
+                    found |= {m.get_tuple_name(isl.dim_type.out) for m in maps_of(relation)}
+            if mismatch.statement in checked.window_statements:
+                instances = isl.UnionSet.from_set(mismatch.instances)
+                origins = checked.origin.intersect_domain(instances)
+                found |= {m.get_tuple_name(isl.dim_type.out) for m in maps_of(origins)}
+            return found
+
+        everything = {id(op) for op in window.ops}
+        involved = []
+        for mismatch in checked.mismatches:
+            try:
+                found = self.session.run(lambda m=mismatch: names(m), "the ops a mismatch involves")
+            except PolyError:
+                involved.append(everything)
+                continue
+            ops: set[int] = set()
+            for name in found:
+                statement = by_name.get(name)
+                if statement is not None:
+                    ops |= {id(op) for op in window.ops if is_under(statement.op, op)}
+            involved.append(ops)
+        return involved
+
     def _explain(self, checked: Checked) -> str:
         assert self.window is not None
         explainer = Explainer(
@@ -513,7 +731,10 @@ class PairFusion:
         except PolyError:
             return "the fused code would compute something else"
 
-    def _insertion_point(self, loop: AffineForOp) -> tuple[int, str]:
+    def _insertion_point(self, loop: AffineForOp, at_end: bool = False) -> tuple[int, str]:
+        """Where the copy goes in `loop`'s body (the start of the line after the opening
+        brace, or with `at_end` the start of the line of the closing brace or of the
+        body's `affine.yield`) and its indentation."""
         region = loop.body
         if region is None:
             raise CannotEdit("the loop has no body")
@@ -525,22 +746,30 @@ class PairFusion:
             indent = indentation(self.data, inner[0].span.start_byte)
         else:
             indent = indentation(self.data, loop.span.start_byte) + "  "
-        return next_line_start(self.data, brace), indent
+        if not at_end:
+            return next_line_start(self.data, brace), indent
+        closing = region.span.end_byte - 1
+        yields = [op for op in inner if isinstance(op, AffineYieldOp)]
+        end = yields[-1].span.start_byte if yields else closing
+        start = line_start(self.data, end)
+        if not only_whitespace(self.data, start, end):
+            raise CannotEdit("the loop body does not end on its own line")
+        return start, indent
 
     # -- cost ---------------------------------------------------------------------------
 
     def _extra_compute(self, checked: Checked, remove: bool) -> float:
         """Extra executions of the fused code relative to the two nests (0 when every
         instance of the first nest still runs exactly once)."""
-        assert self.window is not None
+        assert self.window is not None and checked.host is not None
         if remove and self._runs_once(checked):
             return 0.0
         before = CostModel(self.window)
         after = CostModel(checked.window)
         original = before.nest(self.first) + before.nest(self.second)
-        fused = after.nest(checked.window.ops[-1])
-        if not remove:
-            fused += after.nest(checked.window.ops[0])
+        fused = after.nest(checked.host)
+        if checked.kept is not None:
+            fused += after.nest(checked.kept)
         if original <= 0:
             return 0.0
         return max(0.0, fused / original - 1.0)

@@ -24,6 +24,7 @@ from affine_lsp.poly import (
     NotAffine,
     Statement,
     Window,
+    array_name,
     compare,
     is_function_argument,
     is_under,
@@ -90,7 +91,13 @@ class Checked:
     live: set[str]
     bounds: dict[str, tuple[int, ...]]
     undefined: set[str]
+    host: Operation | None = None  # the rewritten second nest (holding the copy)
+    kept: Operation | None = None  # the first nest, when it is kept
     compared: bool = False
+
+    @property
+    def window_statements(self) -> set[str]:
+        return {s.name for s in self.window.statements}
 
     def compare(self, session: IslSession, original: Window) -> Checked:
         """Run the dataflow comparison (once)."""
@@ -111,7 +118,10 @@ class Checked:
 def dead_after(window: Window, memref) -> bool:
     """Whether nothing can observe `memref` after the window: a local allocation whose
     uses are in the window, deallocs, or ops that ran before it (and do not run again:
-    the window is not inside a loop)."""
+    the window is not inside a loop). In a loop body, an allocation made outside the
+    body also needs no read in the window to see a value from before the window (one
+    an earlier iteration left): only then does nothing carry over from one
+    iteration's window to the next."""
     if is_function_argument(memref) or not isinstance(memref.defining_op, MemRefAllocOp):
         return False
     once = isinstance(window.block.parent_op, FuncOp)
@@ -125,7 +135,32 @@ def dead_after(window: Window, memref) -> bool:
         if once and _position_in_block(user, window.block) in range(first):
             continue
         return False
-    return True
+    if once or memref.defining_op.parent_block is window.block:
+        return True
+    return not _reads_from_before(window, array_name(memref))
+
+
+def _reads_from_before(window: Window, array: str) -> bool:
+    """Whether some read of `array` in the window sees a value written before it."""
+    reads = [s.access for s in window.statements if s.array == array and not s.is_write]
+    writes = [s.access for s in window.statements if s.array == array and s.is_write]
+    if not reads:
+        return False
+    if not writes:
+        return True
+
+    def exposed() -> bool:
+        info = isl.UnionAccessInfo.from_sink(union_of_maps(reads, window.session.ctx))
+        info = info.set_must_source(union_of_maps(writes, window.session.ctx))
+        info = info.set_schedule_map(window.schedule())
+        return not info.compute_flow().get_must_no_source().is_empty()
+
+    return bool(window.session.run(exposed, "the reads of a buffer"))
+
+
+def live_arrays(window: Window) -> set[str]:
+    """The memrefs of the window whose final contents can be observed afterwards."""
+    return {a for a, m in window.memrefs.items() if not dead_after(window, m)}
 
 
 def undefined_at_start(window: Window, memref, pair: tuple[Operation, Operation]) -> bool:
@@ -220,7 +255,7 @@ def check_rewrite(
     if consumer is None or consumer.parent_block is None:
         raise NotAffine("the rewritten second nest could not be found")
     block = consumer.parent_block
-    low, high = rewrite.producer.span.start_byte, rewrite.consumer.span.start_byte
+    low, high = sorted((rewrite.producer.span.start_byte, rewrite.consumer.span.start_byte))
     inside = [
         index
         for index, op in enumerate(block.operations)
@@ -252,11 +287,21 @@ def check_rewrite(
     for new, old in zip(copied, producer_statements, strict=True):
         pieces.append(_origin_text(new, old, rewrite, param_text, True))
     origin = _union(session, pieces)
-    live = {a for a, m in original.memrefs.items() if not dead_after(original, m)}
+    live = live_arrays(original)
     pair = (rewrite.producer, rewrite.consumer)
     undefined = {a for a, m in original.memrefs.items() if undefined_at_start(original, m, pair)}
     live |= {a for a, m in window.memrefs.items() if a not in original.memrefs}
     bounds = _changed_shapes(original, window, live)
+    producer_start = rewrite.producer.span.start_byte
+    kept = next(
+        (
+            op
+            for op in window.ops
+            if isinstance(op, AffineForOp)
+            and rewrite.origin_of(mapping, op.span.start_byte) == producer_start
+        ),
+        None,
+    )
     checked = Checked(
         new_data,
         window,
@@ -267,6 +312,8 @@ def check_rewrite(
         live,
         bounds,
         undefined,
+        consumer,
+        kept,
     )
     return checked.compare(session, original) if compare_flows else checked
 
@@ -291,3 +338,55 @@ def _changed_shapes(original: Window, window: Window, live: set[str]) -> dict[st
 def _union(session: IslSession, texts: list[str]) -> isl.UnionMap:
     maps = [session.map(text) for text in texts]
     return session.run(lambda: union_of_maps(maps, session.ctx))
+
+
+def check_removal(
+    session: IslSession,
+    original: Window,
+    data: bytes,
+    model: ModuleModel,
+    function: FuncOp,
+    edits: list[TextEdit],
+) -> Checked:
+    """Check a rewrite that deletes whole top-level ops of the window and leaves every
+    other op as it was: every remaining statement instance is its own origin."""
+    new_data = apply_edits(data, edits)
+    new_function = parse_function(new_data, function, model)
+    mapping = EditMap(edits)
+    starts = {op.span.start_byte for op in original.ops}
+    survivors = []
+    for op in new_function.walk():
+        old, edit = mapping.to_old(op.span.start_byte)
+        if edit is None and old in starts:
+            survivors.append(op)
+    if not survivors:
+        raise NotAffine("nothing remains of the window")
+    block = survivors[0].parent_block
+    if block is None or any(op.parent_block is not block for op in survivors):
+        raise NotAffine("the remaining ops are not in one block")
+    indices = [block.operations.index(op) for op in survivors]
+    window = Window(session, block, min(indices), max(indices), original.resolver.aliases)
+    by_start = {s.op.span.start_byte: s for s in original.statements}
+    params: set[str] = set()
+    for statement in [*window.statements, *original.statements]:
+        params |= statement.domain.params
+    param_text = ", ".join(sorted(params))
+    pieces = []
+    for statement in window.statements:
+        old, edit = mapping.to_old(statement.op.span.start_byte)
+        source = by_start.get(old) if edit is None and old is not None else None
+        if source is None:
+            raise NotAffine("a remaining statement has no original")
+        if len(statement.domain.dims) != len(source.domain.dims):
+            raise NotAffine("a statement changed its loops")
+        lanes = [f"_l{k}" for k in range(statement.lanes)]
+        dims = ", ".join(statement.domain.dims + lanes)
+        pieces.append(f"[{param_text}] -> {{ {statement.name}[{dims}] -> {source.name}[{dims}] }}")
+    origin = (
+        _union(session, pieces)
+        if pieces
+        else session.run(lambda: isl.UnionMap.empty(isl.Space.params_alloc(session.ctx, 0)))
+    )
+    live = live_arrays(original)
+    checked = Checked(new_data, window, new_function, origin, [], set(), live, {}, set())
+    return checked.compare(session, original)
