@@ -20,6 +20,7 @@ from affine_lsp.ide.analysis import DocumentAnalysis, children_overlapping
 from affine_lsp.ide.records import OPERATION
 from affine_lsp.ide.settings import Settings
 from affine_lsp.ir import ModuleModel, Operation, build_operation_item
+from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion import FusionOptions, fusion_actions, nest_at
 from affine_lsp.transforms.loops import LoopOptions, loop_actions, loop_at
 
@@ -67,11 +68,14 @@ def quick_fixes(analysis: DocumentAnalysis, start: int, end: int) -> list[Action
     return actions
 
 
-def prepare_fusion(
-    analysis: DocumentAnalysis, start: int, end: int, tolerance: float
+def _prepare_on_snapshot(
+    analysis: DocumentAnalysis,
+    start: int,
+    found_at: Callable[[SourceDocument, ModuleModel], list[Any]],
 ) -> Callable[[], list[Action]]:
-    """The fusion actions at [start, end], as a function to call later, possibly in
-    another thread: it reads only a snapshot taken now."""
+    """What both refactorings' `prepare` do: take a snapshot of the item at `start`
+    (and its chunk's aliases and scope) now, and return a function that models it
+    and turns `found_at(snapshot, model)`'s actions into `Action`s later."""
     record = analysis.record_at(start)
     if record is None or record.kind != OPERATION:
         return list
@@ -90,8 +94,6 @@ def prepare_fusion(
         if node is None:
             return []
         model = ModuleModel(items=[*aliases, build_operation_item(node, scope)])
-        options = FusionOptions(tolerance=tolerance)
-        found = fusion_actions(snapshot, model, start, end, options)
         return [
             Action(
                 a.title,
@@ -101,10 +103,23 @@ def prepare_fusion(
                 disabled_reason=a.disabled_reason,
                 source=a,
             )
-            for a in found
+            for a in found_at(snapshot, model)
         ]
 
     return compute
+
+
+def prepare_fusion(
+    analysis: DocumentAnalysis, start: int, end: int, tolerance: float
+) -> Callable[[], list[Action]]:
+    """The fusion actions at [start, end], as a function to call later, possibly in
+    another thread: it reads only a snapshot taken now."""
+    options = FusionOptions(tolerance=tolerance)
+    return _prepare_on_snapshot(
+        analysis,
+        start,
+        lambda snapshot, model: fusion_actions(snapshot, model, start, end, options),
+    )
 
 
 def prepare_loop_transforms(
@@ -116,38 +131,11 @@ def prepare_loop_transforms(
     """The loop transformation actions at [start, end] (interchange, tile, unroll,
     ...), as a function to call later, possibly in another thread: it reads only a
     snapshot taken now. Edits are computed (and proven) on `Action.resolve()`."""
-    record = analysis.record_at(start)
-    if record is None or record.kind != OPERATION:
-        return list
-    snapshot = analysis.document.snapshot()
-    chunk = analysis.chunks[record.chunk]
-    aliases = chunk.alias_items
-    scope = chunk.scope()
-    item_start = record.start
-
-    def compute() -> list[Action]:
-        root = snapshot.tree.root_node
-        node = next(
-            (n for n in children_overlapping(root, item_start, item_start) if n.type == OPERATION),
-            None,
-        )
-        if node is None:
-            return []
-        model = ModuleModel(items=[*aliases, build_operation_item(node, scope)])
-        found = loop_actions(snapshot, model, start, end, options)
-        return [
-            Action(
-                a.title,
-                a.kind,
-                a.edits,
-                preferred=a.preferred,
-                disabled_reason=a.disabled_reason,
-                source=a,
-            )
-            for a in found
-        ]
-
-    return compute
+    return _prepare_on_snapshot(
+        analysis,
+        start,
+        lambda snapshot, model: loop_actions(snapshot, model, start, end, options),
+    )
 
 
 Prepare = Callable[[DocumentAnalysis, int, int, Settings], Callable[[], list[Action]]]
