@@ -14,14 +14,13 @@ import argparse
 import re
 import sys
 
-from affine_lsp.checks import Severity, check_document, split_chunks
-from affine_lsp.cli.fuse import write_atomically
-from affine_lsp.cli.output import error_reason, printable, read_input, say
+from affine_lsp.checks import split_chunks
+from affine_lsp.cli.output import error_reason, read_input, say
+from affine_lsp.cli.results import report_errors, write_atomically
 from affine_lsp.ide.picture import draw, loop_on_line
-from affine_lsp.ir import build_module
+from affine_lsp.ir import build_module, function_of
 from affine_lsp.poly import Unknown
 from affine_lsp.syntax import SourceDocument
-from affine_lsp.transforms.fusion import function_of
 
 NO_LOOP = 3
 _PARAMETER = re.compile(r"%?([^=\s]+)=(-?\d+)")
@@ -94,12 +93,7 @@ def run(args: argparse.Namespace) -> int:
     line = args.line - 1
     chunk, first_line, _ = _chunk_of(data, line)
     document = SourceDocument(chunk)
-    errors = [d for d in check_document(document) if d.severity == Severity.ERROR]
-    for diagnostic in errors:
-        at, column = document.point(diagnostic.span.start_byte)
-        message = f"{args.file}:{first_line + at + 1}:{column + 1}: error: {diagnostic.message}"
-        print(printable(message), file=sys.stderr)
-    if errors:
+    if report_errors(args.file, document, first_line):
         _say(f"{args.file} has errors; nothing was drawn")
         return 1
     model = build_module(document.tree.root_node)

@@ -10,14 +10,11 @@ after it, no such depth or function).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
-import tempfile
 
-from affine_lsp.checks import Severity, check_document
-from affine_lsp.cli.output import error_reason, printable, read_input, say
-from affine_lsp.ir import FuncOp, build_module
+from affine_lsp.cli.output import read_input, say
+from affine_lsp.cli.results import report_errors, write_result
+from affine_lsp.ir import FuncOp, build_module, function_of
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion import (
     PRODUCER_CONSUMER,
@@ -25,7 +22,6 @@ from affine_lsp.transforms.fusion import (
     FusionOptions,
     PairFusion,
     Removed,
-    function_of,
     fuse_all,
     nest_on_line,
     next_nest,
@@ -73,18 +69,6 @@ def _error(message: str) -> None:
     say("fuse", message)
 
 
-def _errors(document: SourceDocument, path: str) -> bool:
-    found = False
-    for diagnostic in check_document(document):
-        if diagnostic.severity != Severity.ERROR:
-            continue
-        line, column = document.point(diagnostic.span.start_byte)
-        message = f"{path}:{line + 1}:{column + 1}: error: {diagnostic.message}"
-        print(printable(message), file=sys.stderr)
-        found = True
-    return found
-
-
 def run(args: argparse.Namespace) -> int:
     if args.all and (args.depth is not None or args.sibling):
         args.parser.print_usage(sys.stderr)
@@ -97,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if data is None:
         return 2
     document = SourceDocument(data)
-    if _errors(document, args.file):
+    if report_errors(args.file, document):
         _error(f"{args.file} has errors; nothing was fused")
         return 1
     options = FusionOptions(tolerance=args.tolerance)
@@ -131,10 +115,10 @@ def run(args: argparse.Namespace) -> int:
         status, output = _fuse_line(data, document, args, options, only)
         if status:
             return status
-    if output != data and _errors(SourceDocument(output), "<fused>"):
+    if output != data and report_errors("<fused>", SourceDocument(output)):
         _error("internal error: the fused text does not verify; nothing was fused")
         output = data
-    return _write(args, output)
+    return write_result("fuse", args, output)
 
 
 def _fuse_line(
@@ -210,40 +194,3 @@ def _best_failure(fusion: PairFusion, options: FusionOptions) -> str:
         else:
             reasons.append(f"depth {depth}: {candidate.reason}")
     return "; ".join(reasons) or "no depth to fuse at"
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Replace the file at `path` (through links) by `data`: written to a temporary
-    file beside it, flushed to disk, given the file's permissions, then renamed over
-    it in one step. On any failure the file is untouched and the temporary file is
-    removed; the error is raised (OSError for the system's)."""
-    target = os.path.realpath(path)
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=os.path.dirname(target)
-    )
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if os.path.exists(target):
-            os.chmod(temporary, os.stat(target).st_mode & 0o7777)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-def _write(args: argparse.Namespace, output: bytes) -> int:
-    if not (args.output or args.in_place):
-        sys.stdout.buffer.write(output)
-        sys.stdout.flush()
-        return 0
-    path = args.output or args.file
-    try:
-        write_atomically(path, output)
-    except OSError as error:
-        _error(f"cannot write {path}: {error_reason(error)}; it was left untouched")
-        return 2
-    return 0

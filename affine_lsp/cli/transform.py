@@ -11,11 +11,9 @@ errors, 2 usage errors.
 from __future__ import annotations
 
 import argparse
-import sys
 
-from affine_lsp.checks import Severity, check_document
-from affine_lsp.cli.fuse import write_atomically
-from affine_lsp.cli.output import error_reason, printable, read_input, say
+from affine_lsp.cli.output import read_input, say
+from affine_lsp.cli.results import report_errors, write_result
 from affine_lsp.ir import AffineForOp, ModuleModel, build_module
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.loops import (
@@ -154,18 +152,6 @@ def spec_of(args: argparse.Namespace) -> Spec:
     return Spec(UNROLL, factor=None if args.unroll == FULL else args.unroll)
 
 
-def _errors(document: SourceDocument, path: str) -> bool:
-    found = False
-    for diagnostic in check_document(document):
-        if diagnostic.severity != Severity.ERROR:
-            continue
-        line, column = document.point(diagnostic.span.start_byte)
-        message = f"{path}:{line + 1}:{column + 1}: error: {diagnostic.message}"
-        print(printable(message), file=sys.stderr)
-        found = True
-    return found
-
-
 def loop_on_line(model: ModuleModel, document: SourceDocument, line: int) -> AffineForOp | None:
     """The (outermost) affine.for whose first line is 1-based `line`."""
     for op in model.walk():
@@ -183,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     if data is None:
         return 2
     document = SourceDocument(data)
-    if _errors(document, args.file):
+    if report_errors(args.file, document):
         _error(f"{args.file} has errors; nothing was transformed")
         return 1
     model = build_module(document.tree.root_node)
@@ -197,12 +183,12 @@ def run(args: argparse.Namespace) -> int:
         if result.hint is not None:
             _error(f"a legal variant: {_hint_words(result.hint)}")
         return REFUSED
-    if _errors(SourceDocument(result.new_text), "<transformed>"):
+    if report_errors("<transformed>", SourceDocument(result.new_text)):
         _error("internal error: the transformed text does not verify; nothing was transformed")
         return 1
     if result.summary:
         _error(result.summary)
-    return _write(args, result.new_text)
+    return write_result("transform", args, result.new_text)
 
 
 def _hint_words(spec: Spec) -> str:
@@ -212,17 +198,3 @@ def _hint_words(spec: Spec) -> str:
         TILE: "--tile " + ",".join(str(s) for s in spec.sizes),
     }
     return f"--skew {spec.skew} on this line, then {options.get(spec.kind, spec.kind)}"
-
-
-def _write(args: argparse.Namespace, output: bytes) -> int:
-    if not (args.output or args.in_place):
-        sys.stdout.buffer.write(output)
-        sys.stdout.flush()
-        return 0
-    path = args.output or args.file
-    try:
-        write_atomically(path, output)
-    except OSError as error:
-        _error(f"cannot write {path}: {error_reason(error)}; it was left untouched")
-        return 2
-    return 0

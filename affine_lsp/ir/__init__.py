@@ -10,7 +10,8 @@ The model (`model`):
     ModuleModel, TopLevelItem, AliasDef, Operation, Region, Block, Value, Use, MapRef,
     Subscripts, AffineBound, ParallelBound; the modelled ops FuncOp, AffineForOp,
     AffineIfOp, AffineParallelOp, AffineYieldOp, AffineApplyOp, AffineAccessOp,
-    AffineDmaOp, IndexBasisOp, MemRefAccessOp, MemRefAllocOp, MemRefDimOp
+    AffineDmaOp, IndexBasisOp, MemRefAccessOp, MemRefAllocOp, MemRefDimOp;
+    function_of (the function an op is in)
 Affine expressions, maps and sets (`affine`, `affine_syntax`):
     AffineExpr, AffineBinary, AffineConst, AffineDim, AffineSymbol, AffineNeg,
     AffineUnknown, AffineMap, IntegerSet, constant_value, is_constant,
@@ -89,6 +90,7 @@ from affine_lsp.ir.model import (
     TopLevelItem,
     Use,
     Value,
+    function_of,
 )
 from affine_lsp.ir.registry import (
     AFFINE_SCOPE,
@@ -204,4 +206,5 @@ __all__ = [
     "string_value",
     "type_from_node",
     "types_from_list",
+    "function_of",
 ]

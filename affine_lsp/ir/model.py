@@ -224,6 +224,16 @@ class FuncOp(Operation):
         return self.regions[0] if self.regions else None
 
 
+def function_of(op: Operation) -> FuncOp | None:
+    """The function `op` is in (itself if it is one), if any."""
+    current: Operation | None = op
+    while current is not None:
+        if isinstance(current, FuncOp):
+            return current
+        current = current.parent_op
+    return None
+
+
 @dataclass(eq=False, repr=False, slots=True)
 class AffineForOp(Operation):
     induction_variable: Value | None = None

@@ -8,7 +8,7 @@ fuse_all(data, options, only)   fusion over a document: dead nests removed, gree
                                 runs, a bounded search over their order (`FuseAllResult`
                                 of `Fusion`s and `Removed` nests).
 fusion_actions(...)             the editor's code actions (`FusionAction`s).
-function_of, functions, nest_at, nest_on_line, next_nest, loops_in, memrefs_touched
+functions, nest_at, nest_on_line, next_nest, loops_in, memrefs_touched
                                 finding nests and what they touch.
 """
 
@@ -22,7 +22,6 @@ from affine_lsp.transforms.fusion.engine import (
 )
 from affine_lsp.transforms.fusion.greedy import FuseAllResult, Fusion, Removed, fuse_all
 from affine_lsp.transforms.fusion.nests import (
-    function_of,
     functions,
     loops_in,
     memrefs_touched,
@@ -41,7 +40,6 @@ __all__ = [
     "FusionOptions",
     "PairFusion",
     "Removed",
-    "function_of",
     "functions",
     "fusion_actions",
     "fuse_all",

@@ -27,7 +27,7 @@ from affine_lsp.checks import (
     TextEdit,
     check_document,
 )
-from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel
+from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, function_of
 from affine_lsp.poly import Budget, NotAffine, budgets, deadline_after, time_limits_enabled
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.diff import minimal_edits
@@ -43,7 +43,6 @@ from affine_lsp.transforms.fusion.engine import (
 from affine_lsp.transforms.fusion.greedy import fuse_all
 from affine_lsp.transforms.fusion.nests import (
     are_siblings,
-    function_of,
     loops_in,
     nest_at,
     nest_blocks,

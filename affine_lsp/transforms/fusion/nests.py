@@ -22,15 +22,6 @@ def functions(model: ModuleModel) -> Iterator[FuncOp]:
             yield op
 
 
-def function_of(op: Operation) -> FuncOp | None:
-    current: Operation | None = op
-    while current is not None:
-        if isinstance(current, FuncOp):
-            return current
-        current = current.parent_op
-    return None
-
-
 def nest_blocks(function: FuncOp) -> Iterator[Block]:
     """Blocks that can hold nests to fuse: the body and the bodies of affine.for ops,
     outermost first."""

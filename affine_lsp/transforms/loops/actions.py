@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.ir import AffineForOp, ModuleModel
+from affine_lsp.ir import AffineForOp, ModuleModel, function_of
 from affine_lsp.poly import Budget, IslSession, budgets, time_limits_enabled
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.cursor import loops_holding, starting_on_line
@@ -42,7 +42,6 @@ from affine_lsp.transforms.loops.core import (
 from affine_lsp.transforms.loops.nest import (
     body_ops,
     constant_trip_count,
-    function_of,
     inner_loop,
     perfect_band,
 )

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from types import ModuleType
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.ir import AffineForOp, Block, FuncOp, ModuleModel, Operation
+from affine_lsp.ir import AffineForOp, Block, FuncOp, ModuleModel, Operation, function_of
 from affine_lsp.poly import Budget, BudgetExceeded, IslSession, PolyError, budgets
 from affine_lsp.transforms.diff import minimal_edits
 from affine_lsp.transforms.edits import line_start, rest_of_line_is_blank
 from affine_lsp.transforms.loops.legality import NestAnalysis
-from affine_lsp.transforms.loops.nest import body_block, function_of, iv_name
+from affine_lsp.transforms.loops.nest import body_block, iv_name
 from affine_lsp.transforms.loops.proof import Prover, Rewrite
 from affine_lsp.transforms.naming import FreshNames, names_in
 

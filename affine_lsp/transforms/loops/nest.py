@@ -7,7 +7,7 @@ iterations (interchange, permute, tile, skew) work on bands.
 
 from __future__ import annotations
 
-from affine_lsp.ir import AffineBound, AffineForOp, Block, FuncOp, Operation, Value
+from affine_lsp.ir import AffineBound, AffineForOp, Block, Operation, Value
 from affine_lsp.syntax import Span
 
 
@@ -69,15 +69,6 @@ def header_span(loop: AffineForOp) -> Span:
         raise ValueError("affine.for without a body")
     start = loop.name_span.start_byte
     return Span(start, body.span.start_byte)
-
-
-def function_of(op: Operation) -> FuncOp | None:
-    current: Operation | None = op
-    while current is not None:
-        if isinstance(current, FuncOp):
-            return current
-        current = current.parent_op
-    return None
 
 
 def loops_at(root: Operation) -> list[AffineForOp]:
