@@ -3,7 +3,8 @@ and the classic loop transformations (`loops`), each a package with its own face
 
 The modules here are shared by both (they import them directly; `functions`:
 a function's errors, a rewritten function parsed back and verified, which
-values may be symbols; `cursor`: the loops at a cursor or selection). What other layers use of them:
+values may be symbols; `cursor`: the loops at a cursor or selection; `bounds`:
+isl texts as affine forms, printed as MLIR bounds and maps). What other layers use of them:
 
     apply_edits(data, edits), sorted_edits, OverlappingEdits, EditMap
                                      byte edits (`edits`)

@@ -23,15 +23,9 @@ import islpy as isl
 from affine_lsp.ir import AffineForOp
 from affine_lsp.poly import AffineForm, Level, Statement
 from affine_lsp.syntax import Span
+from affine_lsp.transforms.bounds import forms_of, map_text, operand_namer, render_bound
 from affine_lsp.transforms.edits import line_start, next_line_start
-from affine_lsp.transforms.loops.bounds import (
-    dim_bounds,
-    forms_of,
-    loops_between,
-    map_text,
-    operand_namer,
-    render_bound,
-)
+from affine_lsp.transforms.loops.bounds import dim_bounds, loops_between
 from affine_lsp.transforms.loops.core import (
     INTERCHANGE,
     PERMUTE,

@@ -1,17 +1,14 @@
-"""Loop bounds read from an isl set and written as MLIR bounds.
+"""Loop bounds read from an isl set (`transforms.bounds` writes them as MLIR bounds).
 
 For a set over loop dims `[x0, ..., xn]` (outermost first), the bounds of `xk`
 are the constraints of its projection on `x0..xk` that involve `xk`: lower
 bounds `xk >= ceil(e / a)`, exclusive upper bounds `xk < floor(e / a) + 1`, in
 terms of the outer dims and the parameters. Constraints with existential
 variables are skipped (the result over-approximates; the rewrite is proven
-afterwards anyway). `render_bound` prints them as `%N`, `42` or
-`[max|min] affine_map<(d..)[s..] -> (...)>(dims)[symbols]`.
+afterwards anyway). `transforms.bounds.render_bound` prints them.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import islpy as isl
 
@@ -20,13 +17,8 @@ from affine_lsp.poly import (
     AffineForm,
     IslSession,
     NotAffine,
-    Window,
-    form_of_aff,
     fraction,
-    pieces,
-    render_mlir,
 )
-from affine_lsp.transforms.functions import is_valid_symbol
 
 
 def _linear(terms: list[tuple[str, int]], constant: int) -> AffineForm:
@@ -103,46 +95,6 @@ def _unique(forms: list[AffineForm]) -> list[AffineForm]:
     return seen
 
 
-def render_bound(
-    forms: list[AffineForm], lower: bool, operand: Callable[[str], tuple[str, bool]]
-) -> str:
-    """MLIR text of a bound; `operand(name)` gives (SSA name, is a valid symbol)."""
-    if len(forms) == 1:
-        form = forms[0]
-        if form.is_constant:
-            return str(form.constant)
-        name = form.single_name()
-        if name is not None:
-            ssa, symbol = operand(name)
-            if symbol:
-                return ssa
-    return map_text(forms, operand, ("max" if lower else "min") if len(forms) > 1 else "")
-
-
-def map_text(
-    forms: list[AffineForm], operand: Callable[[str], tuple[str, bool]], keyword: str = ""
-) -> str:
-    """`[keyword ]affine_map<(d..)[s..] -> (forms)>(dims)[symbols]`."""
-    dims: list[str] = []
-    symbols: list[str] = []
-    positions: dict[str, str] = {}
-    for form in forms:
-        for name in form.names():
-            if name in positions:
-                continue
-            ssa, symbol = operand(name)
-            group = symbols if symbol else dims
-            positions[name] = f"{'s' if symbol else 'd'}{len(group)}"
-            group.append(ssa)
-    results = ", ".join(render_mlir(f, positions.__getitem__) for f in forms)
-    header = f"({', '.join(f'd{k}' for k in range(len(dims)))})"
-    if symbols:
-        header += f"[{', '.join(f's{k}' for k in range(len(symbols)))}]"
-    operands = f"({', '.join(dims)})" + (f"[{', '.join(symbols)}]" if symbols else "")
-    prefix = f"{keyword} " if keyword else ""
-    return f"{prefix}affine_map<{header} -> ({results})>{operands}"
-
-
 def loops_between(root: AffineForOp, loop: Operation) -> list[AffineForOp]:
     """The affine.for ops around `loop` from `root` (included) inward, outermost
     first (empty when `loop` is `root`)."""
@@ -157,36 +109,3 @@ def loops_between(root: AffineForOp, loop: Operation) -> list[AffineForOp]:
         return []
     chain.reverse()
     return chain
-
-
-def forms_of(
-    session: IslSession, params: list[str], dims: list[str], texts: list[str]
-) -> list[AffineForm]:
-    """isl expression texts over `dims` and `params` as affine forms."""
-    out = []
-    for text in texts:
-        source = f"[{', '.join(params)}] -> {{ [{', '.join(dims)}] -> [({text})] }}"
-        piecewise = session.run(lambda s=source: isl.PwAff.read_from_str(session.ctx, s), "a bound")
-        found = pieces(piecewise)
-        if len(found) != 1:
-            raise NotAffine("a bound is piecewise")
-        form = form_of_aff(found[0])
-        if form is None:
-            raise NotAffine("a bound is not integral")
-        out.append(form)
-    return out
-
-
-def operand_namer(window: Window, ssa: dict[str, str]) -> Callable[[str], tuple[str, bool]]:
-    """(SSA name, is a valid symbol) of a name in a form: `ssa` names loop dims (never
-    symbols); anything else is a parameter of `window`."""
-
-    def operand(name: str) -> tuple[str, bool]:
-        if name in ssa:
-            return ssa[name], False
-        value = window.names.value(name)
-        if value is None:
-            raise NotAffine(f"unknown name '{name}' in a bound")
-        return value.display_name, is_valid_symbol(value)
-
-    return operand

@@ -27,13 +27,9 @@ from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineForOp, Use
 from affine_lsp.poly import AffineForm, Level, Statement, Term
 from affine_lsp.syntax import Span
+from affine_lsp.transforms.bounds import forms_of, map_text, operand_namer
 from affine_lsp.transforms.edits import line_start, next_line_start
-from affine_lsp.transforms.loops.bounds import (
-    forms_of,
-    loops_between,
-    map_text,
-    operand_namer,
-)
+from affine_lsp.transforms.loops.bounds import loops_between
 from affine_lsp.transforms.loops.core import UNROLL_JAM, Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.legality import Piece
 from affine_lsp.transforms.loops.nest import (
