@@ -191,15 +191,8 @@ def run(
         else:
             new_text = rewrite.apply(data)
         summary = module.summary(context, plan) if hasattr(module, "summary") else ""
-    except Refused as refusal:
-        return Result(spec, reason=refusal.reason, hint=refusal.hint)
-    except BudgetExceeded:
-        return Result(spec, reason=TOO_COMPLEX, timed_out=True)
-    except PolyError as error:
-        return Result(spec, reason=_cannot(error.reason))
-    except (ValueError, KeyError, IndexError, AttributeError, TypeError) as error:
-        # Input we did not foresee: refused, never a crash (the tests count these).
-        return Result(spec, reason=f"{INTERNAL_ERROR}: {type(error).__name__}: {error}")
+    except _STOPS as error:
+        return _stopped(spec, error)
     if new_text == data:
         return Result(spec, reason="nothing to do")
     return Result(spec, new_text, minimal_edits(data, new_text), summary=summary)
@@ -255,15 +248,25 @@ def check_only(
             if contexts is not None:
                 contexts[key] = context
         module.plan(context, spec, True)
-    except Refused as refusal:
-        return Result(spec, reason=refusal.reason, hint=refusal.hint)
-    except BudgetExceeded:
-        return Result(spec, reason=TOO_COMPLEX, timed_out=True)
-    except PolyError as error:
-        return Result(spec, reason=_cannot(error.reason))
-    except (ValueError, KeyError, IndexError, AttributeError, TypeError) as error:
-        return Result(spec, reason=f"{INTERNAL_ERROR}: {type(error).__name__}: {error}")
+    except _STOPS as error:
+        return _stopped(spec, error)
     return Result(spec)
+
+
+# Input we did not foresee: refused, never a crash (the tests count these).
+_UNFORESEEN = (ValueError, KeyError, IndexError, AttributeError, TypeError)
+_STOPS = (Refused, BudgetExceeded, PolyError, *_UNFORESEEN)
+
+
+def _stopped(spec: Spec, error: Exception) -> Result:
+    """The refusal of a transformation that `error` (one of `_STOPS`) stopped."""
+    if isinstance(error, Refused):
+        return Result(spec, reason=error.reason, hint=error.hint)
+    if isinstance(error, BudgetExceeded):
+        return Result(spec, reason=TOO_COMPLEX, timed_out=True)
+    if isinstance(error, PolyError):
+        return Result(spec, reason=_cannot(error.reason))
+    return Result(spec, reason=f"{INTERNAL_ERROR}: {type(error).__name__}: {error}")
 
 
 def _cannot(reason: str) -> str:
