@@ -215,7 +215,7 @@ class Window:
         depth = max((len(s.path) for s in self.statements), default=1)
         lanes = max((s.lanes for s in self.statements), default=0)
         for statement in self.statements:
-            statement.schedule = self._schedule(statement, depth, lanes)
+            statement.schedule = self._schedule(statement, statement.path, depth, lanes)
 
     def _statement(self, op: Operation, path: list[object]) -> None:
         memref = op.memref.value if op.memref is not None else None  # type: ignore[attr-defined]
@@ -296,13 +296,17 @@ class Window:
             found = self._domains[key] = self.builder.build(levels)
         return found
 
-    def _schedule(self, statement: Statement, depth: int, lanes: int) -> isl.Map:
+    def _schedule(
+        self, statement: Statement, path: list[object], depth: int, lanes: int
+    ) -> isl.Map:
+        """The statement's schedule: `path` (block positions and ivs, outermost
+        first) padded to `depth`, then its lanes padded to `lanes`."""
         dims = {
             id(iv): name
             for iv, name in zip(statement.domain.ivs, statement.domain.dims, strict=True)
         }
         time: list[str] = []
-        for entry in statement.path:
+        for entry in path:
             time.append(str(entry) if isinstance(entry, int) else dims[id(entry)])
         time += ["0"] * (depth - len(time))
         lane_names = [f"_l{k}" for k in range(statement.lanes)]

@@ -21,8 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import islpy as isl
-
 from affine_lsp.ir import AffineForOp, Operation, Use, Value
 from affine_lsp.poly import (
     Domain,
@@ -78,7 +76,7 @@ class ScalarWindow(Window):
         depth = max((len(_doubled(s.path)) for s in self.statements), default=1)
         lanes = max((s.lanes for s in self.statements), default=0)
         for statement in self.statements:
-            statement.schedule = self._doubled_schedule(statement, depth, lanes)
+            statement.schedule = self._schedule(statement, _doubled(statement.path), depth, lanes)
 
     def array(self, loop: AffineForOp, position: int) -> str:
         family = self._array_of(loop) or f"L{loop.span.start_byte}"
@@ -178,21 +176,6 @@ class ScalarWindow(Window):
             position,
         )
         self.carried.append(statement)
-
-    def _doubled_schedule(self, statement: Statement, depth: int, lanes: int) -> isl.Map:
-        dims = {
-            id(iv): name
-            for iv, name in zip(statement.domain.ivs, statement.domain.dims, strict=True)
-        }
-        time: list[str] = []
-        for entry in _doubled(statement.path):
-            time.append(str(entry) if isinstance(entry, int) else dims[id(entry)])
-        time += ["0"] * (depth - len(time))
-        lane_names = [f"_l{k}" for k in range(statement.lanes)]
-        time += lane_names + ["0"] * (lanes - len(lane_names))
-        text = statement.domain.text(f" -> [{', '.join(time)}]", statement.name, lane_names)
-        schedule = self.session.map(text)
-        return self.session.run(lambda: schedule.intersect_domain(statement.instances))
 
 
 def _doubled(path: list[object]) -> list[object]:
