@@ -208,20 +208,22 @@ class DocumentAnalysis:
         else:
             for changed in old_tree.changed_ranges(self.document.tree):
                 self._pending.append((changed.start_byte, changed.end_byte))
-            self._pending += self._missing_items_without_record()
+            # (`changed_ranges` does not report an empty node away from the edits:
+            # a name error recovery inserted, say; only a tree with errors has them)
+            if self.document.tree.root_node.has_error:
+                self._pending += self._items_without_record(empty_only=True)
 
-    def _missing_items_without_record(self) -> list[tuple[int, int]]:
-        """The zero-width items error recovery inserted (a missing name, say) that no
-        record holds: `changed_ranges` does not report an empty node away from the
-        edits. Only a tree with errors has them."""
-        root = self.document.tree.root_node
-        if not root.has_error:
-            return []
-        items = {(r.start, r.end, r.kind) for r in self.records if r.start == r.end}
+    def _items_without_record(self, empty_only: bool = False) -> list[tuple[int, int]]:
+        """The top-level items of the tree that no record holds (with `empty_only`,
+        only the zero-width ones)."""
+        records = self.records
+        if empty_only:
+            records = [r for r in records if r.start == r.end]
+        items = {(r.start, r.end, r.kind) for r in records}
         return [
             (node.start_byte, node.end_byte)
-            for node in root.named_children
-            if node.start_byte == node.end_byte
+            for node in self.document.tree.root_node.named_children
+            if (node.start_byte == node.end_byte or not empty_only)
             and _is_item(node)
             and (node.start_byte, node.end_byte, node.type) not in items
         ]
@@ -239,12 +241,7 @@ class DocumentAnalysis:
         touch are analysed again anyway."""
         regions = _merge(self._pending)
         old_root, new_root = old_tree.root_node, self.document.tree.root_node
-        items = {(r.start, r.end, r.kind) for r in self.records}
-        changed = [
-            (node.start_byte, node.end_byte)
-            for node in new_root.named_children
-            if _is_item(node) and (node.start_byte, node.end_byte, node.type) not in items
-        ]
+        changed = self._items_without_record()
         for record in self.records:
             if any(lo <= record.end and record.start <= hi for lo, hi in regions):
                 continue
