@@ -549,6 +549,12 @@ class DocumentAnalysis:
     def _analyse_operation(self, record: ItemRecord) -> None:
         # The item's IR is cyclic garbage once checked: collect it young, in one
         # pass, instead of letting the collector scan it while it is being built.
+        # The view kept of the item analysed before survived its young collection
+        # (it was cached): replaced now, it is freed at once rather than piling up,
+        # with every other item's, for one long collection of an older generation.
+        if self._view_cache is not None:
+            self._view_cache = None
+            gc.collect(1)
         gc.disable()
         try:
             self._check_operation(record)
