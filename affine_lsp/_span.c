@@ -39,14 +39,19 @@ static PyObject *span_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) 
     return span_make(type, start, end);
 }
 
+/* The attribute names, made once: `PyObject_GetAttrString` would make a string for
+ * every call, which costs more than the attribute itself. */
+static PyObject *start_byte_name;
+static PyObject *end_byte_name;
+
 /* The span of anything with `start_byte` and `end_byte` attributes (a syntax node). */
 static PyObject *span_of_attributes(PyTypeObject *type, PyObject *first, PyObject *last) {
-    PyObject *start_obj = PyObject_GetAttrString(first, "start_byte");
+    PyObject *start_obj = PyObject_GetAttr(first, start_byte_name);
     if (start_obj == NULL) return NULL;
     Py_ssize_t start = PyLong_AsSsize_t(start_obj);
     Py_DECREF(start_obj);
     if (start == -1 && PyErr_Occurred()) return NULL;
-    PyObject *end_obj = PyObject_GetAttrString(last, "end_byte");
+    PyObject *end_obj = PyObject_GetAttr(last, end_byte_name);
     if (end_obj == NULL) return NULL;
     Py_ssize_t end = PyLong_AsSsize_t(end_obj);
     Py_DECREF(end_obj);
@@ -142,6 +147,9 @@ static PyTypeObject SpanType = {
 };
 
 int add_span_type(PyObject *module) {
+    start_byte_name = PyUnicode_InternFromString("start_byte");
+    end_byte_name = PyUnicode_InternFromString("end_byte");
+    if (start_byte_name == NULL || end_byte_name == NULL) return -1;
     if (PyType_Ready(&SpanType) < 0) return -1;
     Py_INCREF(&SpanType);
     if (PyModule_AddObject(module, "Span", (PyObject *)&SpanType) < 0) {

@@ -1198,8 +1198,20 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: NameScope) -> No
             continue
         assert op is not None
         skimmed = op.kind == "custom_operation"
+        by_name = path.by_name
         for use in op.operands:
-            value, found_in = _lookup(path, scope, use.name)
+            # `_lookup`, inlined for the common case (a plain name visible in an
+            # entered scope): a model has uses by the ten thousand.
+            name = use.name
+            holders = by_name.get(name) if "#" not in name else None
+            if holders and holders[-1].depth >= scope.floor:
+                found_in = holders[-1]
+                group = found_in.values[name]
+                value = group[0]
+                if value.index:
+                    value = next((v for v in group if not v.index), None)
+            else:
+                value, found_in = _lookup(path, scope, name)
             if value is None:
                 if skimmed and op.regions:
                     # An op we do not model may define region arguments in its own
