@@ -73,6 +73,66 @@ from affine_lsp.ir.types import (
 )
 from affine_lsp.syntax import FIELD, Node, Span, text
 
+# Grammar field ids, read once: the builder asks for fields by the hundred thousand,
+# and a module constant costs less than a lookup in `FIELD` each time.
+_F_AFTER = FIELD["after"]
+_F_ARGUMENT = FIELD["argument"]
+_F_ARGUMENTS = FIELD["arguments"]
+_F_ASYNC = FIELD["async"]
+_F_ATTRIBUTES = FIELD["attributes"]
+_F_BASIS = FIELD["basis"]
+_F_BEFORE = FIELD["before"]
+_F_BODY = FIELD["body"]
+_F_CLAUSE = FIELD["clause"]
+_F_CONDITION = FIELD["condition"]
+_F_COUNT = FIELD["count"]
+_F_DEPENDENCIES = FIELD["dependencies"]
+_F_DIMS = FIELD["dims"]
+_F_DISJOINT = FIELD["disjoint"]
+_F_DYNAMIC_SIZES = FIELD["dynamic_sizes"]
+_F_ELSE = FIELD["else"]
+_F_EXPR = FIELD["expr"]
+_F_ID = FIELD["id"]
+_F_INDEX = FIELD["index"]
+_F_INDICES = FIELD["indices"]
+_F_INDUCTION_VARIABLE = FIELD["induction_variable"]
+_F_INDUCTION_VARIABLES = FIELD["induction_variables"]
+_F_INIT = FIELD["init"]
+_F_ITER_ARGS = FIELD["iter_args"]
+_F_KIND = FIELD["kind"]
+_F_LABEL = FIELD["label"]
+_F_LEGACY_TYPES = FIELD["legacy_types"]
+_F_LINEAR_INDEX = FIELD["linear_index"]
+_F_LOWER = FIELD["lower"]
+_F_MAP = FIELD["map"]
+_F_MAX = FIELD["max"]
+_F_MEMREF = FIELD["memref"]
+_F_MIN = FIELD["min"]
+_F_NAME = FIELD["name"]
+_F_OPERANDS = FIELD["operands"]
+_F_REDUCTIONS = FIELD["reductions"]
+_F_RESULT_TYPES = FIELD["result_types"]
+_F_RESULTS = FIELD["results"]
+_F_RW = FIELD["rw"]
+_F_SHARED_MEMORY_SIZE = FIELD["shared_memory_size"]
+_F_SHARED_OUT = FIELD["shared_out"]
+_F_SHORTHAND = FIELD["shorthand"]
+_F_SIZE = FIELD["size"]
+_F_SOURCE = FIELD["source"]
+_F_STEP = FIELD["step"]
+_F_STEPS = FIELD["steps"]
+_F_SUBSCRIPTS = FIELD["subscripts"]
+_F_SYMBOL = FIELD["symbol"]
+_F_SYMBOLS = FIELD["symbols"]
+_F_THEN = FIELD["then"]
+_F_TO = FIELD["to"]
+_F_TYPE = FIELD["type"]
+_F_TYPES = FIELD["types"]
+_F_UPPER = FIELD["upper"]
+_F_VALUE = FIELD["value"]
+_F_VECTOR_TYPE = FIELD["vector_type"]
+_F_VISIBILITY = FIELD["visibility"]
+
 _GROUP_INDEX = re.compile(r"^(%[^#]+)#(\d+)$")
 
 
@@ -160,8 +220,8 @@ class _ItemBuilder:
         """Uses of a `dim_and_symbol_operands` node: (dims, symbols)."""
         if node is None:
             return [], []
-        dims_node = node.child_by_field_id(FIELD["dims"])
-        symbols_node = node.child_by_field_id(FIELD["symbols"])
+        dims_node = node.child_by_field_id(_F_DIMS)
+        symbols_node = node.child_by_field_id(_F_SYMBOLS)
         dims = [self.use(n, "dim") for n in _value_uses(dims_node)]
         symbols = [self.use(n, "symbol") for n in _value_uses(symbols_node)]
         return dims, symbols
@@ -175,18 +235,18 @@ class _ItemBuilder:
         if node is None:
             return None
         bound = AffineBound(Span.of(node))
-        shorthand = node.child_by_field_id(FIELD["shorthand"])
+        shorthand = node.child_by_field_id(_F_SHORTHAND)
         if shorthand is not None:
             if shorthand.type == "value_use" and not shorthand.is_missing:
                 bound.shorthand_value = self.use(shorthand, "symbol")
             elif shorthand.type == "integer":
                 bound.shorthand_constant = parse_integer(shorthand)
             return bound
-        bound.map_ref = self.map_ref(node.child_by_field_id(FIELD["map"]))
+        bound.map_ref = self.map_ref(node.child_by_field_id(_F_MAP))
         bound.minmax = (
-            node.child_by_field_id(FIELD["max"]) or node.child_by_field_id(FIELD["min"])
+            node.child_by_field_id(_F_MAX) or node.child_by_field_id(_F_MIN)
         ) is not None
-        bound.dims, bound.symbols = self.operand_lists(node.child_by_field_id(FIELD["operands"]))
+        bound.dims, bound.symbols = self.operand_lists(node.child_by_field_id(_F_OPERANDS))
         return bound
 
     def region(
@@ -201,15 +261,15 @@ class _ItemBuilder:
     # -- operations -------------------------------------------------------------
 
     def operation(self, op_node: Node) -> Operation | None:
-        body = op_node.child_by_field_id(FIELD["body"])
+        body = op_node.child_by_field_id(_F_BODY)
         if body is None:
             return None
         op = _FACTORIES.get(body.type, _build_other)(self, body)
         op.span = Span(op_node.start_byte, op_node.end_byte)
         op.node = op_node
         if op.attributes_node is None:
-            op.attributes_node = body.child_by_field_id(FIELD["attributes"])
-        results = op_node.child_by_field_id(FIELD["results"])
+            op.attributes_node = body.child_by_field_id(_F_ATTRIBUTES)
+        results = op_node.child_by_field_id(_F_RESULTS)
         if results is not None:
             if op.kind == "custom_operation" and not op.result_types:  # (kind: body's type)
                 op.result_types = custom_result_types(op.name, body, _result_count(results))
@@ -225,10 +285,10 @@ class _ItemBuilder:
         for result in results_node.named_children:
             if result.type != "op_result":
                 continue
-            name_node = result.child_by_field_id(FIELD["value"])
+            name_node = result.child_by_field_id(_F_VALUE)
             if name_node is None or name_node.is_missing:
                 continue
-            count_node = result.child_by_field_id(FIELD["count"])
+            count_node = result.child_by_field_id(_F_COUNT)
             start, end = name_node.start_byte, name_node.end_byte
             name = self._slice(name_node, start, end)
             span = Span(start, end)
@@ -274,19 +334,19 @@ class _ItemBuilder:
                         yield child, block
 
     def _block(self, node: Node, region: Region) -> Block:
-        label_node = node.child_by_field_id(FIELD["label"])
-        label = text(label_node.child_by_field_id(FIELD["name"])) if label_node else None
+        label_node = node.child_by_field_id(_F_LABEL)
+        label = text(label_node.child_by_field_id(_F_NAME)) if label_node else None
         block = Block(label, Span.of(node), parent_region=region)
         if label_node is not None:
-            for index, argument in enumerate(label_node.children_by_field_id(FIELD["argument"])):
-                name = argument.child_by_field_id(FIELD["name"])
+            for index, argument in enumerate(label_node.children_by_field_id(_F_ARGUMENT)):
+                name = argument.child_by_field_id(_F_NAME)
                 if name is None or name.is_missing:
                     continue
                 block.arguments.append(
                     Value(
                         text(name),
                         Span.of(name),
-                        type_from_node(argument.child_by_field_id(FIELD["type"])),
+                        type_from_node(argument.child_by_field_id(_F_TYPE)),
                         "argument",
                         owner_block=block,
                         arg_number=index,
@@ -300,7 +360,7 @@ def _result_count(results_node: Node) -> int:
     total = 0
     for result in results_node.named_children:
         if result.type == "op_result":
-            count = result.child_by_field_id(FIELD["count"])
+            count = result.child_by_field_id(_F_COUNT)
             total += max(1, parse_integer(count) or 1) if count is not None else 1
     return total
 
@@ -331,7 +391,7 @@ def _descendant_uses(node: Node) -> list[Node]:
 def _base(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -> Operation:
     kind = body.type
     body_span = Span(body.start_byte, body.end_byte)
-    name_node = body.child_by_field_id(FIELD["name"])
+    name_node = body.child_by_field_id(_F_NAME)
     if name_node is None:
         spelling, name_span = kind, body_span
     else:
@@ -354,7 +414,7 @@ def _base(builder: _ItemBuilder, body: Node, cls: type[Operation] = Operation) -
 
 def _build_generic(builder: _ItemBuilder, body: Node) -> Operation:
     """An op in the generic form; affine ops get their model class and fields."""
-    name_node = body.child_by_field_id(FIELD["name"])
+    name_node = body.child_by_field_id(_F_NAME)
     name = canonical_name(text(name_node).strip('"'))[0] if name_node is not None else ""
     op = _build_other(builder, body, GENERIC_CLASSES.get(name, Operation))
     specialise(builder, op, body)
@@ -373,8 +433,8 @@ def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Opera
             for region in child.named_children:
                 if region.type == "region":
                     builder.region(region, op)
-    to_type = body.child_by_field_id(FIELD["to"])
-    declared = body.child_by_field_id(FIELD["type"])
+    to_type = body.child_by_field_id(_F_TO)
+    declared = body.child_by_field_id(_F_TYPE)
     if to_type is not None:
         op.result_types = types_from_list(to_type)
     elif kind == "generic_operation" and declared is not None:
@@ -392,7 +452,7 @@ def _build_other(builder: _ItemBuilder, body: Node, cls: type[Operation] = Opera
         if isinstance(function_type, FunctionType):
             op.result_types = list(function_type.results)
     elif kind in _RESULT_TYPES_FIELD:
-        op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
+        op.result_types = types_from_list(body.child_by_field_id(_F_RESULT_TYPES))
     elif kind == "transform_match" and declared is not None:
         function_type = type_from_node(declared)
         if isinstance(function_type, FunctionType):
@@ -421,33 +481,33 @@ _RESULT_TYPES_FIELD = frozenset(
 def _build_func(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, FuncOp)
     assert isinstance(op, FuncOp)
-    symbol = body.child_by_field_id(FIELD["symbol"])
+    symbol = body.child_by_field_id(_F_SYMBOL)
     op.symbol = text(symbol)
     op.symbol_span = Span.of(symbol) if symbol is not None else None
-    visibility = body.child_by_field_id(FIELD["visibility"])
+    visibility = body.child_by_field_id(_F_VISIBILITY)
     op.visibility = text(visibility).strip('"') if visibility is not None else None
     arguments: list[Value] = []
-    arguments_node = body.child_by_field_id(FIELD["arguments"])
+    arguments_node = body.child_by_field_id(_F_ARGUMENTS)
     for index, child in enumerate(arguments_node.named_children if arguments_node else []):
         if child.type == "func_argument":
-            name = child.child_by_field_id(FIELD["name"])
-            argument_type = type_from_node(child.child_by_field_id(FIELD["type"]))
+            name = child.child_by_field_id(_F_NAME)
+            argument_type = type_from_node(child.child_by_field_id(_F_TYPE))
             op.argument_types.append(argument_type or OpaqueType("?"))
             if name is not None and not name.is_missing:
                 arguments.append(
                     Value(text(name), Span.of(name), argument_type, "argument", arg_number=index)
                 )
         elif child.type == "func_argument_type":
-            argument_type = type_from_node(child.child_by_field_id(FIELD["type"]))
+            argument_type = type_from_node(child.child_by_field_id(_F_TYPE))
             op.argument_types.append(argument_type or OpaqueType("?"))
-    legacy_types = body.child_by_field_id(FIELD["legacy_types"])
+    legacy_types = body.child_by_field_id(_F_LEGACY_TYPES)
     if legacy_types is not None:
         for value, declared in zip(arguments, types_from_list(legacy_types), strict=False):
             value.type = declared
-    results = body.child_by_field_id(FIELD["results"])
+    results = body.child_by_field_id(_F_RESULTS)
     if results is not None:
         op.declared_result_types = [
-            type_from_node(c.child_by_field_id(FIELD["type"])) or OpaqueType("?")
+            type_from_node(c.child_by_field_id(_F_TYPE)) or OpaqueType("?")
             if c.type == "func_result"
             else type_from_node(c) or OpaqueType("?")
             for c in ([results] if results.type != "func_results" else results.named_children)
@@ -460,14 +520,14 @@ def _build_func(builder: _ItemBuilder, body: Node) -> Operation:
             op.declared_result_types = [
                 type_from_node(results.named_children[0]) or OpaqueType("?")
             ]
-    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments)
+    builder.region(body.child_by_field_id(_F_BODY), op, arguments)
     return op
 
 
 def _build_call(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
-    op.operands = [builder.use(n) for n in _value_uses(body.child_by_field_id(FIELD["operands"]))]
-    declared = type_from_node(body.child_by_field_id(FIELD["type"]))
+    op.operands = [builder.use(n) for n in _value_uses(body.child_by_field_id(_F_OPERANDS))]
+    declared = type_from_node(body.child_by_field_id(_F_TYPE))
     if isinstance(declared, FunctionType):
         op.result_types = list(declared.results)
     return op
@@ -476,7 +536,7 @@ def _build_call(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_return(builder: _ItemBuilder, body: Node) -> Operation:
     cls = AffineYieldOp if body.type == "affine_yield" else Operation
     op = _base(builder, body, cls)
-    op.operands = [builder.use(n) for n in _value_uses(body.child_by_field_id(FIELD["operands"]))]
+    op.operands = [builder.use(n) for n in _value_uses(body.child_by_field_id(_F_OPERANDS))]
     op.result_types = []
     return op
 
@@ -486,19 +546,19 @@ def _build_arith(builder: _ItemBuilder, body: Node) -> Operation:
     op.operands = [builder.use(n) for n in _descendant_uses(body)]
     kind = body.type
     if kind == "arith_constant":
-        op.result_types = _constant_type(body.child_by_field_id(FIELD["value"]))
+        op.result_types = _constant_type(body.child_by_field_id(_F_VALUE))
     elif kind == "arith_cast":
-        op.result_types = types_from_list(body.child_by_field_id(FIELD["to"]))
+        op.result_types = types_from_list(body.child_by_field_id(_F_TO))
     elif kind == "arith_cmp":
-        compared = type_from_node(body.child_by_field_id(FIELD["type"]))
+        compared = type_from_node(body.child_by_field_id(_F_TYPE))
         op.result_types = [IntegerType(1)] if compared is not None else []
     elif op.name == "arith.addui_extended":  # `: sum type, overflow type`
-        op.result_types = types_from_list(body.child_by_field_id(FIELD["type"]))
+        op.result_types = types_from_list(body.child_by_field_id(_F_TYPE))
     elif op.name in ("arith.mulsi_extended", "arith.mului_extended"):  # low and high halves
-        declared = types_from_list(body.child_by_field_id(FIELD["type"]))
+        declared = types_from_list(body.child_by_field_id(_F_TYPE))
         op.result_types = declared[-1:] * 2 if declared else []
     else:
-        declared = types_from_list(body.child_by_field_id(FIELD["type"]))
+        declared = types_from_list(body.child_by_field_id(_F_TYPE))
         op.result_types = declared[-1:] if declared else []
     return op
 
@@ -507,7 +567,7 @@ def _constant_type(value: Node | None) -> list[Type]:
     if value is None:
         return []
     if value.type == "typed_literal":
-        declared = type_from_node(value.child_by_field_id(FIELD["type"]))
+        declared = type_from_node(value.child_by_field_id(_F_TYPE))
         return [declared] if declared else []
     if value.type == "boolean":
         return [IntegerType(1)]
@@ -517,8 +577,8 @@ def _constant_type(value: Node | None) -> list[Type]:
 def _build_apply(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineApplyOp)
     assert isinstance(op, AffineApplyOp)
-    op.map_ref = builder.map_ref(body.child_by_field_id(FIELD["map"]))
-    op.dims, op.symbols = builder.operand_lists(body.child_by_field_id(FIELD["operands"]))
+    op.map_ref = builder.map_ref(body.child_by_field_id(_F_MAP))
+    op.dims, op.symbols = builder.operand_lists(body.child_by_field_id(_F_OPERANDS))
     op.operands = op.dims + op.symbols
     op.result_types = [INDEX]
     return op
@@ -528,17 +588,17 @@ def _build_basis(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, IndexBasisOp)
     assert isinstance(op, IndexBasisOp)
     if body.type == "affine_delinearize_index":
-        linear = body.child_by_field_id(FIELD["linear_index"])
+        linear = body.child_by_field_id(_F_LINEAR_INDEX)
         op.indices = (
             [builder.use(linear, "index")] if linear is not None and not linear.is_missing else []
         )
-        op.result_types = types_from_list(body.child_by_field_id(FIELD["types"]))
+        op.result_types = types_from_list(body.child_by_field_id(_F_TYPES))
     else:
-        indices = _value_uses(body.child_by_field_id(FIELD["indices"]))
+        indices = _value_uses(body.child_by_field_id(_F_INDICES))
         op.indices = [builder.use(n, "index") for n in indices]
-        op.disjoint = body.child_by_field_id(FIELD["disjoint"]) is not None
-        op.result_types = types_from_list(body.child_by_field_id(FIELD["type"]))
-    basis = body.child_by_field_id(FIELD["basis"])
+        op.disjoint = body.child_by_field_id(_F_DISJOINT) is not None
+        op.result_types = types_from_list(body.child_by_field_id(_F_TYPE))
+    basis = body.child_by_field_id(_F_BASIS)
     op.basis_span = Span.of(basis) if basis is not None else None
     basis_uses: list[Use] = []
     for child in basis.named_children if basis is not None else []:
@@ -555,25 +615,25 @@ def _build_basis(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_for(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineForOp)
     assert isinstance(op, AffineForOp)
-    iv_node = body.child_by_field_id(FIELD["induction_variable"])
+    iv_node = body.child_by_field_id(_F_INDUCTION_VARIABLE)
     arguments: list[Value] = []
     if iv_node is not None and not iv_node.is_missing:
         op.induction_variable = Value(text(iv_node), Span.of(iv_node), INDEX, "induction_variable")
         arguments.append(op.induction_variable)
-    op.lower = builder.bound(body.child_by_field_id(FIELD["lower"]))
-    op.upper = builder.bound(body.child_by_field_id(FIELD["upper"]))
-    step = body.child_by_field_id(FIELD["step"])
+    op.lower = builder.bound(body.child_by_field_id(_F_LOWER))
+    op.upper = builder.bound(body.child_by_field_id(_F_UPPER))
+    step = body.child_by_field_id(_F_STEP)
     if step is not None:
         op.step = parse_integer(step)
         op.step_span = Span.of(step)
-    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
+    op.result_types = types_from_list(body.child_by_field_id(_F_RESULT_TYPES))
     inits: list[Use] = []
-    iter_args = body.child_by_field_id(FIELD["iter_args"])
+    iter_args = body.child_by_field_id(_F_ITER_ARGS)
     for index, iter_arg in enumerate(
         c for c in (iter_args.named_children if iter_args else []) if c.type == "iter_arg"
     ):
-        name = iter_arg.child_by_field_id(FIELD["name"])
-        init = iter_arg.child_by_field_id(FIELD["init"])
+        name = iter_arg.child_by_field_id(_F_NAME)
+        init = iter_arg.child_by_field_id(_F_INIT)
         if name is None or init is None or name.is_missing or init.is_missing:
             continue
         declared = op.result_types[index] if index < len(op.result_types) else None
@@ -584,19 +644,19 @@ def _build_for(builder: _ItemBuilder, body: Node) -> Operation:
         inits.append(use)
     bounds = [b for b in (op.lower, op.upper) if b is not None]
     op.operands = [u for b in bounds for u in b.operands] + inits
-    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments)
+    builder.region(body.child_by_field_id(_F_BODY), op, arguments)
     return op
 
 
 def _build_if(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineIfOp)
     assert isinstance(op, AffineIfOp)
-    op.condition = builder.map_ref(body.child_by_field_id(FIELD["condition"]))
-    op.dims, op.symbols = builder.operand_lists(body.child_by_field_id(FIELD["operands"]))
+    op.condition = builder.map_ref(body.child_by_field_id(_F_CONDITION))
+    op.dims, op.symbols = builder.operand_lists(body.child_by_field_id(_F_OPERANDS))
     op.operands = op.dims + op.symbols
-    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
-    builder.region(body.child_by_field_id(FIELD["then"]), op)
-    builder.region(body.child_by_field_id(FIELD["else"]), op)
+    op.result_types = types_from_list(body.child_by_field_id(_F_RESULT_TYPES))
+    builder.region(body.child_by_field_id(_F_THEN), op)
+    builder.region(body.child_by_field_id(_F_ELSE), op)
     return op
 
 
@@ -608,11 +668,11 @@ def _parallel_bounds(
     for child in node.named_children if node is not None else []:
         if child.type != "parallel_bound":
             continue
-        kind_node = child.child_by_field_id(FIELD["kind"])
+        kind_node = child.child_by_field_id(_F_KIND)
         bound = ParallelBound(
             Span.of(child), kind=kind_node.type if kind_node is not None else None
         )
-        for expr in child.children_by_field_id(FIELD["expr"]):
+        for expr in child.children_by_field_id(_F_EXPR):
             subscripts, expr_uses = subscripts_from_exprs(Span.of(expr), [expr], builder.use)
             bound.exprs.append(subscripts)
             uses += expr_uses
@@ -623,31 +683,31 @@ def _parallel_bounds(
 def _build_parallel(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, AffineParallelOp)
     assert isinstance(op, AffineParallelOp)
-    ivs = body.child_by_field_id(FIELD["induction_variables"])
+    ivs = body.child_by_field_id(_F_INDUCTION_VARIABLES)
     for index, iv in enumerate(
         c for c in (ivs.named_children if ivs else []) if c.type == "value_def"
     ):
         op.induction_variables.append(
             Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
         )
-    lower, upper = body.child_by_field_id(FIELD["lower"]), body.child_by_field_id(FIELD["upper"])
+    lower, upper = body.child_by_field_id(_F_LOWER), body.child_by_field_id(_F_UPPER)
     op.lower, lower_uses = _parallel_bounds(builder, lower)
     op.upper, upper_uses = _parallel_bounds(builder, upper)
     op.lower_span = Span.of(lower) if lower is not None else None
     op.upper_span = Span.of(upper) if upper is not None else None
-    steps = body.child_by_field_id(FIELD["steps"])
+    steps = body.child_by_field_id(_F_STEPS)
     if steps is not None:
         op.steps_span = Span.of(steps)
         op.steps = [parse_integer(c) or 0 for c in steps.named_children if c.type == "integer"]
-    reductions = body.child_by_field_id(FIELD["reductions"])
+    reductions = body.child_by_field_id(_F_REDUCTIONS)
     if reductions is not None:
         op.reductions_span = Span.of(reductions)
         op.reductions = [
             text(c).strip('"') for c in reductions.named_children if c.type == "string"
         ]
-    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
+    op.result_types = types_from_list(body.child_by_field_id(_F_RESULT_TYPES))
     op.operands = lower_uses + upper_uses
-    builder.region(body.child_by_field_id(FIELD["body"]), op, list(op.induction_variables))
+    builder.region(body.child_by_field_id(_F_BODY), op, list(op.induction_variables))
     return op
 
 
@@ -656,23 +716,23 @@ def _build_access(builder: _ItemBuilder, body: Node) -> Operation:
     assert isinstance(op, AffineAccessOp)
     kind = op.kind  # (body's type)
     op.is_write = kind in ("affine_store", "affine_vector_store") or (
-        kind == "affine_prefetch" and text(body.child_by_field_id(FIELD["rw"])) == "write"
+        kind == "affine_prefetch" and text(body.child_by_field_id(_F_RW)) == "write"
     )
     operands: list[Use] = []
-    value = body.child_by_field_id(FIELD["value"])
+    value = body.child_by_field_id(_F_VALUE)
     if value is not None and not value.is_missing:
         op.stored_value = builder.use(value, "value")
         operands.append(op.stored_value)
-    memref = body.child_by_field_id(FIELD["memref"])
+    memref = body.child_by_field_id(_F_MEMREF)
     if memref is not None and not memref.is_missing:
         op.memref = builder.use(memref, "memref")
         operands.append(op.memref)
-    op.subscripts, subscript_uses = builder.subscripts(body.child_by_field_id(FIELD["subscripts"]))
+    op.subscripts, subscript_uses = builder.subscripts(body.child_by_field_id(_F_SUBSCRIPTS))
     operands += subscript_uses
-    type_node = body.child_by_field_id(FIELD["type"])
+    type_node = body.child_by_field_id(_F_TYPE)
     op.memref_type = type_from_node(type_node)
     op.memref_type_span = Span.of(type_node) if type_node is not None else None
-    op.vector_type = type_from_node(body.child_by_field_id(FIELD["vector_type"]))
+    op.vector_type = type_from_node(body.child_by_field_id(_F_VECTOR_TYPE))
     if kind == "affine_load":
         element = element_type(op.memref_type)
         op.result_types = [element] if element is not None else []
@@ -710,7 +770,7 @@ def _build_dma(builder: _ItemBuilder, body: Node) -> Operation:
             operands.append(use)
             if extra == "num_elements":
                 op.num_elements = use
-    types = body.child_by_field_id(FIELD["types"]) or body.child_by_field_id(FIELD["type"])
+    types = body.child_by_field_id(_F_TYPES) or body.child_by_field_id(_F_TYPE)
     op.memref_types = types_from_list(types)
     op.types_span = Span.of(types) if types is not None else None
     op.operands = operands
@@ -720,11 +780,11 @@ def _build_dma(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_alloc(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, MemRefAllocOp)
     assert isinstance(op, MemRefAllocOp)
-    sizes = _value_uses(body.child_by_field_id(FIELD["dynamic_sizes"]))
+    sizes = _value_uses(body.child_by_field_id(_F_DYNAMIC_SIZES))
     op.dynamic_sizes = [builder.use(n, "size") for n in sizes]
-    symbols = _value_uses(body.child_by_field_id(FIELD["symbols"]))
+    symbols = _value_uses(body.child_by_field_id(_F_SYMBOLS))
     op.symbol_operands = [builder.use(n, "symbol") for n in symbols]
-    type_node = body.child_by_field_id(FIELD["type"])
+    type_node = body.child_by_field_id(_F_TYPE)
     op.memref_type = type_from_node(type_node)
     op.type_span = Span.of(type_node) if type_node is not None else None
     op.result_types = [op.memref_type] if op.memref_type is not None else []
@@ -737,15 +797,15 @@ def _build_memref_access(builder: _ItemBuilder, body: Node) -> Operation:
     assert isinstance(op, MemRefAccessOp)
     op.is_write = body.type == "memref_store"
     operands: list[Use] = []
-    value = body.child_by_field_id(FIELD["value"])
+    value = body.child_by_field_id(_F_VALUE)
     if value is not None and not value.is_missing:
         op.stored_value = builder.use(value, "value")
         operands.append(op.stored_value)
-    memref = body.child_by_field_id(FIELD["memref"])
+    memref = body.child_by_field_id(_F_MEMREF)
     if memref is not None and not memref.is_missing:
         op.memref = builder.use(memref, "memref")
         operands.append(op.memref)
-    indices = body.child_by_field_id(FIELD["indices"])
+    indices = body.child_by_field_id(_F_INDICES)
     op.indices_span = Span.of(indices) if indices is not None else None
     op.index_nodes = expression_children(indices)
     for index_node in op.index_nodes:
@@ -754,7 +814,7 @@ def _build_memref_access(builder: _ItemBuilder, body: Node) -> Operation:
             operands.append(use)
             if use_node == index_node:
                 op.indices.append(use)
-    op.memref_type = type_from_node(body.child_by_field_id(FIELD["type"]))
+    op.memref_type = type_from_node(body.child_by_field_id(_F_TYPE))
     if not op.is_write:
         element = element_type(op.memref_type)
         op.result_types = [element] if element is not None else []
@@ -765,11 +825,11 @@ def _build_memref_access(builder: _ItemBuilder, body: Node) -> Operation:
 def _build_dim(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body, MemRefDimOp)
     assert isinstance(op, MemRefDimOp)
-    source = body.child_by_field_id(FIELD["source"])
+    source = body.child_by_field_id(_F_SOURCE)
     if source is not None and not source.is_missing:
         op.source = builder.use(source, "memref")
         op.operands.append(op.source)
-    index = body.child_by_field_id(FIELD["index"])
+    index = body.child_by_field_id(_F_INDEX)
     if index is not None and not index.is_missing:
         if index.type == "value_use":
             use = builder.use(index, "index")
@@ -777,7 +837,7 @@ def _build_dim(builder: _ItemBuilder, body: Node) -> Operation:
             op.operands.append(use)
         else:
             op.index = parse_integer(index)
-    op.source_type = type_from_node(body.child_by_field_id(FIELD["type"]))
+    op.source_type = type_from_node(body.child_by_field_id(_F_TYPE))
     op.result_types = [INDEX]
     return op
 
@@ -786,33 +846,33 @@ def _build_builtin_module(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
     if op.name == "module":
         op.name = "builtin.module"
-    builder.region(body.child_by_field_id(FIELD["body"]), op)
+    builder.region(body.child_by_field_id(_F_BODY), op)
     return op
 
 
 def _build_scf_for(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
     arguments: list[Value] = []
-    iv = body.child_by_field_id(FIELD["induction_variable"])
+    iv = body.child_by_field_id(_F_INDUCTION_VARIABLE)
     if iv is not None and not iv.is_missing:
         arguments.append(Value(text(iv), Span.of(iv), None, "argument"))
-    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
+    op.result_types = types_from_list(body.child_by_field_id(_F_RESULT_TYPES))
     operands = [
         builder.use(n)
         for n in (
-            body.child_by_field_id(FIELD["lower"]),
-            body.child_by_field_id(FIELD["upper"]),
-            body.child_by_field_id(FIELD["step"]),
+            body.child_by_field_id(_F_LOWER),
+            body.child_by_field_id(_F_UPPER),
+            body.child_by_field_id(_F_STEP),
         )
         if n is not None and not n.is_missing
     ]
-    iter_args = body.child_by_field_id(FIELD["iter_args"])
+    iter_args = body.child_by_field_id(_F_ITER_ARGS)
     for index, iter_arg in enumerate(
         c for c in (iter_args.named_children if iter_args else []) if c.type == "iter_arg"
     ):
         name, init = (
-            iter_arg.child_by_field_id(FIELD["name"]),
-            iter_arg.child_by_field_id(FIELD["init"]),
+            iter_arg.child_by_field_id(_F_NAME),
+            iter_arg.child_by_field_id(_F_INIT),
         )
         if name is None or init is None or name.is_missing or init.is_missing:
             continue
@@ -822,34 +882,34 @@ def _build_scf_for(builder: _ItemBuilder, body: Node) -> Operation:
         )
         operands.append(builder.use(init, "init"))
     op.operands = operands
-    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments)
+    builder.region(body.child_by_field_id(_F_BODY), op, arguments)
     return op
 
 
 def _build_scf_while(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
-    function_type = type_from_node(body.child_by_field_id(FIELD["type"]))
+    function_type = type_from_node(body.child_by_field_id(_F_TYPE))
     inputs = list(function_type.inputs) if isinstance(function_type, FunctionType) else []
     op.result_types = list(function_type.results) if isinstance(function_type, FunctionType) else []
     arguments: list[Value] = []
     for index, iter_arg in enumerate(c for c in body.named_children if c.type == "iter_arg"):
         name, init = (
-            iter_arg.child_by_field_id(FIELD["name"]),
-            iter_arg.child_by_field_id(FIELD["init"]),
+            iter_arg.child_by_field_id(_F_NAME),
+            iter_arg.child_by_field_id(_F_INIT),
         )
         if name is None or init is None or name.is_missing or init.is_missing:
             continue
         declared = inputs[index] if index < len(inputs) else None
         arguments.append(Value(text(name), Span.of(name), declared, "argument", arg_number=index))
         op.operands.append(builder.use(init, "init"))
-    builder.region(body.child_by_field_id(FIELD["before"]), op, arguments)
-    builder.region(body.child_by_field_id(FIELD["after"]), op)
+    builder.region(body.child_by_field_id(_F_BEFORE), op, arguments)
+    builder.region(body.child_by_field_id(_F_AFTER), op)
     return op
 
 
 def _build_scf_parallel(builder: _ItemBuilder, body: Node) -> Operation:
     op = _base(builder, body)
-    ivs = body.child_by_field_id(FIELD["induction_variables"])
+    ivs = body.child_by_field_id(_F_INDUCTION_VARIABLES)
     arguments = [
         Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
         for index, iv in enumerate(
@@ -858,8 +918,8 @@ def _build_scf_parallel(builder: _ItemBuilder, body: Node) -> Operation:
     ]
     for name in ("lower", "upper", "steps", "inits"):
         op.operands += [builder.use(n) for n in _value_uses(body.child_by_field_id(FIELD[name]))]
-    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
-    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments)
+    op.result_types = types_from_list(body.child_by_field_id(_F_RESULT_TYPES))
+    builder.region(body.child_by_field_id(_F_BODY), op, arguments)
     return op
 
 
@@ -871,7 +931,7 @@ def _iter_arg_definitions(
     arguments: list[Value] = []
     inits: list[Use] = []
     for node in nodes:
-        name, init = node.child_by_field_id(FIELD["name"]), node.child_by_field_id(FIELD["init"])
+        name, init = node.child_by_field_id(_F_NAME), node.child_by_field_id(_F_INIT)
         if name is None or name.is_missing:
             continue
         arguments.append(
@@ -885,7 +945,7 @@ def _iter_arg_definitions(
 def _build_scf_forall(builder: _ItemBuilder, body: Node) -> Operation:
     """scf.forall: induction variables, then the shared outputs, as region arguments."""
     op = _base(builder, body)
-    ivs = body.child_by_field_id(FIELD["induction_variables"])
+    ivs = body.child_by_field_id(_F_INDUCTION_VARIABLES)
     arguments = [
         Value(text(iv), Span.of(iv), INDEX, "induction_variable", arg_number=index)
         for index, iv in enumerate(
@@ -895,13 +955,13 @@ def _build_scf_forall(builder: _ItemBuilder, body: Node) -> Operation:
     for name in ("lower", "upper", "steps"):
         op.operands += [builder.use(n) for n in _value_uses(body.child_by_field_id(FIELD[name]))]
     outs, inits = _iter_arg_definitions(
-        builder, body.children_by_field_id(FIELD["shared_out"]), "argument", len(arguments)
+        builder, body.children_by_field_id(_F_SHARED_OUT), "argument", len(arguments)
     )
-    op.result_types = types_from_list(body.child_by_field_id(FIELD["result_types"]))
+    op.result_types = types_from_list(body.child_by_field_id(_F_RESULT_TYPES))
     for index, value in enumerate(outs):
         value.type = op.result_types[index] if index < len(op.result_types) else None
     op.operands += inits
-    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments + outs)
+    builder.region(body.child_by_field_id(_F_BODY), op, arguments + outs)
     return op
 
 
@@ -910,40 +970,38 @@ def _build_gpu_launch(builder: _ItemBuilder, body: Node) -> Operation:
     workgroup and private attributions are region arguments."""
     op = _base(builder, body)
     arguments: list[Value] = []
-    for clause in body.children_by_field_id(FIELD["clause"]):
+    for clause in body.children_by_field_id(_F_CLAUSE):
         if clause.type == "launch_dimensions":
-            for iv in clause.children_by_field_id(FIELD["id"]):
+            for iv in clause.children_by_field_id(_F_ID):
                 if not iv.is_missing:
                     arguments.append(
                         Value(text(iv), Span.of(iv), INDEX, "argument", arg_number=len(arguments))
                     )
             sizes, uses = _iter_arg_definitions(
-                builder, clause.children_by_field_id(FIELD["size"]), "argument", len(arguments)
+                builder, clause.children_by_field_id(_F_SIZE), "argument", len(arguments)
             )
             for size in sizes:
                 size.type = INDEX
             arguments += sizes
             op.operands += uses
         elif clause.type == "launch_attribution":
-            for argument in clause.children_by_field_id(FIELD["argument"]):
-                name = argument.child_by_field_id(FIELD["name"])
+            for argument in clause.children_by_field_id(_F_ARGUMENT):
+                name = argument.child_by_field_id(_F_NAME)
                 if name is None or name.is_missing:
                     continue
-                declared = type_from_node(argument.child_by_field_id(FIELD["type"]))
+                declared = type_from_node(argument.child_by_field_id(_F_TYPE))
                 arguments.append(
                     Value(
                         text(name), Span.of(name), declared, "argument", arg_number=len(arguments)
                     )
                 )
-    op.operands += [
-        builder.use(n) for n in _value_uses(body.child_by_field_id(FIELD["dependencies"]))
-    ]
-    size = body.child_by_field_id(FIELD["shared_memory_size"])
+    op.operands += [builder.use(n) for n in _value_uses(body.child_by_field_id(_F_DEPENDENCIES))]
+    size = body.child_by_field_id(_F_SHARED_MEMORY_SIZE)
     if size is not None and not size.is_missing:
         op.operands.append(builder.use(size))
-    if body.child_by_field_id(FIELD["async"]) is not None:
+    if body.child_by_field_id(_F_ASYNC) is not None:
         op.result_types = [OpaqueType("!gpu.async.token")]
-    builder.region(body.child_by_field_id(FIELD["body"]), op, arguments)
+    builder.region(body.child_by_field_id(_F_BODY), op, arguments)
     return op
 
 
@@ -1337,8 +1395,8 @@ def _defined_after(
 
 def build_alias(node: Node) -> AliasDef:
     """An `attribute_alias_def` or `type_alias_def` node as an AliasDef."""
-    name = node.child_by_field_id(FIELD["name"])
-    value = node.child_by_field_id(FIELD["value"])
+    name = node.child_by_field_id(_F_NAME)
+    value = node.child_by_field_id(_F_VALUE)
     alias = AliasDef(
         text(name),
         Span.of(node),
@@ -1466,13 +1524,13 @@ def _build_module(root: Node) -> ModuleModel:
 
 def _shallow_results(op_node: Node) -> list[Value]:
     """Placeholder values for the results of a top-level op (resolved before building)."""
-    results = op_node.child_by_field_id(FIELD["results"])
+    results = op_node.child_by_field_id(_F_RESULTS)
     values = []
     for result in results.named_children if results is not None else []:
-        name = result.child_by_field_id(FIELD["value"])
+        name = result.child_by_field_id(_F_VALUE)
         if name is None or name.is_missing:
             continue
-        count_node = result.child_by_field_id(FIELD["count"])
+        count_node = result.child_by_field_id(_F_COUNT)
         count = max(1, min(parse_integer(count_node) or 1, 4096)) if count_node is not None else 1
         for index in range(count):
             values.append(
