@@ -57,9 +57,16 @@ def run(args: argparse.Namespace) -> int:
 
     import gc
 
+    from affine_lsp.ide import check_worker
+
+    # The check workers load while the server does (they are ready by the time a
+    # first large document comes).
+    workers = check_worker.spawn(check_worker.worker_count())
+
     from affine_lsp.server import create_server, warm_up
 
     server = create_server()
+    server.check_helpers.adopt(workers)
     warm_up(server.affine_protocol)
     # Worker threads (fusion, outlines of large files) hand the interpreter back to
     # the event loop within a millisecond, so that keystrokes are not kept waiting.

@@ -6,7 +6,7 @@ converts to and from LSP positions.
 The face of this layer is the modules of `__all__`, imported by their path
 (`from affine_lsp.ide import hover`, `from affine_lsp.ide.analysis import
 DocumentAnalysis`): each is one feature, and importing this package loads none of
-them, so that `planning_worker` stays light to import.
+them, so that the worker entry points stay light to import.
 
     analysis          DocumentAnalysis: the incremental analysis of one document
     records           ItemRecord, OPERATION: what the analysis keeps per top-level item
@@ -14,8 +14,11 @@ them, so that `planning_worker` stays light to import.
     hover, navigation, completion, inlay_hints, semantic_tokens, symbols, folding
                       one editor request each
     code_actions      quick_fixes, REFACTORINGS (the refactorings offered at loops)
+    extracts          an item as a text of its own, with the chunk facts it refers to
     planning          refactorings planned ahead, as plain data
     planning_worker   the entry point of the planning worker process
+    remote_checks     checking items in other processes (jobs on extracts, outcomes)
+    check_worker      the entry point of a checking worker process
     workspace         Check Workspace: every `.mlir` file under some folders
     picture           the SVG of an iteration space (CLI, hover, Neovim, the panel)
     panel             the VS Code panel's pictures: the loop at a position, previews
@@ -25,8 +28,10 @@ them, so that `planning_worker` stays light to import.
 
 __all__ = [
     "analysis",
+    "check_worker",
     "code_actions",
     "completion",
+    "extracts",
     "folding",
     "hover",
     "inlay_hints",
@@ -36,6 +41,7 @@ __all__ = [
     "planning",
     "planning_worker",
     "records",
+    "remote_checks",
     "semantic_tokens",
     "settings",
     "symbols",

@@ -25,6 +25,7 @@ before they are used.
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
 import re
 from bisect import bisect_left, bisect_right
@@ -163,6 +164,8 @@ class DocumentAnalysis:
         self.chunks: list[ChunkFacts] = []
         self._pending: list[tuple[int, int]] = []
         self._queue: deque[ItemRecord] = deque()
+        # Records handed to another process to check (`claim`), by id: (record, token).
+        self._claims: dict[int, tuple[ItemRecord, int]] = {}
         self._structure_stale = True
         self._aliases_at = -1  # edit_count when alias definitions were last rebuilt
         self._view_cache: tuple[int, int, ItemView] | None = None
@@ -187,6 +190,7 @@ class DocumentAnalysis:
         edits = self.document.apply_changes(changes)
         self.edit_count += 1
         self._view_cache = None
+        self._release_claims()  # what comes back was checked on the text before
         for chunk in self.chunks:  # syntax nodes would pin the old tree
             for record in chunk.alias_records:
                 if record.alias_item is not None and record.alias_item.alias is not None:
@@ -296,6 +300,7 @@ class DocumentAnalysis:
         ]
         self.chunks = []
         self._pending = []
+        self._claims = {}
         self._queue = deque(r for r in self.records if r.kind == OPERATION)
         self._structure_stale = True
         self._aliases_at = -1
@@ -326,7 +331,7 @@ class DocumentAnalysis:
                 break
             self._analyse_operation(record)
             done += 1
-            yield done, done + len(self._queue)
+            yield done, done + len(self._queue) + len(self._claims)
         for chunk in self.chunks:
             if chunk.module_stale:
                 self._check_chunk(chunk)
@@ -362,9 +367,77 @@ class DocumentAnalysis:
     def complete(self) -> bool:
         """Whether every diagnostic is current (`analyse()` has nothing left to do)."""
         self.sync()
+        if self._claims:
+            return False
         return not any(r.dirty and not r.removed for r in self._queue) and not any(
             chunk.module_stale for chunk in self.chunks
         )
+
+    # -- checking elsewhere ------------------------------------------------------------
+
+    def claim(self, most_bytes: int, leave_bytes: int) -> list[tuple[ItemRecord, int]]:
+        """Take items still to analyse from the back of the queue (the front is what
+        the editor shows, checked here first) to be checked in another process: at
+        most `most_bytes` of them, and only while more than `leave_bytes` would be
+        left here. Returns (record, token) pairs; `settle_claimed` takes the outcome
+        back. An edit voids every claim (the records go back into the queue)."""
+        self.sync()
+        left = self.unsettled_bytes()
+        taken: list[tuple[ItemRecord, int]] = []
+        kept: list[ItemRecord] = []
+        size = 0
+        while self._queue and left > leave_bytes and size < most_bytes:
+            record = self._queue.pop()
+            if not record.dirty or record.removed:
+                continue
+            length = record.end - record.start
+            left -= length
+            if record.splits:  # a `// -----` inside: its chunk facts are its own
+                kept.append(record)
+                continue
+            size += length
+            token = next(_CLAIM_TOKENS)
+            self._claims[id(record)] = (record, token)
+            taken.append((record, token))
+        self._queue.extend(reversed(kept))
+        return taken
+
+    @property
+    def claimed(self) -> int:
+        """How many claimed items have not come back yet."""
+        return len(self._claims)
+
+    def settle_claimed(
+        self,
+        token: int,
+        record: ItemRecord,
+        diagnostics: Iterable[Diagnostic] | None,
+        used_aliases: frozenset[str],
+        symbol: str | None,
+    ) -> bool:
+        """Take back what another process found for a claimed record (None: it could
+        not check it; the record goes back into the queue). False when the claim is
+        void (an edit came since): the outcome is dropped."""
+        claim = self._claims.get(id(record))
+        if claim is None or claim[1] != token:
+            return False
+        del self._claims[id(record)]
+        if record.removed or not record.dirty:
+            return False
+        if diagnostics is None:
+            self._queue.append(record)
+            return False
+        self._settle(record, list(diagnostics), used_aliases, symbol)
+        return True
+
+    def release_claims(self) -> None:
+        """Give every claimed item back to the queue (the other process failed)."""
+        self._release_claims()
+
+    def _release_claims(self) -> None:
+        records = [record for record, _ in self._claims.values()]
+        self._claims = {}
+        self._queue.extend(r for r in records if r.dirty and not r.removed)
 
     def analyse_all(self) -> None:
         """Run `analyse()` to the end."""
@@ -546,6 +619,11 @@ class DocumentAnalysis:
         record.diagnostics = sorted(found, key=Diagnostic.sort_key)
         record.checked_key = key
 
+    def check_record(self, record: ItemRecord) -> None:
+        """Check one (operation) record now, whatever the queue says."""
+        self.sync()
+        self._analyse_operation(record)
+
     def _analyse_operation(self, record: ItemRecord) -> None:
         # The item's IR is cyclic garbage once checked: collect it young, in one
         # pass, instead of letting the collector scan it while it is being built.
@@ -572,17 +650,27 @@ class DocumentAnalysis:
         chunk = self.chunks[record.chunk]
         item = build_operation_item(node, chunk.scope())
         found = check_item(item, chunk.context, self.options)
-        record.diagnostics = sorted(found, key=Diagnostic.sort_key)
-        record.dirty = False
         # The item requests will ask for first is the one just edited: its view is
         # this model (`view_of` would build the same from the same node and scope).
         self._view_cache = (self.edit_count, record.start, ItemView(record, node, item, chunk))
+        used = referenced_aliases(item)  # (the checks have looked them up)
+        self._settle(record, found, used, getattr(item.operation, "symbol", None) or None)
+
+    def _settle(
+        self,
+        record: ItemRecord,
+        found: list[Diagnostic],
+        used: frozenset[str],
+        symbol: str | None,
+    ) -> None:
+        """Record what checking an operation item found."""
+        record.diagnostics = sorted(found, key=Diagnostic.sort_key)
+        record.dirty = False
         source = self.document.data[record.start : record.end]
         record.mentions = frozenset(m.decode("utf-8", "replace") for m in _MENTION.findall(source))
-        record.symbol = getattr(item.operation, "symbol", None) or None
-        used = referenced_aliases(item)  # (the checks have looked them up)
+        record.symbol = symbol
         if used != record.used_aliases:
-            chunk.module_stale = True
+            self.chunks[record.chunk].module_stale = True
         record.used_aliases = used
         record.checked_key = self._key(record)
 
@@ -732,6 +820,11 @@ def _internal_error(record: ItemRecord) -> Diagnostic:
         "affine-lsp could not check this item (an internal error, see the server log); "
         "the rest of the file is checked",
     )
+
+
+_CLAIM_TOKENS = itertools.count(1)
+"""Tokens of claims, never reused: an outcome for an earlier claim of the same
+record is told apart."""
 
 
 def _failed(record: ItemRecord) -> bool:

@@ -29,6 +29,7 @@ from affine_lsp.checks import TextEdit
 from affine_lsp.ide import panel
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.code_actions import REFACTORINGS, Action, Refactoring
+from affine_lsp.ide.extracts import Extract
 from affine_lsp.ide.panel import Preview
 from affine_lsp.ide.records import OPERATION, ItemRecord
 from affine_lsp.ide.settings import Settings
@@ -236,46 +237,6 @@ def resolve_at(
         return [], action.disabled_reason
     edits = action.resolve()
     return (edits, None) if edits else ([], action.disabled_reason or "nothing to change")
-
-
-@dataclass(frozen=True)
-class Extract:
-    """What planning one item needs, as a text of its own: the alias definitions
-    and top-level values of its chunk (`context`), and the item. Offsets of plans
-    are relative to the item's start. `row` and `column` are where the item starts
-    in the document: a text that puts it there (`text(at_row=True)`) is used only
-    when the words of a plan name lines, as the blank lines cost time."""
-
-    context: bytes
-    item: bytes
-    row: int
-    column: int
-    encoding: str = "utf-16"
-
-    def text(self, at_row: bool = False) -> tuple[bytes, int]:
-        """(the text, where the item starts in it)."""
-        if not at_row:
-            return self.context + self.item, len(self.context)
-        lines = self.context.count(b"\n")
-        if lines <= self.row:
-            head = self.context + b"\n" * (self.row - lines) + b" " * self.column
-            return head + self.item, len(head)
-        head = b"\n" * self.row + b" " * self.column
-        return head + self.item + self.context, len(head)
-
-
-def extract_of(analysis: DocumentAnalysis, record: ItemRecord) -> Extract:
-    """The extract of an item of the analysis (as it is now)."""
-    data = analysis.document.data
-    chunk = analysis.chunks[record.chunk]
-    context = [r for r in chunk.alias_records if not r.removed]
-    holders = {id(r): r for r, _ in chunk.values if r is not record and not r.removed}
-    context += holders.values()
-    context.sort(key=lambda r: r.start)
-    block = b"".join(bytes(data[r.start : r.end]) + b"\n" for r in context)
-    row, column = analysis.document.point(record.start)
-    item = bytes(data[record.start : record.end]) + b"\n"
-    return Extract(block, item, row, column, analysis.document.encoding)
 
 
 def _names_lines(found: object) -> bool:

@@ -12,6 +12,7 @@ from affine_lsp.syntax import ContentChange
 @guarded()
 def initialize(ls: AffineLanguageServer, params: types.InitializeParams) -> None:
     ls.negotiate_encoding(params.capabilities)
+    ls.check_helpers.start()  # (they take a while to load: before a first large document)
     ls.apply_settings(params.initialization_options)
 
 
@@ -33,6 +34,7 @@ async def did_change_configuration(
 @guarded()
 def shutdown(ls: AffineLanguageServer, params: None) -> None:
     ls.planner.shutdown()
+    ls.check_helpers.stop()
 
 
 @guarded()

@@ -10,7 +10,7 @@ what is not planned yet is planned for the request, ahead of the background
 work.
 
 Each call sends the worker the item to plan as a small text of its own
-(`planning.extract_of`), so the worker keeps no documents and its work does not
+(`extracts.extract_of`), so the worker keeps no documents and its work does not
 grow with the document. It runs at a lower priority than the server: typing
 never waits for planning, which would hold Python's global lock for tens of
 milliseconds at a time in a thread. The worker takes one call at a time,
@@ -33,7 +33,7 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.ide import planning, planning_worker
+from affine_lsp.ide import extracts, planning, planning_worker
 from affine_lsp.ide.code_actions import REFACTORINGS
 from affine_lsp.ide.panel import Preview
 from affine_lsp.ide.planning import AnchorPlan, ItemPlan, PlannedAction
@@ -250,7 +250,7 @@ class Planner:
                 anchors.append(anchor)
         if item is not None:
             self.plans.move_to_end(key)
-        extract = planning.extract_of(analysis, record) if anchors or ranges else None
+        extract = extracts.extract_of(analysis, record) if anchors or ranges else None
         if anchors:
             keep = self._keeper(key)
             try:
@@ -285,7 +285,7 @@ class Planner:
         record = analysis.record_at(ref.start)
         if record is None or record.kind != OPERATION:
             return [], "this code action is out of date"
-        extract = planning.extract_of(analysis, record)
+        extract = extracts.extract_of(analysis, record)
         start, end = ref.start - record.start, ref.end - record.start
         arguments = (extract, ref.refactoring, start, end, ref.title, self._server.settings)
         resolved = await self._call(document, "resolve", *arguments)
@@ -303,7 +303,7 @@ class Planner:
         record = analysis.record_at(ref.start)
         if record is None or record.kind != OPERATION:
             return Preview(ref.title, (), (), "this code action is out of date")
-        extract = planning.extract_of(analysis, record)
+        extract = extracts.extract_of(analysis, record)
         start, end = ref.start - record.start, ref.end - record.start
         arguments = (extract, ref.refactoring, start, end, ref.title, self._server.settings)
         previewed: Preview | None = await self._call(document, "preview", *arguments)
@@ -369,7 +369,7 @@ class Planner:
         line = document.analysis.document.point(record.start)[0]
         if item is not None and item.anchors is not None and not item.missing(line, outermost):
             return 0
-        extract = planning.extract_of(document.analysis, record)
+        extract = extracts.extract_of(document.analysis, record)
         if item is None or item.anchors is None:
 
             def keep_anchors(found: tuple[tuple[planning.Anchor, ...], int]) -> None:

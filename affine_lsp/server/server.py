@@ -28,6 +28,7 @@ from affine_lsp import __version__
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.folding import FoldingCache
 from affine_lsp.ide.settings import SECTION, Settings, hover_pictures, parse_settings
+from affine_lsp.server.check_helpers import CheckHelpers
 from affine_lsp.server.convert import diagnostic_data
 from affine_lsp.server.outline import OutlineCache
 from affine_lsp.server.planner import Planner
@@ -129,6 +130,7 @@ class AffineLanguageServer(LanguageServer):
         self.settings = Settings()
         # Refactorings (dependence analyses) are planned in a worker process.
         self.planner = Planner(self)
+        self.check_helpers = CheckHelpers()
         self.resolvable = ResolveTable()
         self.encoding = "utf-16"
         self._reported: set[str] = set()
@@ -262,44 +264,61 @@ class AffineLanguageServer(LanguageServer):
         early = progress is not None and progress.active
         published_early: tuple[int, int] | None = None
         done = 0
+        sharing: asyncio.Future[None] | None = None
+        if self.check_helpers.worth_sharing(analysis):
+            sharing = asyncio.ensure_future(self.check_helpers.share(analysis))
         try:
-            for done, total in analysis.analyse():
-                now = time.perf_counter()
-                if early and progress is not None:
-                    visible = self._visible(document)
-                    if published_early != visible and analysis.settled(*visible):
-                        if not progress.begun:  # the client's answer: a few turns away
-                            for _ in range(ANSWER_TURNS):
-                                await asyncio.sleep(0)
-                                if progress.begun:
-                                    break
-                        if progress.begun:
-                            self.publish(document, partial=True)
-                            published_early = visible
-                            if analysis.edit_count:  # typing: the next edit first
-                                await asyncio.sleep(REST_PAUSE_SECONDS)
-                                slice_start = time.perf_counter()
-                # Once a partial set is out, the editor is in use: shorter slices, as
-                # reading an edit or a request takes the event loop several turns.
-                slice_seconds = SLICE_SECONDS if published_early is None else REST_SLICE_SECONDS
-                if now - slice_start < slice_seconds:
-                    continue
-                if progress is None and now - started > PROGRESS_AFTER_SECONDS:
-                    progress = Progress(self, _progress_title(document.uri))
-                if progress is not None:
-                    progress.report(done, total)
-                await asyncio.sleep(0)
-                slice_start = time.perf_counter()
+            while True:
+                for done, total in analysis.analyse():
+                    now = time.perf_counter()
+                    if early and progress is not None:
+                        visible = self._visible(document)
+                        if published_early != visible and analysis.settled(*visible):
+                            if not progress.begun:  # the client's answer: a few turns away
+                                for _ in range(ANSWER_TURNS):
+                                    await asyncio.sleep(0)
+                                    if progress.begun:
+                                        break
+                            if progress.begun:
+                                self.publish(document, partial=True)
+                                published_early = visible
+                                if analysis.edit_count:  # typing: the next edit first
+                                    await asyncio.sleep(REST_PAUSE_SECONDS)
+                                    slice_start = time.perf_counter()
+                    # Once a partial set is out, the editor is in use: shorter slices, as
+                    # reading an edit or a request takes the event loop several turns.
+                    slice_seconds = SLICE_SECONDS if published_early is None else REST_SLICE_SECONDS
+                    if now - slice_start < slice_seconds:
+                        continue
+                    if progress is None and now - started > PROGRESS_AFTER_SECONDS:
+                        progress = Progress(self, _progress_title(document.uri))
+                    if progress is not None:
+                        progress.report(done, total)
+                    await asyncio.sleep(0)
+                    slice_start = time.perf_counter()
+                if sharing is None or not analysis.claimed:
+                    break
+                # The helpers still have items: wait for them; what they give back
+                # unchecked (or, should one be lost, still claimed) is checked here,
+                # in one more round.
+                await sharing
+                sharing = None
+                analysis.release_claims()
+            if sharing is not None:  # (still waiting for helpers to load: no more need)
+                sharing.cancel()
             self.publish(document)
             self.planner.analysed(document)
             logger.info(
-                "%s v%s: %d items analysed in %.1f ms",
+                "%s v%s: %d items analysed in %.1f ms (check helpers: %d items so far)",
                 document.uri,
                 document.version,
                 done,
                 (time.perf_counter() - started) * 1000,
+                self.check_helpers.items,
             )
         except asyncio.CancelledError:
+            if sharing is not None:
+                sharing.cancel()
             # A newer version goes on from here: a partial set published stays under
             # this progress until that version's complete set replaces it.
             if progress is not None and progress is not document.progress:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from affine_lsp.ide import panel
-from affine_lsp.ide.planning import Planning, extract_of
+from affine_lsp.ide.extracts import extract_of
+from affine_lsp.ide.planning import Planning
 from affine_lsp.ide.settings import Settings
 from affine_lsp.poly import IterationSpace, Point, group_tiles
 from affine_lsp.poly.transformed import tile_dims

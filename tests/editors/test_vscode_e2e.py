@@ -28,8 +28,9 @@ import pytest
 from affine_lsp.checks import Severity, check_document
 from affine_lsp.ide import code_actions, panel
 from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ide.extracts import extract_of
 from affine_lsp.ide.hover import hover, iteration_domain
-from affine_lsp.ide.planning import Planning, extract_of, refactoring_named, resolve_at
+from affine_lsp.ide.planning import Planning, refactoring_named, resolve_at
 from affine_lsp.ide.settings import Settings
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.edits import apply_edits

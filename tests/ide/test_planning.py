@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from affine_lsp.ide import planning
+from affine_lsp.ide import extracts, planning
 from affine_lsp.ide.code_actions import REFACTORINGS
 from affine_lsp.ide.records import OPERATION
 from affine_lsp.ide.settings import Settings
@@ -85,7 +85,7 @@ def test_plans_of_extracts_are_the_refactorings_of_the_document(name):
     settings = Settings()
     worker = planning.Planning()
     for record in [r for r in analysis.records if r.kind == OPERATION]:
-        extract = planning.extract_of(analysis, record)
+        extract = extracts.extract_of(analysis, record)
         anchors, outermost = worker.anchors(extract)
         assert (anchors, outermost) == planning.anchors_of(analysis, record)
         plans = worker.plan(extract, anchors, settings)
@@ -122,7 +122,7 @@ def test_anchors_outermost_loops_first():
 def test_an_extract_keeps_the_line_and_column_of_its_item_when_asked():
     analysis = analysed(MIXED)
     for record in [r for r in analysis.records if r.kind == OPERATION]:
-        extract = planning.extract_of(analysis, record)
+        extract = extracts.extract_of(analysis, record)
         item = MIXED.encode()[record.start : record.end]
         for at_row in (False, True):
             text, start = extract.text(at_row)
@@ -139,7 +139,7 @@ def test_the_item_is_put_on_its_line_only_for_words_that_name_lines():
         analysis = analysed(text)
         record = next(r for r in analysis.records if r.kind == OPERATION)
         worker = planning.Planning()
-        extract = planning.extract_of(analysis, record)
+        extract = extracts.extract_of(analysis, record)
         plans = worker.plan(extract, worker.anchors(extract)[0], settings)
         assert any(p.mentions_lines for plan in plans.values() for p in plan.actions) == names_lines
         assert worker._last is not None

@@ -1,0 +1,63 @@
+"""An item of a document as a text of its own: the facts of its chunk it may
+refer to (alias definitions, top-level values) followed by the item. What an
+item's diagnostics and refactorings depend on is all there, so planning
+(`ide.planning`) and checking in other processes (`ide.remote_checks`) work on
+extracts, at a cost that does not grow with the document."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ide.records import ItemRecord
+
+
+@dataclass(frozen=True)
+class Extract:
+    """One item as a text of its own: the alias definitions and top-level values
+    of its chunk (`context`), and the item. Offsets found in it are relative to
+    the item's start. `row` and `column` are where the item starts in the
+    document: a text that puts it there (`text(at_row=True)`) is used only when
+    words name lines (a refactoring's title), as the blank lines cost time."""
+
+    context: bytes
+    item: bytes
+    row: int
+    column: int
+    encoding: str = "utf-16"
+
+    def text(self, at_row: bool = False) -> tuple[bytes, int]:
+        """(the text, where the item starts in it)."""
+        if not at_row:
+            return self.context + self.item, len(self.context)
+        lines = self.context.count(b"\n")
+        if lines <= self.row:
+            head = self.context + b"\n" * (self.row - lines) + b" " * self.column
+            return head + self.item, len(head)
+        head = b"\n" * self.row + b" " * self.column
+        return head + self.item + self.context, len(head)
+
+
+def extract_parts(
+    analysis: DocumentAnalysis, record: ItemRecord
+) -> tuple[Extract, list[tuple[int, int]]]:
+    """The extract of an item of the analysis (as it is now), and where its parts
+    come from: (start in the document, length) of each context item, then of the
+    item. Each part is followed by a line break in the extract."""
+    data = analysis.document.data
+    chunk = analysis.chunks[record.chunk]
+    context = [r for r in chunk.alias_records if not r.removed]
+    holders = {id(r): r for r, _ in chunk.values if r is not record and not r.removed}
+    context += holders.values()
+    context.sort(key=lambda r: r.start)
+    block = b"".join(bytes(data[r.start : r.end]) + b"\n" for r in context)
+    row, column = analysis.document.point(record.start)
+    item = bytes(data[record.start : record.end]) + b"\n"
+    parts = [(r.start, r.end - r.start) for r in context]
+    parts.append((record.start, record.end - record.start))
+    return Extract(block, item, row, column, analysis.document.encoding), parts
+
+
+def extract_of(analysis: DocumentAnalysis, record: ItemRecord) -> Extract:
+    """The extract of an item of the analysis (as it is now)."""
+    return extract_parts(analysis, record)[0]

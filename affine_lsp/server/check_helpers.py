@@ -1,0 +1,225 @@
+"""Checking a large document's items in helper processes, beside the server.
+
+Opening a large document is the longest analysis there is, and Python checks on
+one core. While the server checks the items the editor shows and those after
+them, helper processes (`ide.check_worker`) check items taken from the end of
+the queue (`DocumentAnalysis.claim`), each on an extract of its own
+(`ide.remote_checks`): what they find is exactly what the server would find,
+and settles the records as the server's own checks do. The complete set is
+published once every item is back; an edit voids what is out (the records go
+back into the queue, late outcomes are dropped); a helper that fails or dies
+gives its items back, and the server checks them itself.
+
+The helpers are the check workers `serve` starts first thing
+(`ide.check_worker.spawn`: one fewer than the machine's cores, at most three;
+`AFFINE_LSP_CHECK_WORKERS` in the environment sets how many, 0 for none), so
+that they are loaded by the time a first document comes; a server given none
+starts them when initialised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from functools import partial
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from affine_lsp.ide import check_worker, remote_checks
+from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ide.records import ItemRecord
+from affine_lsp.ide.remote_checks import Batch, Outcome
+
+logger = logging.getLogger("affine_lsp.server")
+
+SHARED_BYTES = 96 * 1024
+"""Analyses with less than this to do are done in the server alone: starting to
+share costs more than it saves."""
+
+BATCH_BYTES = 16 * 1024
+"""The items sent to a helper in one message (about 15 ms of checking)."""
+
+KEPT_BYTES = 24 * 1024
+"""What is left to the server at the end of the queue: helpers stop taking
+items when the server would be done before their answer is back."""
+
+IN_FLIGHT = 2
+"""Batches sent to one helper before its first answer (it never waits for work)."""
+
+
+class _Helper:
+    """One helper process: batches in, lists of outcomes out, in order."""
+
+    def __init__(
+        self,
+        started: tuple[BaseProcess, Connection],
+        loop: asyncio.AbstractEventLoop,
+        changed: Callable[[], None],
+        died: Callable[[_Helper], None],
+    ) -> None:
+        self._process, self._connection = started
+        self._loop = loop
+        self._changed = changed
+        self._died = died
+        self.ready = False
+        self.waiting: list[asyncio.Future[list[Outcome]]] = []
+        threading.Thread(target=self._read, name="affine-lsp-checker-reader", daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                answer = self._connection.recv()
+            except (EOFError, OSError):
+                self._post(self._gone, None)
+                return
+            self._post(self._answered, answer)
+
+    def _post(self, function: Callable[[Any], None], argument: Any) -> None:
+        try:
+            self._loop.call_soon_threadsafe(function, argument)
+        except RuntimeError:  # the loop is closed: the server is gone
+            pass
+
+    def _answered(self, answer: object) -> None:
+        if answer is None:
+            self.ready = True
+            logger.info("a check helper is ready")
+            self._changed()
+            return
+        if not self.waiting:
+            return
+        future = self.waiting.pop(0)
+        if future.done():
+            return
+        if isinstance(answer, list):
+            future.set_result(answer)
+        else:
+            future.set_exception(RuntimeError(f"a check helper failed: {answer}"))
+
+    def _gone(self, _: object) -> None:
+        self.ready = False
+        for future in self.waiting:
+            if not future.done():
+                future.set_exception(RuntimeError("a check helper stopped"))
+        self.waiting = []
+        self._died(self)
+        self._changed()
+
+    def run(self, batches: list[Batch]) -> asyncio.Future[list[Outcome]]:
+        future: asyncio.Future[list[Outcome]] = self._loop.create_future()
+        self.waiting.append(future)
+        try:
+            self._connection.send(batches)
+        except (OSError, ValueError) as error:  # it died meanwhile: its reader says so too
+            self.waiting.remove(future)
+            future.set_exception(RuntimeError(f"a check helper stopped: {error}"))
+        return future
+
+    def stop(self) -> None:
+        self.ready = False
+        self._connection.close()
+        if self._process.is_alive():
+            self._process.terminate()
+
+
+class CheckHelpers:
+    """The server's helper processes, and sharing an analysis with them."""
+
+    def __init__(self) -> None:
+        self._helpers: list[_Helper] = []
+        self._changed: asyncio.Event | None = None  # set when a helper gets ready or dies
+        self._spawned: list[tuple[BaseProcess, Connection]] | None = None
+        self.items = 0  # items whose helper outcome settled a record (for tests and logs)
+
+    def adopt(self, spawned: list[tuple[BaseProcess, Connection]]) -> None:
+        """Take workers started already (`check_worker.spawn`), for `start`."""
+        self._spawned = spawned
+
+    def start(self) -> None:
+        """Listen to the workers adopted, or start `check_worker.worker_count()` of
+        them (once; from the event loop)."""
+        if self._changed is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._changed = asyncio.Event()
+        spawned = self._spawned
+        if spawned is None:
+            spawned = check_worker.spawn(check_worker.worker_count())
+        self._spawned = []
+        for started in spawned:
+            self._helpers.append(_Helper(started, loop, self._changed.set, self._died))
+
+    @property
+    def ready(self) -> int:
+        """How many helpers can take work now."""
+        return sum(1 for helper in self._helpers if helper.ready)
+
+    def _died(self, helper: _Helper) -> None:
+        if helper in self._helpers:
+            self._helpers.remove(helper)
+            logger.warning("a check helper stopped; the server checks its items itself")
+
+    def stop(self) -> None:
+        for helper in self._helpers:
+            helper.stop()
+        self._helpers = []
+
+    def worth_sharing(self, analysis: DocumentAnalysis) -> bool:
+        """Whether helpers (ready, or starting) should take a part of the analysis."""
+        return bool(self._helpers) and analysis.unsettled_bytes() > SHARED_BYTES
+
+    async def share(self, analysis: DocumentAnalysis) -> None:
+        """Hand items of the analysis to the helpers while the server analyses the
+        rest, until there is nothing worth sending or an edit comes; return once
+        every batch sent is back (settled, or given back to the queue)."""
+        edit_count = analysis.edit_count
+        pending: set[asyncio.Future[list[Outcome]]] = set()
+        while analysis.edit_count == edit_count:
+            helper = next(
+                (h for h in self._helpers if h.ready and len(h.waiting) < IN_FLIGHT), None
+            )
+            if helper is None:
+                if pending:
+                    await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                    pending = {f for f in pending if not f.done()}
+                elif self._changed is not None and any(not h.ready for h in self._helpers):
+                    # (helpers still loading: the first ready one takes the next batch)
+                    self._changed.clear()
+                    await self._changed.wait()
+                else:
+                    break
+                continue
+            claims = analysis.claim(BATCH_BYTES, KEPT_BYTES)
+            if not claims:
+                break
+            batches = remote_checks.batches_of(analysis, claims)
+            future = helper.run(batches)
+            future.add_done_callback(partial(self._settle, analysis, claims))
+            pending.add(future)
+            await asyncio.sleep(0)  # (the server's own analysis goes on between batches)
+        if pending:
+            await asyncio.wait(pending)
+
+    def _settle(
+        self,
+        analysis: DocumentAnalysis,
+        claims: list[tuple[ItemRecord, int]],
+        done: asyncio.Future[list[Outcome]],
+    ) -> None:
+        outcomes: dict[int, Outcome] = {}
+        if done.cancelled() or done.exception() is not None:
+            if not done.cancelled():
+                logger.warning("%s", done.exception())
+        else:
+            outcomes = {outcome.token: outcome for outcome in done.result()}
+        for record, token in claims:
+            outcome = outcomes.get(token)
+            if outcome is None:
+                analysis.settle_claimed(token, record, None, frozenset(), None)
+            elif analysis.settle_claimed(
+                token, record, outcome.diagnostics, outcome.used_aliases, outcome.symbol
+            ):
+                self.items += 1

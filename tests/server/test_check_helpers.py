@@ -1,0 +1,165 @@
+"""A large document checked with help from check worker processes gets the
+diagnostics the server finds alone: opened, edited while the helpers work, and
+with a helper killed in the middle."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.server.check_helpers import CheckHelpers
+from affine_lsp.testing.lsp_client import LspClient
+from tests.server.conftest import ENV, SERVER
+
+URI = "file:///big.mlir"
+
+
+def big_text(functions: int = 700) -> str:
+    """About 250 KB of functions; one in ten with mistakes (an undefined value,
+    an access with one subscript too many), all using a map alias."""
+    parts = ["#shift = affine_map<(d0) -> (d0 + 1)>\n"]
+    for n in range(functions):
+        value = "%undefined" if n % 10 == 3 else "%v"
+        subscripts = "%i, %i" if n % 10 == 7 else "%i"
+        parts.append(
+            f"func.func @f{n}(%A: memref<64xf32>, %B: memref<65xf32>) {{\n"
+            "  affine.for %i = 0 to 64 {\n"
+            f"    %v = affine.load %A[{subscripts}] : memref<64xf32>\n"
+            "    %w = arith.addf %v, %v : f32\n"
+            f"    affine.store {value}, %B[%i + 1] : memref<65xf32>\n"
+            "    %u = affine.apply #shift(%i)\n"
+            "    affine.store %w, %B[%u] : memref<65xf32>\n"
+            "  }\n"
+            "  return\n"
+            "}\n"
+        )
+    return "".join(parts)
+
+
+def _client(workers: int, log: Path) -> LspClient:
+    env = {**ENV, "AFFINE_LSP_CHECK_WORKERS": str(workers)}
+    command = [*SERVER, "--log-level", "info", "--log-file", str(log)]
+    client = LspClient(command, env=env)
+    client.call("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+    client.notify("initialized", {})
+    return client
+
+
+def _wait_for_helpers(log: Path, timeout: float = 120.0) -> None:
+    """Until the server says a helper is loaded (it loads while the server does)."""
+    deadline = time.monotonic() + timeout
+    while "a check helper is ready" not in log.read_text():
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+
+
+def _open(client: LspClient, text: str) -> None:
+    document = {"uri": URI, "languageId": "mlir", "version": 1, "text": text}
+    client.notify("textDocument/didOpen", {"textDocument": document})
+
+
+def _alone(text: str, tmp_path: Path) -> list[dict]:
+    """The diagnostics of `text` from a server without helpers."""
+    with _client(0, tmp_path / "alone.log") as client:
+        _open(client, text)
+        return client.diagnostics(URI, 1, timeout=120)
+
+
+def _helped_items(log: Path) -> int:
+    lines = [line for line in log.read_text().splitlines() if "items analysed" in line]
+    return int(lines[-1].rsplit("check helpers: ", 1)[1].split()[0])
+
+
+def _assert_clean(log: Path) -> None:
+    text = log.read_text()
+    assert "Traceback" not in text and " ERROR " not in text, text[-3000:]
+
+
+def test_helpers_check_part_of_a_large_document_and_find_the_same(tmp_path):
+    text = big_text()
+    log = tmp_path / "helped.log"
+    with _client(1, log) as client:
+        _wait_for_helpers(log)
+        _open(client, text)
+        helped = client.diagnostics(URI, 1, timeout=120)
+    assert helped == _alone(text, tmp_path)
+    assert len(helped) >= 52  # the mistakes of two functions in ten
+    assert _helped_items(log) > 0
+    _assert_clean(log)
+
+
+def test_edits_while_the_helpers_work_end_with_the_diagnostics_of_the_final_text(tmp_path):
+    text = big_text()
+    lines = text.splitlines(keepends=True)
+    log = tmp_path / "helped.log"
+    with _client(1, log) as client:
+        _wait_for_helpers(log)
+        _open(client, text)
+        # At the end (where helpers take items from) and at the start, at once.
+        last = len(lines) - 4
+        changes = [
+            (2, {"range": _line_range(last), "text": "    %x = arith.addf %nope, %nope : f32\n"}),
+            (3, {"range": _line_range(3), "text": "    %v = affine.load %A[] : memref<64xf32>\n"}),
+        ]
+        for version, change in changes:
+            client.notify(
+                "textDocument/didChange",
+                {"textDocument": {"uri": URI, "version": version}, "contentChanges": [change]},
+            )
+        helped = client.diagnostics(URI, 3, timeout=120)
+    lines[last] = "    %x = arith.addf %nope, %nope : f32\n"
+    lines[3] = "    %v = affine.load %A[] : memref<64xf32>\n"
+    assert helped == _alone("".join(lines), tmp_path)
+    _assert_clean(log)
+
+
+def _line_range(line: int) -> dict:
+    return {"start": {"line": line, "character": 0}, "end": {"line": line + 1, "character": 0}}
+
+
+def test_a_helper_killed_midway_leaves_its_items_to_the_server(tmp_path):
+    text = big_text()
+    log = tmp_path / "helped.log"
+    with _client(1, log) as client:
+        _wait_for_helpers(log)
+        helpers = _children(client.process.pid)
+        assert helpers
+        _open(client, text)
+        time.sleep(0.05)
+        for pid in helpers:
+            os.kill(pid, signal.SIGKILL)
+        helped = client.diagnostics(URI, 1, timeout=120)
+        assert client.alive()
+    assert helped == _alone(text, tmp_path)
+    assert "a check helper stopped" in log.read_text()
+
+
+def _children(pid: int) -> list[int]:
+    """The server's check workers (processes it spawned, not its resource tracker)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+            if b"spawn_main" in command:
+                found.append(int(child))
+    return found
+
+
+def test_a_failed_batch_gives_its_items_back():
+    """What a helper that failed or died leaves: the server checks the items."""
+    analysis = DocumentAnalysis.from_text(big_text(4))
+    claims = analysis.claim(most_bytes=10**6, leave_bytes=0)
+
+    async def fail() -> None:
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        future.set_exception(RuntimeError("a check helper stopped"))
+        CheckHelpers()._settle(analysis, claims, future)
+
+    asyncio.run(fail())
+    assert analysis.claimed == 0
+    analysis.analyse_all()
+    assert analysis.complete
