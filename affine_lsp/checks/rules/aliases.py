@@ -53,9 +53,22 @@ def _dialect_query() -> tree_sitter.Query:
     return mlir_query("(dialect_type name: (_) @dialect) (dialect_attribute name: (_) @dialect)")
 
 
+# Where an alias reference can be: every `#name`/`!name` token of an item is a match
+# of this pattern (the token's own pattern, without the look-behind of `_NESTED_ALIAS`),
+# and so is any such text in comments, strings and the opaque bodies of dialect types
+# and attributes.
+_ALIAS_SHAPED = re.compile(rb"[#!][A-Za-z_][\w$.\-]*")
+# Leaf nodes in which alias-shaped text is no reference.
+_NO_REFERENCES = frozenset({"comment", "string", "symbol_ref"})
+
+
 def _alias_captures(item: TopLevelItem) -> tuple[list[Node], list[Node]]:
     """The alias references of an item (not the name it defines), sorted, and the
-    opaque bodies of its dialect types and attributes: one query over the item."""
+    opaque bodies of its dialect types and attributes that may mention aliases.
+
+    Each is found from a match of `_ALIAS_SHAPED` in the item's text: the smallest node
+    around it is the reference, a dialect body, or a comment, string or symbol. A
+    tree with errors, or any other node there, is searched by a query instead."""
     node = item.operation.node if item.operation is not None else None
     defined: Node | None = None
     if item.alias is not None and item.alias.node is not None:
@@ -63,11 +76,50 @@ def _alias_captures(item: TopLevelItem) -> tuple[list[Node], list[Node]]:
         defined = node.child_by_field_id(FIELD["name"])
     if node is None:
         return [], []
+    if not node.has_error:
+        found = _references_in(node, node.text or b"", defined)
+        if found is not None:
+            return found
+    return queried_references(node, defined)
+
+
+def queried_references(node: Node, defined: Node | None) -> tuple[list[Node], list[Node]]:
+    """`_alias_captures` by a query over every node under `node`: the alias references
+    but `defined`, sorted, and every dialect body."""
     captures = tree_sitter.QueryCursor(_alias_query()).captures(node)
-    found = captures.get("alias", [])
+    uses = captures.get("alias", [])
     if defined is not None:
-        found = [n for n in found if n.start_byte != defined.start_byte]
-    return sorted(found, key=lambda n: n.start_byte), captures.get("body", [])
+        uses = [n for n in uses if n.start_byte != defined.start_byte]
+    return sorted(uses, key=lambda n: n.start_byte), captures.get("body", [])
+
+
+def _references_in(
+    node: Node, source: bytes, defined: Node | None
+) -> tuple[list[Node], list[Node]] | None:
+    """`_alias_captures` read from the matches of `_ALIAS_SHAPED` in `source` (the
+    text of `node`); None where a match is in a node of another kind."""
+    base = node.start_byte
+    skip = defined.start_byte if defined is not None else -1
+    uses: list[Node] = []
+    bodies: list[Node] = []
+    for match in _ALIAS_SHAPED.finditer(source):
+        start, end = base + match.start(), base + match.end()
+        if start == skip:
+            continue
+        found = node.descendant_for_byte_range(start, end)
+        if found is None:
+            return None
+        kind = found.type
+        if kind in ("attribute_alias", "type_alias"):
+            if found.start_byte != start or found.end_byte != end:
+                return None
+            uses.append(found)
+        elif kind == "dialect_body":
+            if not bodies or bodies[-1].start_byte != found.start_byte:
+                bodies.append(found)
+        elif kind not in _NO_REFERENCES:
+            return None
+    return uses, bodies
 
 
 def alias_uses(item: TopLevelItem) -> list[Node]:

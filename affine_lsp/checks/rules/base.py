@@ -52,6 +52,29 @@ def module_rule(function: ModuleRule) -> ModuleRule:
 # -- small helpers shared by rules -------------------------------------------------
 
 
+def item_node(item: TopLevelItem) -> Node | None:
+    """The syntax node of an item: its alias definition, else its operation."""
+    if item.alias is not None and item.alias.node is not None:
+        return item.alias.node
+    return item.operation.node if item.operation is not None else None
+
+
+def item_source(item: TopLevelItem, ctx: CheckContext) -> bytes:
+    """The source text of an item (b"" without a node), read once per check run.
+
+    Rules that look for something anywhere in an item's syntax search this text
+    first (in C, with `re`): a search costs a small part of a query over the item's
+    nodes, and where the text cannot hold what a rule reports, no query is needed."""
+    key = ("item source", id(item))
+    found = ctx.memo.get(key)
+    if isinstance(found, bytes):
+        return found
+    node = item_node(item)
+    source = (node.text or b"") if node is not None else b""
+    ctx.memo[key] = source
+    return source
+
+
 def body_node(op: Operation) -> Node | None:
     """The op's syntax node without its results (`operation.body`)."""
     return op.node.child_by_field_id(FIELD["body"]) if op.node is not None else None

@@ -4,13 +4,14 @@ affine-map or strided layout, and the kind of the memory space."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import tree_sitter
 
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import item_rule
+from affine_lsp.checks.rules.base import item_node, item_rule, item_source
 from affine_lsp.checks.rules.memref import LAYOUT_RANK
 from affine_lsp.ir import TopLevelItem, map_from_node
 from affine_lsp.syntax import Node, Span, mlir_query, text
@@ -74,6 +75,21 @@ def _memref_query() -> tree_sitter.Query:
     return mlir_query("(memref_type) @memref")
 
 
+def all_memref_types(node: Node) -> list[Node]:
+    """Every memref type under `node`, in document order (a query over its nodes)."""
+    return tree_sitter.QueryCursor(_memref_query()).captures(node).get("memref", [])
+
+
+# Where a memref type this rule may have something to say about can start. The
+# keyword of a memref type is a whole word (a longer word, such as `memref.load` or
+# `memref_x`, is never the keyword); types spelled plainly, with a shape and a builtin
+# integer, float or index element but no layout or memory space (`memref<4x?xf32>`),
+# are left out. The word in names or comments matches too.
+_UNPLAIN_KEYWORD = re.compile(
+    rb"memref(?![\w$.]|<(?:(?:[0-9]+|\?)x)*(?:[su]?i[0-9]+|f[0-9]+|bf16|tf32|index)>)"
+)
+
+
 def _rank(memref: Node) -> int | None:
     """The number of dimensions (None for `*`, unranked)."""
     shape = memref.child_by_field_name("shape")
@@ -119,15 +135,31 @@ def _unsupported_memory_space(node: Node) -> bool:
 
 @item_rule
 def memref_types(item: TopLevelItem, ctx: CheckContext) -> None:
-    node = item.alias.node if item.alias is not None else None
-    if node is None and item.operation is not None:
-        node = item.operation.node
+    node = item_node(item)
     if node is None:
         return
-    found = tree_sitter.QueryCursor(_memref_query()).captures(node).get("memref", [])
-    for memref in found:
+    for memref in _memref_types(node, item_source(item, ctx)):
         if not memref.has_error:
             _check_memref(memref, ctx)
+
+
+def _memref_types(node: Node, source: bytes) -> list[Node]:
+    """The memref types under `node` (whose text is `source`), in document order,
+    but for those spelled plainly (`memref<4x?xf32>`), where there is nothing to check.
+
+    Each is found from its keyword in the text (`_UNPLAIN_KEYWORD`): the smallest named
+    node around the keyword is its memref type. A tree with errors may not nest that
+    way: there a query looks at every node."""
+    if node.has_error:
+        return all_memref_types(node)
+    base = node.start_byte
+    found = []
+    for keyword in _UNPLAIN_KEYWORD.finditer(source):
+        start = base + keyword.start()
+        memref = node.named_descendant_for_byte_range(start, start + len(b"memref"))
+        if memref is not None and memref.type == "memref_type" and memref.start_byte == start:
+            found.append(memref)
+    return found
 
 
 def _check_memref(memref: Node, ctx: CheckContext) -> None:
