@@ -627,15 +627,18 @@ class DocumentAnalysis:
     def _analyse_operation(self, record: ItemRecord) -> None:
         # The item's IR is cyclic garbage once checked: collect it young, in one
         # pass, instead of letting the collector scan it while it is being built.
-        # The view kept of the item analysed before survived its young collection
-        # (it was cached): replaced now, it is freed at once rather than piling up,
-        # with every other item's, for one long collection of an older generation.
-        if self._view_cache is not None:
-            self._view_cache = None
+        # Its view is kept for requests only if it is the first item analysed since
+        # the last edit (the one edited: analysed first); a view kept before it
+        # survived its young collection, and is freed now, rather than piling up with
+        # others for one long collection of an older generation.
+        cached = self._view_cache
+        keep_view = cached is None or cached[0] != self.edit_count
+        if cached is not None and keep_view:
+            self._view_cache = cached = None
             gc.collect(1)
         gc.disable()
         try:
-            self._check_operation(record)
+            self._check_operation(record, keep_view)
         except Exception:  # a bug in one item's checks must not stop the others
             logger.exception("checking the item at byte %d failed", record.start)
             record.diagnostics = [_internal_error(record)]
@@ -645,14 +648,15 @@ class DocumentAnalysis:
             gc.enable()
         gc.collect(0)
 
-    def _check_operation(self, record: ItemRecord) -> None:
+    def _check_operation(self, record: ItemRecord, keep_view: bool = False) -> None:
         node = self.node_of(record)
         chunk = self.chunks[record.chunk]
         item = build_operation_item(node, chunk.scope())
         found = check_item(item, chunk.context, self.options)
-        # The item requests will ask for first is the one just edited: its view is
-        # this model (`view_of` would build the same from the same node and scope).
-        self._view_cache = (self.edit_count, record.start, ItemView(record, node, item, chunk))
+        if keep_view:
+            # The item requests will ask for first is the one just edited: its view is
+            # this model (`view_of` would build the same from the same node and scope).
+            self._view_cache = (self.edit_count, record.start, ItemView(record, node, item, chunk))
         used = referenced_aliases(item)  # (the checks have looked them up)
         self._settle(record, found, used, getattr(item.operation, "symbol", None) or None)
 

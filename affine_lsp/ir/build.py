@@ -79,7 +79,6 @@ _F_AFTER = FIELD["after"]
 _F_ARGUMENT = FIELD["argument"]
 _F_ARGUMENTS = FIELD["arguments"]
 _F_ASYNC = FIELD["async"]
-_F_ATTRIBUTES = FIELD["attributes"]
 _F_BASIS = FIELD["basis"]
 _F_BEFORE = FIELD["before"]
 _F_BODY = FIELD["body"]
@@ -267,8 +266,6 @@ class _ItemBuilder:
         op = _FACTORIES.get(body.type, _build_other)(self, body)
         op.span = Span(op_node.start_byte, op_node.end_byte)
         op.node = op_node
-        if op.attributes_node is None:
-            op.attributes_node = body.child_by_field_id(_F_ATTRIBUTES)
         results = op_node.child_by_field_id(_F_RESULTS)
         if results is not None:
             if op.kind == "custom_operation" and not op.result_types:  # (kind: body's type)

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 
 from affine_lsp.ir.affine import AffineConst, AffineMap, AffineSymbol, IntegerSet
 from affine_lsp.ir.types import Type
-from affine_lsp.syntax import Node, Span
+from affine_lsp.syntax import FIELD, Node, Span
+
+_F_BODY = FIELD["body"]
+_F_ATTRIBUTES = FIELD["attributes"]
 
 # -- values and uses --------------------------------------------------------------
 
@@ -117,11 +120,16 @@ class Operation:
     operand_types: list[Type] = field(default_factory=list)
     parent_block: Block | None = None
     legacy: bool = False  # spelled in the 2019 syntax
-    attributes_node: Node | None = field(default=None, repr=False)
 
     @property
     def parent_op(self) -> Operation | None:
         return self.parent_block.parent_op if self.parent_block else None
+
+    @property
+    def attributes_node(self) -> Node | None:
+        """The attribute dictionary written in the op's syntax (`{...}`), if any."""
+        body = self.node.child_by_field_id(_F_BODY) if self.node is not None else None
+        return body.child_by_field_id(_F_ATTRIBUTES) if body is not None else None
 
     @property
     def dialect(self) -> str:
