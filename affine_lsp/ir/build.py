@@ -1125,13 +1125,6 @@ def _declare(scope: NameScope, value: Value, item: TopLevelItem, path: _Path | N
     name = value.name
     holders: Iterator[NameScope] = iter(())
     if path is not None:
-        if (
-            name not in scope.values
-            and name not in path.by_name
-            and (scope.floor != 0 or name not in path.root.values)
-        ):  # a name seen nowhere yet (most names): nothing to compare with
-            scope.values[name] = [value]
-            return
         holders = path.holders(name, scope)
     elif scope.parent is not None:
         raise ValueError("scopes below the root are declared along a path")
@@ -1152,6 +1145,13 @@ def _declare(scope: NameScope, value: Value, item: TopLevelItem, path: _Path | N
         scope.values[name] = [value]
     elif value not in group:
         group.append(value)
+
+
+def _defined_in(block: Block) -> Iterator[Value]:
+    """The arguments of a block, then the results of its operations, in order."""
+    yield from block.arguments
+    for op in block.operations:
+        yield from op.results
 
 
 def _may_shadow(earlier: Value, scope: NameScope, holder: NameScope) -> bool:
@@ -1240,12 +1240,17 @@ def _resolve(item: TopLevelItem, root: Operation, module_scope: NameScope) -> No
         if step == _ENTER:
             region = scope.region
             assert region is not None
+            # A name seen nowhere yet (most names) is simply added; `_declare` compares
+            # the others with what is visible.
+            values, seen, root = scope.values, path.by_name, path.root.values
+            outermost = scope.floor == 0
             for block in region.blocks:
-                for argument in block.arguments:
-                    _declare(scope, argument, item, path)
-                for nested in block.operations:
-                    for result in nested.results:
-                        _declare(scope, result, item, path)
+                for value in _defined_in(block):
+                    name = value.name
+                    if name in values or name in seen or (outermost and name in root):
+                        _declare(scope, value, item, path)
+                    else:
+                        values[name] = [value]
             path.enter(scope)
             work.append((_LEAVE, None, scope))
             children = [(_OPERATION, o, scope) for b in region.blocks for o in b.operations]
@@ -1378,6 +1383,12 @@ def _defined_after(
     if user.parent_block is block and user.span.start_byte != defining_op.span.start_byte:
         # Both in `block`, whose operations are in document order.
         return defining_op.span.start_byte > user.span.start_byte
+    region = block.parent_region
+    if region is not None and len(region.blocks) == 1:
+        # The user is in the region (it sees the value), so under an op A of its only
+        # block; the definition is A itself or comes after A exactly when it does not
+        # end before the user starts (ops of a block do not overlap).
+        return defining_op.span.end_byte > user.span.start_byte
     user_position = positions.within(block, user)
     if user_position < 0:
         return False
