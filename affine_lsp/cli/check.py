@@ -1,21 +1,40 @@
-"""`affine-lsp check [--format text|json] [--no-split] PATH...`: run the verifier.
+"""`affine-lsp check [--format text|json] [--no-split] [--jobs N] PATH...`: run the
+verifier.
 
 Text output is one line per diagnostic, `path:line:col: severity: message [code]`
 (1-based lines, byte columns, as mlir-opt prints them). JSON output is a list
 of objects with `path`, `range` (LSP: 0-based lines, UTF-16 characters),
 `severity`, `code` and `message`. Exit status: 1 if any error was reported,
 0 otherwise, 2 for usage errors (unreadable paths).
+
+Files and their `// -----` chunks are checked independently of each other: when
+there is enough to check, they are spread over worker processes (forked, so they
+start with everything loaded), and the output is the same as with one process.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import sys
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
 
-from affine_lsp.checks import CheckOptions, Diagnostic, Severity, check_document, iter_chunks
+from affine_lsp.checks import (
+    CheckOptions,
+    Chunk,
+    Diagnostic,
+    Severity,
+    check_document,
+    iter_chunks,
+)
 from affine_lsp.cli.output import printable, read_input
-from affine_lsp.syntax import SourceDocument, mlir_files
+from affine_lsp.syntax import LocalLines, SourceDocument, mlir_files
+
+PARALLEL_BYTES = 128 * 1024
+"""Less text than this is checked in one process: starting workers costs more."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,6 +58,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=CheckOptions().legacy_severity.label,
         help="severity of 2019-syntax diagnostics (default: %(default)s)",
     )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="processes to check with (default: one per core when there is enough to "
+        "check; 1: this process only)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -46,32 +74,96 @@ def check_bytes(data: bytes, options: CheckOptions, split: bool = True) -> list[
     """Diagnostics of a whole file, chunk by chunk, with spans in file offsets."""
     found: list[Diagnostic] = []
     for chunk in iter_chunks(data, split):
-        document = SourceDocument(chunk.data)
-        found += [chunk.to_file(d) for d in check_document(document, options)]
+        found += check_chunk(chunk, options)
     return found
+
+
+def check_chunk(chunk: Chunk, options: CheckOptions) -> list[Diagnostic]:
+    """Diagnostics of one chunk of a file, with spans in file offsets."""
+    return [chunk.to_file(d) for d in check_document(SourceDocument(chunk.data), options)]
+
+
+def check_chunks(chunks: list[Chunk], options: CheckOptions, jobs: int) -> list[list[Diagnostic]]:
+    """The diagnostics of each chunk, in `jobs` processes (0: as many as there are
+    cores, if the chunks are long enough to be worth it)."""
+    if jobs <= 0:
+        large = sum(len(chunk.data) for chunk in chunks) >= PARALLEL_BYTES
+        jobs = (os.cpu_count() or 1) if large else 1
+    jobs = min(jobs, len(chunks))
+    # (forking a process that runs other threads may leave a worker waiting forever
+    # on a lock one of them held)
+    forkable = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    if jobs <= 1 or not forkable:
+        return [check_chunk(chunk, options) for chunk in chunks]
+    found: list[list[Diagnostic] | None] = [None] * len(chunks)
+    context = multiprocessing.get_context("fork")  # (the workers inherit the chunks)
+    try:
+        with ProcessPoolExecutor(
+            jobs, mp_context=context, initializer=_take, initargs=(chunks, options)
+        ) as pool:
+            # Longest first, so that no worker is left with a long chunk at the end.
+            order = sorted(range(len(chunks)), key=lambda i: -len(chunks[i].data))
+            futures: list[tuple[int, Future[list[Diagnostic]]]] = [
+                (index, pool.submit(_check_taken, index)) for index in order
+            ]
+            for index, future in futures:
+                found[index] = future.result()
+    except Exception:  # a worker failed (out of memory, killed): the rest is done here
+        pass
+    return [
+        checked if checked is not None else check_chunk(chunk, options)
+        for chunk, checked in zip(chunks, found, strict=True)
+    ]
+
+
+# What a worker process checks: the chunks and options `check_chunks` gave it.
+_taken: tuple[list[Chunk], CheckOptions] | None = None
+
+
+def _take(chunks: list[Chunk], options: CheckOptions) -> None:
+    global _taken
+    _taken = (chunks, options)
+
+
+def _check_taken(index: int) -> list[Diagnostic]:
+    assert _taken is not None
+    chunks, options = _taken
+    return check_chunk(chunks[index], options)
 
 
 def run(args: argparse.Namespace) -> int:
     options = CheckOptions(
         legacy_severity=Severity.parse(args.legacy_severity), lints=not args.no_lints
     )
+    if args.jobs < 0:
+        print("affine-lsp check: --jobs must be 0 (automatic) or more", file=sys.stderr)
+        return 2
     files = [str(file) for path in args.paths for file in mlir_files(path)]
-    results = []
+    read: list[tuple[str, bytes]] = []
     for path in files:
         data = read_input("check", path)
         if data is None:
             return 2
-        results.append((path, data, check_bytes(data, options, split=not args.no_split)))
+        read.append((path, data))
+    chunks = [
+        (n, chunk)
+        for n, (_, data) in enumerate(read)
+        for chunk in iter_chunks(data, not args.no_split)
+    ]
+    checked = check_chunks([chunk for _, chunk in chunks], options, args.jobs)
+    by_file: list[list[Diagnostic]] = [[] for _ in read]
+    for (file_index, _), diagnostics in zip(chunks, checked, strict=True):
+        by_file[file_index] += diagnostics
     status = 0
     records = []
-    for path, data, diagnostics in results:
-        document = SourceDocument(data) if args.format == "json" else None
+    for (path, data), diagnostics in zip(read, by_file, strict=True):
+        positions = LocalLines(data, 0, len(data), "utf-16") if args.format == "json" else None
         lines = _LineStarts(data)
         for diagnostic in diagnostics:
             if diagnostic.severity == Severity.ERROR:
                 status = 1
-            if document is not None:
-                records.append(_record(path, document, diagnostic))
+            if positions is not None:
+                records.append(_record(path, positions, diagnostic))
             else:
                 line, column = lines.point(diagnostic.span.start_byte)
                 print(
@@ -103,9 +195,9 @@ class _LineStarts:
         return line, offset - self.starts[line]
 
 
-def _record(path: str, document: SourceDocument, diagnostic: Diagnostic) -> dict:
+def _record(path: str, positions: LocalLines, diagnostic: Diagnostic) -> dict:
     def position(offset: int) -> dict:
-        line, character = document.position(offset)
+        line, character = positions.position(offset)
         return {"line": line, "character": character}
 
     return {

@@ -17,7 +17,7 @@ them, so that the worker entry points stay light to import.
     extracts          an item as a text of its own, with the chunk facts it refers to
     planning          refactorings planned ahead, as plain data
     planning_worker   the entry point of the planning worker process
-    remote_checks     checking items in other processes (jobs on extracts, outcomes)
+    remote_checks     checking in other processes (items on extracts, whole files)
     check_worker      the entry point of a checking worker process
     workspace         Check Workspace: every `.mlir` file under some folders
     picture           the SVG of an iteration space (CLI, hover, Neovim, the panel)

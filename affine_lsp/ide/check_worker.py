@@ -1,6 +1,7 @@
-"""Checking workers: processes that check items sent to them
-(`remote_checks.check_batches`) until their connection closes. The server hands
-them part of a large document's analysis (`server.check_helpers`).
+"""Checking workers: processes that check what is sent to them
+(`remote_checks.answer`: batches of items, or whole files) until their connection
+closes. The server hands them part of a large document's analysis, and files of
+Check Workspace (`server.check_helpers`).
 
 Light to import: `serve` starts the workers first thing, so that they are
 loaded by the time a first document comes."""
@@ -62,11 +63,11 @@ def main(connection: Connection) -> None:
     connection.send(None)  # ready: the analysis is loaded
     while True:
         try:
-            batches = connection.recv()
+            message = connection.recv()
         except (EOFError, OSError):
             return
         try:
-            answer: object = remote_checks.check_batches(batches)
+            answer: object = remote_checks.answer(message)
         except Exception as error:  # an outcome per item, or why there is none
             answer = f"{type(error).__name__}: {error}"
         try:

@@ -16,6 +16,8 @@ Items of one batch share the chunk's facts and never see each other (item
 checks look at their own item and the chunk's facts only); an item that defines
 top-level values is part of the other items' facts, so it goes in a batch of
 its own, without its own definitions in the context.
+
+Check Workspace hands workers whole files (`WholeFile`, `check_whole_file`).
 """
 
 from __future__ import annotations
@@ -116,3 +118,29 @@ def _moved(offset: int, parts: tuple[tuple[int, int, int], ...], starts: list[in
 def check_batches(batches: list[Batch]) -> list[Outcome]:
     """Check several batches (a worker's message)."""
     return [outcome for batch in batches for outcome in check_batch(batch)]
+
+
+@dataclass(frozen=True)
+class WholeFile:
+    """A file to check as a whole (a worker's message): its bytes, and how."""
+
+    data: bytes
+    options: CheckOptions
+    encoding: str = "utf-16"
+
+
+def check_whole_file(job: WholeFile) -> list[Diagnostic]:
+    """Every diagnostic of a file, in document order, as its analysis finds them."""
+    analysis = DocumentAnalysis.from_text(job.data, encoding=job.encoding, options=job.options)
+    analysis.analyse_all()
+    return analysis.diagnostics()
+
+
+def answer(message: object) -> object:
+    """What a worker answers a message with: the outcomes of a list of batches, or
+    the diagnostics of a whole file."""
+    if isinstance(message, WholeFile):
+        return check_whole_file(message)
+    if isinstance(message, list):
+        return check_batches(message)
+    raise TypeError(f"a check worker cannot take a {type(message).__name__}")

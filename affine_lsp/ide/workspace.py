@@ -13,12 +13,17 @@ from affine_lsp.checks import CheckOptions, Diagnostic, Severity
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.syntax import inside, mlir_files
 
-__all__ = ["count_severities", "inside", "load_file", "mlir_files"]
+__all__ = ["analysis_of", "count_severities", "inside", "load_file", "mlir_files"]
 
 
 def load_file(path: Path, options: CheckOptions, encoding: str) -> DocumentAnalysis:
     """A (not yet analysed) analysis of a file on disk; OSError if it cannot be read."""
-    return DocumentAnalysis.from_text(path.read_bytes(), encoding=encoding, options=options)
+    return analysis_of(path.read_bytes(), options, encoding)
+
+
+def analysis_of(data: bytes, options: CheckOptions, encoding: str) -> DocumentAnalysis:
+    """A (not yet analysed) analysis of a file's bytes."""
+    return DocumentAnalysis.from_text(data, encoding=encoding, options=options)
 
 
 def count_severities(diagnostics: list[Diagnostic]) -> tuple[int, int]:

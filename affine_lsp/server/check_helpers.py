@@ -1,4 +1,5 @@
-"""Checking a large document's items in helper processes, beside the server.
+"""Checking a large document's items, and the files of Check Workspace, in helper
+processes beside the server.
 
 Opening a large document is the longest analysis there is, and Python checks on
 one core. While the server checks the items the editor shows and those after
@@ -9,6 +10,9 @@ and settles the records as the server's own checks do. The complete set is
 published once every item is back; an edit voids what is out (the records go
 back into the queue, late outcomes are dropped); a helper that fails or dies
 gives its items back, and the server checks them itself.
+
+Check Workspace gives a helper with room a whole file (`take_file`) while the
+server checks the next one itself.
 
 The helpers are the check workers `serve` starts first thing
 (`ide.check_worker.spawn`: one fewer than the machine's cores, at most three;
@@ -28,10 +32,11 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from affine_lsp.checks import CheckOptions, Diagnostic
 from affine_lsp.ide import check_worker, remote_checks
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.records import ItemRecord
-from affine_lsp.ide.remote_checks import Batch, Outcome
+from affine_lsp.ide.remote_checks import Outcome, WholeFile
 
 logger = logging.getLogger("affine_lsp.server")
 
@@ -51,7 +56,8 @@ IN_FLIGHT = 2
 
 
 class _Helper:
-    """One helper process: batches in, lists of outcomes out, in order."""
+    """One helper process: messages in (batches of items, whole files), their
+    answers out, in order."""
 
     def __init__(
         self,
@@ -65,7 +71,7 @@ class _Helper:
         self._changed = changed
         self._died = died
         self.ready = False
-        self.waiting: list[asyncio.Future[list[Outcome]]] = []
+        self.waiting: list[asyncio.Future[list[Any]]] = []
         threading.Thread(target=self._read, name="affine-lsp-checker-reader", daemon=True).start()
 
     def _read(self) -> None:
@@ -108,11 +114,12 @@ class _Helper:
         self._died(self)
         self._changed()
 
-    def run(self, batches: list[Batch]) -> asyncio.Future[list[Outcome]]:
-        future: asyncio.Future[list[Outcome]] = self._loop.create_future()
+    def run(self, message: object) -> asyncio.Future[list[Any]]:
+        """Send a message (`remote_checks.answer` says what it may be); its answer."""
+        future: asyncio.Future[list[Any]] = self._loop.create_future()
         self.waiting.append(future)
         try:
-            self._connection.send(batches)
+            self._connection.send(message)
         except (OSError, ValueError) as error:  # it died meanwhile: its reader says so too
             self.waiting.remove(future)
             future.set_exception(RuntimeError(f"a check helper stopped: {error}"))
@@ -133,6 +140,7 @@ class CheckHelpers:
         self._changed: asyncio.Event | None = None  # set when a helper gets ready or dies
         self._spawned: list[tuple[BaseProcess, Connection]] | None = None
         self.items = 0  # items whose helper outcome settled a record (for tests and logs)
+        self.files = 0  # whole files handed to a helper (for tests and logs)
 
     def adopt(self, spawned: list[tuple[BaseProcess, Connection]]) -> None:
         """Take workers started already (`check_worker.spawn`), for `start`."""
@@ -167,6 +175,22 @@ class CheckHelpers:
             helper.stop()
         self._helpers = []
 
+    def _with_room(self) -> _Helper | None:
+        """A ready helper with fewer than `IN_FLIGHT` messages out (None if none)."""
+        return next((h for h in self._helpers if h.ready and len(h.waiting) < IN_FLIGHT), None)
+
+    def take_file(
+        self, data: bytes, options: CheckOptions, encoding: str
+    ) -> asyncio.Future[list[Diagnostic]] | None:
+        """Have a helper with room check a whole file (its diagnostics, in document
+        order, as its analysis finds them); None if there is none: the caller checks
+        it. The future fails if the helper does."""
+        helper = self._with_room()
+        if helper is None:
+            return None
+        self.files += 1
+        return helper.run(WholeFile(data, options, encoding))
+
     def worth_sharing(self, analysis: DocumentAnalysis) -> bool:
         """Whether helpers (ready, or starting) should take a part of the analysis."""
         return bool(self._helpers) and analysis.unsettled_bytes() > SHARED_BYTES
@@ -176,11 +200,9 @@ class CheckHelpers:
         rest, until there is nothing worth sending or an edit comes; return once
         every batch sent is back (settled, or given back to the queue)."""
         edit_count = analysis.edit_count
-        pending: set[asyncio.Future[list[Outcome]]] = set()
+        pending: set[asyncio.Future[list[Any]]] = set()
         while analysis.edit_count == edit_count:
-            helper = next(
-                (h for h in self._helpers if h.ready and len(h.waiting) < IN_FLIGHT), None
-            )
+            helper = self._with_room()
             if helper is None:
                 if pending:
                     await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -207,7 +229,7 @@ class CheckHelpers:
         self,
         analysis: DocumentAnalysis,
         claims: list[tuple[ItemRecord, int]],
-        done: asyncio.Future[list[Outcome]],
+        done: asyncio.Future[list[Any]],
     ) -> None:
         outcomes: dict[int, Outcome] = {}
         if done.cancelled() or done.exception() is not None:

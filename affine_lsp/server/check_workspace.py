@@ -4,13 +4,16 @@ workspace folders."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from pathlib import Path
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from affine_lsp.checks import Diagnostic
 from affine_lsp.ide import workspace
+from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.server.guard import guarded
 from affine_lsp.server.server import (
     PROGRESS_AFTER_SECONDS,
@@ -18,8 +21,11 @@ from affine_lsp.server.server import (
     AffineLanguageServer,
     Progress,
 )
+from affine_lsp.syntax import LocalLines
 
 CHECK_WORKSPACE = "affine-lsp.checkWorkspace"
+
+logger = logging.getLogger("affine_lsp.server")
 
 
 @guarded({"files": 0, "errors": 0, "warnings": 0})
@@ -30,7 +36,9 @@ async def check_workspace(ls: AffineLanguageServer, *folder_uris: object) -> dic
 async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> dict:
     """Analyse every `.mlir` file under the folders (by default the workspace folders),
     publish their diagnostics, count. Nothing outside the workspace folders is read:
-    other folders are refused with a warning."""
+    other folders are refused with a warning. Files that are not open go to the check
+    helpers while they have room (`CheckHelpers.take_file`), and are checked here
+    otherwise (and when a helper fails)."""
     roots = _workspace_roots(ls)
     paths: list[Path] = []
     for uri in folder_uris or [root.as_uri() for root in roots]:
@@ -43,41 +51,106 @@ async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> 
             continue
         paths += list(workspace.mlir_files(Path(folder), roots))
     open_by_path = {Path(to_fs_path(uri) or ""): document for uri, document in ls.documents.items()}
-    files = errors = warnings = 0
-    started = slice_start = time.perf_counter()
-    progress: Progress | None = None
+    tally = _Tally(ls, len(paths))
+    options = ls.settings.check_options()
+    helped: list[tuple[Path, bytes, asyncio.Future[list[Diagnostic]]]] = []
     try:
         for path in paths:
+            tally.take_answers(helped)
             open_document = open_by_path.get(path)
             if open_document is not None:
-                analysis = open_document.analysis
-            else:
-                try:
-                    analysis = workspace.load_file(path, ls.settings.check_options(), ls.encoding)
-                except OSError as error:
-                    message = f"cannot read {path}: {error.strerror}"
-                    ls.report_once(message, types.MessageType.Warning)
-                    continue
-            for _ in analysis.analyse():
-                if time.perf_counter() - slice_start > SLICE_SECONDS:
-                    await asyncio.sleep(0)
-                    slice_start = time.perf_counter()
-            file_errors, file_warnings = workspace.count_severities(analysis.diagnostics())
-            files, errors, warnings = files + 1, errors + file_errors, warnings + file_warnings
-            if open_document is not None:
+                await _analyse_here(open_document.analysis)
+                tally.count(open_document.analysis.diagnostics())
                 ls.publish(open_document)
-            else:
-                ls.publish_diagnostics(from_fs_path(str(path)) or path.as_uri(), analysis)
-            if progress is None and time.perf_counter() - started > PROGRESS_AFTER_SECONDS:
-                progress = Progress(ls, "Checking MLIR files")
-            if progress is not None:
-                progress.report(files, len(paths))
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                message = f"cannot read {path}: {error.strerror}"
+                ls.report_once(message, types.MessageType.Warning)
+                continue
+            future = ls.check_helpers.take_file(data, options, ls.encoding)
+            if future is not None:
+                helped.append((path, data, future))
+                continue
+            analysis = workspace.analysis_of(data, options, ls.encoding)
+            await _analyse_here(analysis)
+            tally.count(analysis.diagnostics())
+            ls.publish_diagnostics(_uri(path), analysis)
+            await asyncio.sleep(0)
+        if helped:
+            await asyncio.wait([future for _, _, future in helped])
+        tally.take_answers(helped)
+        for path, data, _ in helped:  # (what a failed helper had: checked here)
+            analysis = workspace.analysis_of(data, options, ls.encoding)
+            await _analyse_here(analysis)
+            tally.count(analysis.diagnostics())
+            ls.publish_diagnostics(_uri(path), analysis)
+    finally:
+        for _, _, future in helped:
+            future.cancel()
+        tally.end()
+    logger.info("Check Workspace: %d files, %d checked by helpers", tally.files, tally.helped)
+    return {"files": tally.files, "errors": tally.errors, "warnings": tally.warnings}
+
+
+async def _analyse_here(analysis: DocumentAnalysis) -> None:
+    """Analyse in the server, giving the event loop a turn every few milliseconds."""
+    slice_start = time.perf_counter()
+    for _ in analysis.analyse():
+        if time.perf_counter() - slice_start > SLICE_SECONDS:
             await asyncio.sleep(0)
             slice_start = time.perf_counter()
-    finally:
-        if progress is not None:
-            progress.end()
-    return {"files": files, "errors": errors, "warnings": warnings}
+
+
+def _uri(path: Path) -> str:
+    return from_fs_path(str(path)) or path.as_uri()
+
+
+class _Tally:
+    """Files checked and their errors and warnings, with work-done progress once the
+    command has run for a while; publishes what the helpers answered."""
+
+    def __init__(self, ls: AffineLanguageServer, total: int) -> None:
+        self.ls = ls
+        self.total = total
+        self.files = self.errors = self.warnings = 0
+        self.helped = 0  # files a helper checked
+        self.started = time.perf_counter()
+        self.progress: Progress | None = None
+
+    def count(self, diagnostics: list[Diagnostic]) -> None:
+        errors, warnings = workspace.count_severities(diagnostics)
+        self.files, self.errors, self.warnings = (
+            self.files + 1,
+            self.errors + errors,
+            self.warnings + warnings,
+        )
+        if self.progress is None and time.perf_counter() - self.started > PROGRESS_AFTER_SECONDS:
+            self.progress = Progress(self.ls, "Checking MLIR files")
+        if self.progress is not None:
+            self.progress.report(self.files, self.total)
+
+    def take_answers(
+        self, helped: list[tuple[Path, bytes, asyncio.Future[list[Diagnostic]]]]
+    ) -> None:
+        """Publish and count the files helpers have answered for (taken out of
+        `helped`); those a helper failed on stay, to be checked here."""
+        for entry in list(helped):
+            path, data, future = entry
+            if not future.done() or future.cancelled() or future.exception() is not None:
+                continue
+            helped.remove(entry)
+            self.helped += 1
+            found = future.result()
+            self.count(found)
+            self.ls.publish_found(
+                _uri(path), LocalLines(data, 0, len(data), self.ls.encoding), found
+            )
+
+    def end(self) -> None:
+        if self.progress is not None:
+            self.progress.end()
 
 
 def _workspace_roots(ls: AffineLanguageServer) -> list[Path]:

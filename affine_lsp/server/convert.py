@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from lsprotocol import types
 
@@ -11,6 +11,13 @@ from affine_lsp.syntax import SourceDocument, Span
 
 SOURCE = "affine-lsp"
 _TAGS = {"unnecessary": 1, "deprecated": 2}
+
+
+class Positions(Protocol):
+    """What turns byte offsets into LSP positions: a document, or the lines of a text
+    (`LocalLines` from its start)."""
+
+    def position(self, offset: int) -> tuple[int, int]: ...
 
 
 def offset(document: SourceDocument, position: types.Position) -> int:
@@ -34,7 +41,7 @@ def span_of(document: SourceDocument, range_: types.Range) -> Span:
     return Span(min(start, end), max(start, end))
 
 
-def range_data(document: SourceDocument, span: Span) -> dict[str, Any]:
+def range_data(document: Positions, span: Span) -> dict[str, Any]:
     start_line, start_character = document.position(span.start_byte)
     end_line, end_character = document.position(span.end_byte)
     return {
@@ -43,7 +50,7 @@ def range_data(document: SourceDocument, span: Span) -> dict[str, Any]:
     }
 
 
-def diagnostic_data(document: SourceDocument, uri: str, diagnostic: Diagnostic) -> dict[str, Any]:
+def diagnostic_data(document: Positions, uri: str, diagnostic: Diagnostic) -> dict[str, Any]:
     """An LSP Diagnostic as JSON data."""
     data: dict[str, Any] = {
         "range": range_data(document, diagnostic.span),

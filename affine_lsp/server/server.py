@@ -25,11 +25,12 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from affine_lsp import __version__
+from affine_lsp.checks import Diagnostic
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.folding import FoldingCache
 from affine_lsp.ide.settings import SECTION, Settings, hover_pictures, parse_settings
 from affine_lsp.server.check_helpers import CheckHelpers
-from affine_lsp.server.convert import diagnostic_data
+from affine_lsp.server.convert import Positions, diagnostic_data
 from affine_lsp.server.outline import OutlineCache
 from affine_lsp.server.planner import Planner
 from affine_lsp.server.protocol import AffineProtocol
@@ -345,7 +346,17 @@ class AffineLanguageServer(LanguageServer):
         or with `partial`, those computed so far for this version (only while a
         work-done progress says the rest is coming)."""
         found = analysis.settled_diagnostics() if partial else analysis.diagnostics()
-        payload = [diagnostic_data(analysis.document, uri, d) for d in found]
+        self.publish_found(uri, analysis.document, found, version)
+
+    def publish_found(
+        self,
+        uri: str,
+        positions: Positions,
+        found: Iterable[Diagnostic],
+        version: int | None = None,
+    ) -> None:
+        """Send diagnostics, their offsets turned into positions by `positions`."""
+        payload = [diagnostic_data(positions, uri, d) for d in found]
         params: dict = {"uri": uri, "diagnostics": payload}
         if version is not None:
             params["version"] = version

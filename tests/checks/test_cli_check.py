@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from affine_lsp.cli import main
-from tests.corpus_data import TOOLS, require_shared
+from tests.corpus_data import CORPUS, TOOLS, require_shared
 
 TWO_CHUNKS = """func.func @f(%n: index) {
   affine.for %i = 0 to 10 {
@@ -106,6 +106,37 @@ def test_usage_errors_exit_two(tmp_path):
         check=False,
     )
     assert result.returncode == 2
+
+
+def _check_output(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "affine_lsp", "check", *argv],
+        capture_output=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_worker_processes_print_what_one_process_prints(tmp_path):
+    """Files and chunks checked in worker processes: the same output, in the same order,
+    and the same exit status, in both formats."""
+    require_shared()
+    (tmp_path / "two.mlir").write_text(TWO_CHUNKS)
+    paths = [str(CORPUS), str(tmp_path)]
+    for output in ("text", "json"):
+        alone = _check_output("--format", output, "--jobs", "1", *paths)
+        spread = _check_output("--format", output, "--jobs", "3", *paths)
+        assert alone.stderr == spread.stderr == b""
+        assert alone.returncode == spread.returncode == 1
+        assert alone.stdout == spread.stdout
+    text = _check_output("--jobs", "2", *paths).stdout.splitlines()
+    assert any(b"two.mlir:4:26: error:" in line for line in text)  # first chunk
+    assert any(b"two.mlir:11:" in line for line in text)  # second chunk
+
+
+def test_jobs_must_not_be_negative():
+    result = _check_output("--jobs", "-1", "x.mlir")
+    assert result.returncode == 2 and b"--jobs" in result.stderr
 
 
 def test_generated_file_has_no_errors(tmp_path, capsys):

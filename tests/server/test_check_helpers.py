@@ -163,3 +163,50 @@ def test_a_failed_batch_gives_its_items_back():
     assert analysis.claimed == 0
     analysis.analyse_all()
     assert analysis.complete
+
+
+def _workspace(root: Path) -> None:
+    """Files of every kind of outcome: clean, with errors, with syntax errors, empty."""
+    for n in range(12):
+        text = big_text(8 + n).replace("f0(", f"g{n}(")
+        if n % 4 == 1:
+            text += "func.func @broken( {\n"
+        (root / f"file{n}.mlir").write_text(text if n % 6 else "")
+    (root / "sub").mkdir()
+    (root / "sub" / "deep.mlir").write_text(big_text(30))
+
+
+def _check_workspace(workers: int, root: Path, log: Path) -> tuple[dict, dict[str, list]]:
+    env = {**ENV, "AFFINE_LSP_CHECK_WORKERS": str(workers)}
+    command = [*SERVER, "--log-level", "info", "--log-file", str(log)]
+    with LspClient(command, env=env) as client:
+        client.call(
+            "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
+        )
+        client.notify("initialized", {})
+        if workers:
+            _wait_for_helpers(log)
+        result = client.call(
+            "workspace/executeCommand",
+            {"command": "affine-lsp.checkWorkspace", "arguments": [root.as_uri()]},
+            timeout=300,
+        )["result"]
+        published = {p.uri: p.diagnostics for p in client.publishes()}
+    return result, published
+
+
+def test_check_workspace_with_a_helper_finds_what_the_server_finds_alone(tmp_path):
+    root = tmp_path / "workspace"
+    root.mkdir()
+    _workspace(root)
+    helped, helped_published = _check_workspace(1, root, tmp_path / "helped.log")
+    alone, alone_published = _check_workspace(0, root, tmp_path / "alone.log")
+    assert helped == alone and alone["files"] == 13 and alone["errors"] > 13
+    assert helped_published == alone_published and len(alone_published) == 13
+    line = next(
+        line
+        for line in (tmp_path / "helped.log").read_text().splitlines()
+        if "Check Workspace:" in line
+    )
+    assert "13 files" in line and not line.endswith(" 0 checked by helpers")
+    _assert_clean(tmp_path / "helped.log")
