@@ -64,7 +64,7 @@ async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> 
                 ls.publish(open_document)
                 continue
             try:
-                data = path.read_bytes()
+                data = workspace.read_file(path)
             except OSError as error:
                 message = f"cannot read {path}: {error.strerror}"
                 ls.report_once(message, types.MessageType.Warning)
