@@ -180,9 +180,7 @@ def _check_workspace(workers: int, root: Path, log: Path) -> tuple[dict, dict[st
     env = {**ENV, "AFFINE_LSP_CHECK_WORKERS": str(workers)}
     command = [*SERVER, "--log-level", "info", "--log-file", str(log)]
     with LspClient(command, env=env) as client:
-        client.call(
-            "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
-        )
+        client.call("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
         client.notify("initialized", {})
         if workers:
             _wait_for_helpers(log)
