@@ -156,9 +156,18 @@ class ItemView:
 class DocumentAnalysis:
     """A document, its records and the incremental analysis that keeps them current."""
 
-    def __init__(self, document: SourceDocument, options: CheckOptions | None = None) -> None:
+    def __init__(
+        self,
+        document: SourceDocument,
+        options: CheckOptions | None = None,
+        *,
+        check_definitions: bool = True,
+    ) -> None:
         self.document = document
         self.options = options or CheckOptions()
+        # Whether alias definitions are checked: an analysis made to check a few
+        # operation items (`remote_checks`) reads them as facts only.
+        self.check_definitions = check_definitions
         self.edit_count = 0
         self.records: list[ItemRecord] = []
         self.chunks: list[ChunkFacts] = []
@@ -536,7 +545,7 @@ class DocumentAnalysis:
         for record in self.records:
             if record.kind in ALIAS_KINDS and record.alias_item is not None:
                 key = self._key(record)
-                if record.checked_key != key:
+                if record.checked_key != key and self.check_definitions:
                     self._check_alias(record, key)
             elif record.kind == OPERATION and not record.dirty:
                 if record.checked_key != self._key(record):

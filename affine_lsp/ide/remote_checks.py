@@ -88,7 +88,10 @@ def _batch(analysis: DocumentAnalysis, claims: list[tuple[ItemRecord, int]]) -> 
 
 def check_batch(batch: Batch) -> list[Outcome]:
     """Check the items of a batch (what a worker process does)."""
-    analysis = DocumentAnalysis(SourceDocument(batch.text, encoding=batch.encoding), batch.options)
+    document = SourceDocument(batch.text, encoding=batch.encoding)
+    # (the chunk's alias definitions are facts here: their own diagnostics are the
+    # server's)
+    analysis = DocumentAnalysis(document, batch.options, check_definitions=False)
     starts = [part[0] for part in batch.parts]
 
     def move(span: Span) -> Span:

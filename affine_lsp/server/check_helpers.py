@@ -45,7 +45,9 @@ SHARED_BYTES = 96 * 1024
 share costs more than it saves."""
 
 BATCH_BYTES = 16 * 1024
-"""The items sent to a helper in one message (about 15 ms of checking)."""
+"""The least sent to a helper in one message (about 15 ms of checking). More is sent
+while much is left (`_batch_bytes`): each message costs a parse of the chunk's facts
+and of the items, and its own analysis."""
 
 KEPT_BYTES = 24 * 1024
 """What is left to the server at the end of the queue: helpers stop taking
@@ -214,7 +216,7 @@ class CheckHelpers:
                 else:
                     break
                 continue
-            claims = analysis.claim(BATCH_BYTES, KEPT_BYTES)
+            claims = analysis.claim(self._batch_bytes(analysis), KEPT_BYTES)
             if not claims:
                 break
             batches = remote_checks.batches_of(analysis, claims)
@@ -224,6 +226,13 @@ class CheckHelpers:
             await asyncio.sleep(0)  # (the server's own analysis goes on between batches)
         if pending:
             await asyncio.wait(pending)
+
+    def _batch_bytes(self, analysis: DocumentAnalysis) -> int:
+        """How much to send in the next message: a share of what is left, smaller as
+        less is left (guided scheduling), so that the last messages come back about
+        when the server's own part is done."""
+        shares = IN_FLIGHT * (len(self._helpers) + 1)
+        return max(BATCH_BYTES, analysis.unsettled_bytes() // shares)
 
     def _settle(
         self,
