@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 from collections.abc import Iterator, Sequence
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
@@ -20,6 +21,9 @@ ENCODINGS = ("utf-16", "utf-8", "utf-32")
 
 def _line_starts(data: bytes | bytearray, start: int, end: int) -> list[int]:
     """Offsets just after each line break in data[start:end]."""
+    if data.find(b"\r", start, end) < 0:  # (only `\n`: most text, found without a regex)
+        lengths = map(len, data[start:end].split(b"\n")[:-1])
+        return list(accumulate(map((1).__add__, lengths), initial=start))[1:]
     return [m.end() for m in _LINE_BREAK.finditer(data, start, end)]
 
 
@@ -126,7 +130,7 @@ class LineIndex:
             base = part[0]
             self._bases.insert(at, base)
             self._first_lines.insert(at, first_line + i)
-            self._chunks.insert(at, [s - base for s in part])
+            self._chunks.insert(at, list(map(base.__rsub__, part)))
             at += 1
 
     # -- queries ------------------------------------------------------------
