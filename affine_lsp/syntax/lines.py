@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from itertools import accumulate
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _CHUNK_LINES = 512
