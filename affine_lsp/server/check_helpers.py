@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import queue
 import threading
 from collections.abc import Callable
 from functools import partial
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from affine_lsp.checks import CheckOptions, Diagnostic
@@ -48,6 +50,10 @@ BATCH_BYTES = 16 * 1024
 """The least sent to a helper in one message (about 15 ms of checking). More is sent
 while much is left (`_batch_bytes`): each message costs a parse of the chunk's facts
 and of the items, and its own analysis."""
+
+MOST_BATCH_BYTES = 256 * 1024
+"""The most sent in one message (about 0.2 s of checking): an edit voids what is out,
+and a helper finishes a message before it takes the next."""
 
 KEPT_BYTES = 24 * 1024
 """What is left to the server at the end of the queue: helpers stop taking
@@ -74,7 +80,9 @@ class _Helper:
         self._died = died
         self.ready = False
         self.waiting: list[asyncio.Future[list[Any]]] = []
+        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         threading.Thread(target=self._read, name="affine-lsp-checker-reader", daemon=True).start()
+        threading.Thread(target=self._write, name="affine-lsp-checker-writer", daemon=True).start()
 
     def _read(self) -> None:
         while True:
@@ -84,6 +92,19 @@ class _Helper:
                 self._post(self._gone, None)
                 return
             self._post(self._answered, answer)
+
+    def _write(self) -> None:
+        """Send the messages queued by `run`, in order (None: stop). A helper reads a
+        message only once it is done with the one before: a long one waits here for
+        room in the pipe, not in the event loop, which goes on serving."""
+        while True:
+            payload = self._outbox.get()
+            if payload is None:
+                return
+            try:
+                self._connection.send_bytes(payload)
+            except (OSError, ValueError):  # it died: its reader says so
+                return
 
     def _post(self, function: Callable[[Any], None], argument: Any) -> None:
         try:
@@ -117,18 +138,22 @@ class _Helper:
         self._changed()
 
     def run(self, message: object) -> asyncio.Future[list[Any]]:
-        """Send a message (`remote_checks.answer` says what it may be); its answer."""
+        """Send a message (`remote_checks.answer` says what it may be); its answer.
+        The message is pickled here (as `Connection.send` would) and written by the
+        writer thread."""
         future: asyncio.Future[list[Any]] = self._loop.create_future()
-        self.waiting.append(future)
         try:
-            self._connection.send(message)
-        except (OSError, ValueError) as error:  # it died meanwhile: its reader says so too
-            self.waiting.remove(future)
-            future.set_exception(RuntimeError(f"a check helper stopped: {error}"))
+            payload = bytes(ForkingPickler.dumps(message))
+        except Exception as error:  # (nothing sent: the answers stay in step)
+            future.set_exception(RuntimeError(f"cannot send to a check helper: {error}"))
+            return future
+        self.waiting.append(future)
+        self._outbox.put(payload)
         return future
 
     def stop(self) -> None:
         self.ready = False
+        self._outbox.put(None)
         self._connection.close()
         if self._process.is_alive():
             self._process.terminate()
@@ -232,7 +257,7 @@ class CheckHelpers:
         less is left (guided scheduling), so that the last messages come back about
         when the server's own part is done."""
         shares = IN_FLIGHT * (len(self._helpers) + 1)
-        return max(BATCH_BYTES, analysis.unsettled_bytes() // shares)
+        return min(MOST_BATCH_BYTES, max(BATCH_BYTES, analysis.unsettled_bytes() // shares))
 
     def _settle(
         self,
