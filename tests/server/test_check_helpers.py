@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
+import queue
 import signal
+import threading
 import time
 from pathlib import Path
 
+from affine_lsp.checks import CheckOptions
 from affine_lsp.ide.analysis import DocumentAnalysis
-from affine_lsp.server.check_helpers import CheckHelpers
+from affine_lsp.ide.remote_checks import WholeFile
+from affine_lsp.server.check_helpers import CheckHelpers, _Helper
 from affine_lsp.testing.lsp_client import LspClient
 from tests.server.conftest import ENV, SERVER
 
@@ -163,6 +168,58 @@ def test_a_failed_batch_gives_its_items_back():
     assert analysis.claimed == 0
     analysis.analyse_all()
     assert analysis.complete
+
+
+class _Recorder:
+    """A helper's connection that records what is written, and by which thread."""
+
+    def __init__(self) -> None:
+        self.written: list[tuple[bytes, str]] = []
+        self.done = threading.Event()
+        self.answers: queue.SimpleQueue = queue.SimpleQueue()
+
+    def send_bytes(self, payload: bytes) -> None:
+        self.written.append((payload, threading.current_thread().name))
+        if len(self.written) == 3:
+            self.done.set()
+
+    def recv(self) -> object:  # (the reader thread waits here for the test's answers)
+        answer = self.answers.get()
+        if answer is EOFError:
+            raise EOFError
+        return answer
+
+    def close(self) -> None:
+        self.answers.put(EOFError)
+
+
+class _Process:
+    def is_alive(self) -> bool:
+        return False
+
+
+def test_messages_to_a_helper_are_written_outside_the_event_loop():
+    """A helper reads a message only once done with the one before: writing a long
+    message from the event loop would stop the server until then. Messages go out
+    in order, written by the helper's writer thread, and their answers come back
+    to their futures in that order."""
+    connection = _Recorder()
+
+    async def exchange() -> list:
+        loop = asyncio.get_running_loop()
+        helper = _Helper((_Process(), connection), loop, lambda: None, lambda h: None)  # type: ignore[arg-type]
+        futures = [helper.run(WholeFile(bytes([n]) * 3_000_000, CheckOptions())) for n in range(3)]
+        assert threading.current_thread().name not in {n for _, n in connection.written}
+        await loop.run_in_executor(None, connection.done.wait)
+        for n in range(3):
+            connection.answers.put([n])
+        answers = [await future for future in futures]
+        helper.stop()
+        return answers
+
+    assert asyncio.run(exchange()) == [[0], [1], [2]]
+    assert [pickle.loads(p).data[:1] for p, _ in connection.written] == [b"\0", b"\1", b"\2"]
+    assert {name for _, name in connection.written} == {"affine-lsp-checker-writer"}
 
 
 def _workspace(root: Path) -> None:
