@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import pickle
 import queue
 import signal
 import threading
 import time
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 
 from affine_lsp.checks import CheckOptions
@@ -204,11 +204,12 @@ def test_messages_to_a_helper_are_written_outside_the_event_loop():
     in order, written by the helper's writer thread, and their answers come back
     to their futures in that order."""
     connection = _Recorder()
+    messages = [WholeFile(bytes([n]) * 3_000_000, CheckOptions()) for n in range(3)]
 
     async def exchange() -> list:
         loop = asyncio.get_running_loop()
         helper = _Helper((_Process(), connection), loop, lambda: None, lambda h: None)  # type: ignore[arg-type]
-        futures = [helper.run(WholeFile(bytes([n]) * 3_000_000, CheckOptions())) for n in range(3)]
+        futures = [helper.run(message) for message in messages]
         assert threading.current_thread().name not in {n for _, n in connection.written}
         await loop.run_in_executor(None, connection.done.wait)
         for n in range(3):
@@ -218,7 +219,7 @@ def test_messages_to_a_helper_are_written_outside_the_event_loop():
         return answers
 
     assert asyncio.run(exchange()) == [[0], [1], [2]]
-    assert [pickle.loads(p).data[:1] for p, _ in connection.written] == [b"\0", b"\1", b"\2"]
+    assert [p for p, _ in connection.written] == [ForkingPickler.dumps(m) for m in messages]
     assert {name for _, name in connection.written} == {"affine-lsp-checker-writer"}
 
 
