@@ -115,6 +115,21 @@ def test_items_with_syntax_errors_are_queried():
     assert _compare(broken) == 3
 
 
+def test_deep_items_with_many_matches_are_queried():
+    """Each lookup goes down through the item's nesting: in a deep item with a match at
+    every level (`affine.if #s(...) {` opened 3000 times) the lookups would cost the
+    square of the depth, so the rules query the item instead (and find the same)."""
+    depth = 3000
+    data = b"#s = affine_set<(d0) : (d0 >= 0)>\nfunc.func @f(%i: index) {\n"
+    data += b"  affine.if #s(%i) {\n" * depth + b"  }\n" * depth + b"  return\n}\n"
+    items = _items(data)
+    node, defined = _node_and_name(items[1][0])
+    assert not node.has_error
+    assert aliases._references_in(node, node.text or b"", defined) is None
+    assert len(aliases._alias_captures(items[1][0])[0]) == depth
+    assert _compare(data) == 2
+
+
 def test_the_corpus():
     require_shared()
     compared = sum(_compare(path.read_bytes()) for path in sorted(CORPUS.rglob("*.mlir")))

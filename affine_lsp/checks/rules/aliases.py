@@ -11,7 +11,7 @@ import tree_sitter
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, Severity, TextEdit
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import item_rule, module_rule
+from affine_lsp.checks.rules.base import few_lookups, item_rule, module_rule
 from affine_lsp.ir import (
     AffineApplyOp,
     AffineForOp,
@@ -97,12 +97,16 @@ def _references_in(
     node: Node, source: bytes, defined: Node | None
 ) -> tuple[list[Node], list[Node]] | None:
     """`_alias_captures` read from the matches of `_ALIAS_SHAPED` in `source` (the
-    text of `node`); None where a match is in a node of another kind."""
+    text of `node`); None where a match is in a node of another kind, or where the
+    lookups would cost more than a query (`few_lookups`)."""
+    matches = list(_ALIAS_SHAPED.finditer(source))
+    if not few_lookups(source, len(matches)):
+        return None
     base = node.start_byte
     skip = defined.start_byte if defined is not None else -1
     uses: list[Node] = []
     bodies: list[Node] = []
-    for match in _ALIAS_SHAPED.finditer(source):
+    for match in matches:
         start, end = base + match.start(), base + match.end()
         if start == skip:
             continue

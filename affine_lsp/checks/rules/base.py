@@ -75,6 +75,19 @@ def item_source(item: TopLevelItem, ctx: CheckContext) -> bytes:
     return source
 
 
+LOOKUP_BUDGET = 4_000_000
+"""Bytes times lookups an item's text search may cost (`few_lookups`)."""
+
+
+def few_lookups(source: bytes, lookups: int) -> bool:
+    """Whether looking up the node around `lookups` matches in an item of text `source`
+    costs less than a query over its nodes. A lookup goes down from the item through
+    every level of nesting at the match, so its cost is bounded by the item's size: a
+    deep item with many matches (3000 nested `affine.if #set(...) {`) would cost its
+    depth for each, where a query costs the item once."""
+    return lookups * len(source) <= LOOKUP_BUDGET
+
+
 def body_node(op: Operation) -> Node | None:
     """The op's syntax node without its results (`operation.body`)."""
     return op.node.child_by_field_id(FIELD["body"]) if op.node is not None else None

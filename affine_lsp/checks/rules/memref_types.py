@@ -11,7 +11,7 @@ import tree_sitter
 
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import item_node, item_rule, item_source
+from affine_lsp.checks.rules.base import few_lookups, item_node, item_rule, item_source
 from affine_lsp.checks.rules.memref import LAYOUT_RANK
 from affine_lsp.ir import TopLevelItem, map_from_node
 from affine_lsp.syntax import Node, Span, mlir_query, text
@@ -149,12 +149,14 @@ def _memref_types(node: Node, source: bytes) -> list[Node]:
 
     Each is found from its keyword in the text (`_UNPLAIN_KEYWORD`): the smallest named
     node around the keyword is its memref type. A tree with errors may not nest that
-    way: there a query looks at every node."""
-    if node.has_error:
+    way, and many lookups in a deep item cost more (`few_lookups`): there a query looks
+    at every node."""
+    keywords = list(_UNPLAIN_KEYWORD.finditer(source))
+    if node.has_error or not few_lookups(source, len(keywords)):
         return all_memref_types(node)
     base = node.start_byte
     found = []
-    for keyword in _UNPLAIN_KEYWORD.finditer(source):
+    for keyword in keywords:
         start = base + keyword.start()
         memref = node.named_descendant_for_byte_range(start, start + len(b"memref"))
         if memref is not None and memref.type == "memref_type" and memref.start_byte == start:
