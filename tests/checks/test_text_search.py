@@ -1,8 +1,8 @@
 """The item rules that look for something anywhere in an item's syntax (alias
 references, memref types, long integer constants) search the item's text first and
 look at the nodes only where a match is. Here each is compared with a query over
-every node of the item, on every item of MLIR's test files, the corpus and generated
-files, and on texts written to fool the search."""
+every node of the item, on every item of the corpus, of MLIR's test files (a slice;
+all of them with the slow tests) and on texts written to fool the search."""
 
 from __future__ import annotations
 
