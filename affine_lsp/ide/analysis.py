@@ -199,7 +199,7 @@ class DocumentAnalysis:
         edits = self.document.apply_changes(changes)
         self.edit_count += 1
         self._view_cache = None
-        self._release_claims()  # what comes back was checked on the text before
+        self.release_claims()  # what comes back was checked on the text before
         for chunk in self.chunks:  # syntax nodes would pin the old tree
             for record in chunk.alias_records:
                 if record.alias_item is not None and record.alias_item.alias is not None:
@@ -440,10 +440,8 @@ class DocumentAnalysis:
         return True
 
     def release_claims(self) -> None:
-        """Give every claimed item back to the queue (the other process failed)."""
-        self._release_claims()
-
-    def _release_claims(self) -> None:
+        """Give every claimed item back to the queue (an edit voided the claims, or the
+        other process failed)."""
         records = [record for record, _ in self._claims.values()]
         self._claims = {}
         self._queue.extend(r for r in records if r.dirty and not r.removed)

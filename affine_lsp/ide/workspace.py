@@ -13,18 +13,13 @@ from affine_lsp.checks import CheckOptions, Diagnostic, Severity
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.syntax import inside, mlir_files
 
-__all__ = ["analysis_of", "count_severities", "inside", "load_file", "mlir_files", "read_file"]
+__all__ = ["analysis_of", "count_severities", "inside", "mlir_files", "read_file"]
 
 
 def read_file(path: Path) -> bytes:
     """The bytes of a file found by `mlir_files` (the one place the server reads
     files); OSError if it cannot be read."""
     return path.read_bytes()
-
-
-def load_file(path: Path, options: CheckOptions, encoding: str) -> DocumentAnalysis:
-    """A (not yet analysed) analysis of a file on disk; OSError if it cannot be read."""
-    return analysis_of(read_file(path), options, encoding)
 
 
 def analysis_of(data: bytes, options: CheckOptions, encoding: str) -> DocumentAnalysis:

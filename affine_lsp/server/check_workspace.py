@@ -11,7 +11,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from affine_lsp.checks import Diagnostic
+from affine_lsp.checks import CheckOptions, Diagnostic
 from affine_lsp.ide import workspace
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.server.guard import guarded
@@ -73,25 +73,29 @@ async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> 
             if future is not None:
                 helped.append((path, data, future))
                 continue
-            analysis = workspace.analysis_of(data, options, ls.encoding)
-            await _analyse_here(analysis)
-            tally.count(analysis.diagnostics())
-            ls.publish_diagnostics(_uri(path), analysis)
+            await _check_here(ls, tally, path, data, options)
             await asyncio.sleep(0)
         if helped:
             await asyncio.wait([future for _, _, future in helped])
         tally.take_answers(helped)
         for path, data, _ in helped:  # (what a failed helper had: checked here)
-            analysis = workspace.analysis_of(data, options, ls.encoding)
-            await _analyse_here(analysis)
-            tally.count(analysis.diagnostics())
-            ls.publish_diagnostics(_uri(path), analysis)
+            await _check_here(ls, tally, path, data, options)
     finally:
         for _, _, future in helped:
             future.cancel()
         tally.end()
     logger.info("Check Workspace: %d files, %d checked by helpers", tally.files, tally.helped)
     return {"files": tally.files, "errors": tally.errors, "warnings": tally.warnings}
+
+
+async def _check_here(
+    ls: AffineLanguageServer, tally: _Tally, path: Path, data: bytes, options: CheckOptions
+) -> None:
+    """Check a file that is not open in the server, publish and count its diagnostics."""
+    analysis = workspace.analysis_of(data, options, ls.encoding)
+    await _analyse_here(analysis)
+    tally.count(analysis.diagnostics())
+    ls.publish_diagnostics(_uri(path), analysis)
 
 
 async def _analyse_here(analysis: DocumentAnalysis) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from affine_lsp.checks import Severity
 from affine_lsp.ide.code_actions import code_actions, quick_fixes
 from affine_lsp.ide.settings import Settings, parse_settings
-from affine_lsp.ide.workspace import count_severities, load_file, mlir_files
+from affine_lsp.ide.workspace import analysis_of, count_severities, mlir_files, read_file
 from tests.ide.helpers import FIXTURES, analysed, apply_text_edits, fixture_text, offset_of
 
 FIXES = fixture_text("fixes.mlir")
@@ -80,7 +80,7 @@ def test_workspace_files_and_counts(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     files = list(mlir_files(tmp_path))
     assert [f.relative_to(tmp_path).as_posix() for f in files] == ["a.mlir", "sub/b.mlir"]
-    analysis = load_file(files[0], Settings().check_options(), "utf-16")
+    analysis = analysis_of(read_file(files[0]), Settings().check_options(), "utf-16")
     analysis.analyse_all()
     assert count_severities(analysis.diagnostics()) == (3, 0)
     assert list(mlir_files(FIXTURES / "nest.mlir")) == [FIXTURES / "nest.mlir"]

@@ -11,7 +11,7 @@ import tree_sitter
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, Severity, TextEdit
 from affine_lsp.checks.registry import register
-from affine_lsp.checks.rules.base import few_lookups, item_rule, module_rule
+from affine_lsp.checks.rules.base import few_lookups, item_node, item_rule, module_rule
 from affine_lsp.ir import (
     AffineApplyOp,
     AffineForOp,
@@ -69,13 +69,11 @@ def _alias_captures(item: TopLevelItem) -> tuple[list[Node], list[Node]]:
     Each is found from a match of `_ALIAS_SHAPED` in the item's text: the smallest node
     around it is the reference, a dialect body, or a comment, string or symbol. A
     tree with errors, or any other node there, is searched by a query instead."""
-    node = item.operation.node if item.operation is not None else None
-    defined: Node | None = None
-    if item.alias is not None and item.alias.node is not None:
-        node = item.alias.node
-        defined = node.child_by_field_id(FIELD["name"])
+    node = item_node(item)
     if node is None:
         return [], []
+    # (an alias definition: the name it defines is no reference)
+    defined = node.child_by_field_id(FIELD["name"]) if item.alias is not None else None
     if not node.has_error:
         found = _references_in(node, node.text or b"", defined)
         if found is not None:
@@ -135,8 +133,9 @@ def referenced_aliases(
     item: TopLevelItem, captures: tuple[list[Node], list[Node]] | None = None
 ) -> frozenset[str]:
     """The names of `alias_uses(item)`, and the aliases mentioned inside the opaque
-    bodies of dialect types and attributes, looked up once per item (the query walks
-    the whole item; the item rule, the module rule and the language server all ask)."""
+    bodies of dialect types and attributes, looked up once per item (the search goes
+    through the whole item; the item rule, the module rule and the language server
+    all ask)."""
     if item.referenced_aliases is None:
         uses, bodies = _alias_captures(item) if captures is None else captures
         names = {text(n) for n in uses}
@@ -183,9 +182,7 @@ def _dialect_names(item: TopLevelItem) -> set[int]:
     """Start bytes of the names of dialect types and attributes (`#foo<...>`,
     `!foo<...>`): they are no aliases. (Found by query: asking each name for its
     parent costs the depth of the tree.)"""
-    node = item.alias.node if item.alias is not None else None
-    if node is None and item.operation is not None:
-        node = item.operation.node
+    node = item_node(item)
     if node is None:
         return set()
     captures = tree_sitter.QueryCursor(_dialect_query()).captures(node)
