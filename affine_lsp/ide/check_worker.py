@@ -1,7 +1,8 @@
 """Checking workers: processes that check what is sent to them
-(`remote_checks.answer`: batches of items, or whole files) until their connection
-closes. The server hands them part of a large document's analysis, and files of
-Check Workspace (`server.check_helpers`).
+(`remote_checks.Worker`: batches of items, items of a document sent when it was
+opened, or whole files) until their connection closes. The server hands them part
+of a large document's analysis, and files of Check Workspace
+(`server.check_helpers`).
 
 Light to import: `serve` starts the workers first thing, so that they are
 loaded by the time a first document comes."""
@@ -60,6 +61,7 @@ def spawn(count: int) -> list[tuple[BaseProcess, Connection]]:
 def main(connection: Connection) -> None:
     from affine_lsp.ide import remote_checks
 
+    worker = remote_checks.Worker()
     connection.send(None)  # ready: the analysis is loaded
     while True:
         try:
@@ -67,7 +69,7 @@ def main(connection: Connection) -> None:
         except (EOFError, OSError):
             return
         try:
-            answer: object = remote_checks.answer(message)
+            answer: object = worker.answer(message)
         except Exception as error:  # an outcome per item, or why there is none
             answer = f"{type(error).__name__}: {error}"
         try:

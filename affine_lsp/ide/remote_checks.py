@@ -17,6 +17,11 @@ checks look at their own item and the chunk's facts only); an item that defines
 top-level values is part of the other items' facts, so it goes in a batch of
 its own, without its own definitions in the context.
 
+A document just opened can be sent whole instead (`Prepare`): the worker parses
+it while the server does, and the items of the server's first analysis are then
+named by where they are (`Claimed`), checked in the worker's copy, which is the
+same text analysed the same way; `Worker` is what a worker keeps between messages.
+
 Check Workspace hands workers whole files (`WholeFile`, `check_whole_file`).
 """
 
@@ -139,11 +144,78 @@ def check_whole_file(job: WholeFile) -> list[Diagnostic]:
     return analysis.diagnostics()
 
 
-def answer(message: object) -> object:
-    """What a worker answers a message with: the outcomes of a list of batches, or
-    the diagnostics of a whole file."""
-    if isinstance(message, WholeFile):
-        return check_whole_file(message)
-    if isinstance(message, list):
-        return check_batches(message)
-    raise TypeError(f"a check worker cannot take a {type(message).__name__}")
+@dataclass(frozen=True)
+class Prepare:
+    """A document just opened, for a worker to parse while the server does (a
+    worker's message): items of the server's first analysis of it are then sent
+    by where they are (`Claimed`), not as texts. `key` names it in those messages."""
+
+    key: int
+    text: str | bytes
+    options: CheckOptions
+    encoding: str = "utf-16"
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """Items of the prepared document `key` to check (a worker's message): the
+    claim token, start and end of each, as the server's analysis has them."""
+
+    key: int
+    items: tuple[tuple[int, int, int], ...]
+
+
+@dataclass(frozen=True)
+class Forget:
+    """The prepared document `key` is no longer needed (a worker's message)."""
+
+    key: int
+
+
+class Worker:
+    """What a worker process answers its messages with, and keeps between them:
+    the analysis of the document prepared last (one at a time)."""
+
+    def __init__(self) -> None:
+        self._prepared: tuple[int, DocumentAnalysis] | None = None
+
+    def answer(self, message: object) -> object:
+        """The outcomes of a list of batches or of claimed items of the prepared
+        document, the diagnostics of a whole file, or [] for `Prepare` and `Forget`."""
+        if isinstance(message, Claimed):
+            return self._check_claimed(message)
+        if isinstance(message, list):
+            return check_batches(message)
+        if isinstance(message, Prepare):
+            self._prepared = None  # (the previous one is freed before the next is parsed)
+            analysis = DocumentAnalysis.from_text(
+                message.text, encoding=message.encoding, options=message.options
+            )
+            self._prepared = (message.key, analysis)
+            return []
+        if isinstance(message, Forget):
+            if self._prepared is not None and self._prepared[0] == message.key:
+                self._prepared = None
+            return []
+        if isinstance(message, WholeFile):
+            return check_whole_file(message)
+        raise TypeError(f"a check worker cannot take a {type(message).__name__}")
+
+    def _check_claimed(self, message: Claimed) -> list[Outcome]:
+        """Check claimed items where they are in the prepared document: the same
+        text, parsed and analysed as the server's, finds what the server would.
+        An item not found as claimed (or another document) is given back."""
+        if self._prepared is None or self._prepared[0] != message.key:
+            return [Outcome(token, None) for token, _, _ in message.items]
+        analysis = self._prepared[1]
+        outcomes = []
+        for token, start, end in message.items:
+            record = analysis.record_at(start)
+            if record is None or (record.start, record.end, record.kind) != (start, end, OPERATION):
+                outcomes.append(Outcome(token, None))
+                continue
+            analysis.check_record(record)
+            outcomes.append(
+                Outcome(token, tuple(record.diagnostics), record.used_aliases, record.symbol)
+            )
+        return outcomes

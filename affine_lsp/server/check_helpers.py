@@ -11,6 +11,12 @@ published once every item is back; an edit voids what is out (the records go
 back into the queue, late outcomes are dropped); a helper that fails or dies
 gives its items back, and the server checks them itself.
 
+A document opened with more than `PREPARED_BYTES` is sent to the helpers ready
+at once (`prepare`): they parse it while the server does, and until its first
+analysis ends (or an edit, or new options), items go by where they are
+(`remote_checks.Claimed`), which costs a helper no parse of its own and lets
+sharing pay from small documents on; `forget` lets them drop their copy.
+
 Check Workspace gives a helper with room a whole file (`take_file`) while the
 server checks the next one itself.
 
@@ -24,10 +30,12 @@ starts them when initialised.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import queue
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -38,7 +46,7 @@ from affine_lsp.checks import CheckOptions, Diagnostic
 from affine_lsp.ide import check_worker, remote_checks
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.records import ItemRecord
-from affine_lsp.ide.remote_checks import Outcome, WholeFile
+from affine_lsp.ide.remote_checks import Claimed, Forget, Outcome, Prepare, WholeFile
 
 logger = logging.getLogger("affine_lsp.server")
 
@@ -62,10 +70,43 @@ items when the server would be done before their answer is back."""
 IN_FLIGHT = 2
 """Batches sent to one helper before its first answer (it never waits for work)."""
 
+PREPARED_BYTES = 16 * 1024
+"""Documents opened with more than this are sent to the helpers at once (`prepare`),
+to be parsed there while the server parses them: items of their first analysis are
+then sent by where they are, which costs the helper no parse and the server no
+text, so that sharing pays from this size on."""
+
+PREPARED_BATCH_BYTES = 4 * 1024
+"""The least sent in one message naming items of a prepared document."""
+
+PREPARED_MOST_BATCH_BYTES = 32 * 1024
+"""The most sent in one message naming items of a prepared document (about 30 ms of
+checking): such a message costs next to nothing, and small ones keep the helpers'
+last answers close to the end of the server's own part."""
+
+PREPARED_KEPT_BYTES = 4 * 1024
+"""`KEPT_BYTES` for a prepared document: an answer comes back sooner."""
+
+_KEYS = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A document the helpers were sent when it was opened: its key in their
+    messages, and the options it is analysed with there."""
+
+    key: int
+    options: CheckOptions
+
+    def matches(self, analysis: DocumentAnalysis) -> bool:
+        """Whether the analysis is still of the document as sent (no edit, the same
+        options): then the helpers' copy finds what it would."""
+        return analysis.edit_count == 0 and analysis.options == self.options
+
 
 class _Helper:
-    """One helper process: messages in (batches of items, whole files), their
-    answers out, in order."""
+    """One helper process: messages in (batches of items, documents to prepare and
+    their items, whole files), their answers out, in order."""
 
     def __init__(
         self,
@@ -79,6 +120,7 @@ class _Helper:
         self._changed = changed
         self._died = died
         self.ready = False
+        self.prepared: int | None = None  # the key of the document it was sent last
         self.waiting: list[asyncio.Future[list[Any]]] = []
         self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         threading.Thread(target=self._read, name="affine-lsp-checker-reader", daemon=True).start()
@@ -138,7 +180,7 @@ class _Helper:
         self._changed()
 
     def run(self, message: object) -> asyncio.Future[list[Any]]:
-        """Send a message (`remote_checks.answer` says what it may be); its answer.
+        """Send a message (`remote_checks.Worker.answer` says what it may be); its answer.
         The message is pickled here (as `Connection.send` would) and written by the
         writer thread."""
         future: asyncio.Future[list[Any]] = self._loop.create_future()
@@ -168,6 +210,7 @@ class CheckHelpers:
         self._spawned: list[tuple[BaseProcess, Connection]] | None = None
         self.items = 0  # items whose helper outcome settled a record (for tests and logs)
         self.files = 0  # whole files handed to a helper (for tests and logs)
+        self.named = 0  # items of prepared documents sent by where they are (the same)
 
     def adopt(self, spawned: list[tuple[BaseProcess, Connection]]) -> None:
         """Take workers started already (`check_worker.spawn`), for `start`."""
@@ -218,14 +261,38 @@ class CheckHelpers:
         self.files += 1
         return helper.run(WholeFile(data, options, encoding))
 
-    def worth_sharing(self, analysis: DocumentAnalysis) -> bool:
-        """Whether helpers (ready, or starting) should take a part of the analysis."""
-        return bool(self._helpers) and analysis.unsettled_bytes() > SHARED_BYTES
+    def prepare(self, text: str, options: CheckOptions, encoding: str) -> Prepared | None:
+        """Send a document just opened to the helpers that are ready, to parse it now
+        (None when none is, or it is small: its items go as texts). A helper still
+        loading takes texts: it would parse the whole document before its first item."""
+        ready = [helper for helper in self._helpers if helper.ready]
+        if not ready or len(text) <= PREPARED_BYTES:
+            return None
+        prepared = Prepared(next(_KEYS), options)
+        message = Prepare(prepared.key, text, options, encoding)
+        for helper in ready:
+            _answer_unused(helper.run(message))
+            helper.prepared = prepared.key
+        return prepared
 
-    async def share(self, analysis: DocumentAnalysis) -> None:
+    def forget(self, prepared: Prepared) -> None:
+        """The helpers may drop their copy of a prepared document."""
+        for helper in self._helpers:
+            if helper.prepared == prepared.key:
+                _answer_unused(helper.run(Forget(prepared.key)))
+                helper.prepared = None
+
+    def worth_sharing(self, analysis: DocumentAnalysis, prepared: Prepared | None = None) -> bool:
+        """Whether helpers (ready, or starting) should take a part of the analysis."""
+        by_place = prepared is not None and prepared.matches(analysis)
+        least = PREPARED_BYTES if by_place else SHARED_BYTES
+        return bool(self._helpers) and analysis.unsettled_bytes() > least
+
+    async def share(self, analysis: DocumentAnalysis, prepared: Prepared | None = None) -> None:
         """Hand items of the analysis to the helpers while the server analyses the
         rest, until there is nothing worth sending or an edit comes; return once
-        every batch sent is back (settled, or given back to the queue)."""
+        every batch sent is back (settled, or given back to the queue). Items of a
+        `prepared` document still as it was sent go by where they are."""
         edit_count = analysis.edit_count
         pending: set[asyncio.Future[list[Any]]] = set()
         while analysis.edit_count == edit_count:
@@ -241,23 +308,42 @@ class CheckHelpers:
                 else:
                     break
                 continue
-            claims = analysis.claim(self._batch_bytes(analysis), KEPT_BYTES)
+            by_place = (
+                prepared is not None
+                and helper.prepared == prepared.key
+                and prepared.matches(analysis)
+            )
+            least, most, kept = PREPARED_BATCH_BYTES, PREPARED_MOST_BATCH_BYTES, PREPARED_KEPT_BYTES
+            if not by_place:
+                least, most, kept = BATCH_BYTES, MOST_BATCH_BYTES, KEPT_BYTES
+            claims = analysis.claim(self._batch_bytes(analysis, least, most), kept)
             if not claims:
                 break
-            batches = remote_checks.batches_of(analysis, claims)
-            future = helper.run(batches)
+            message: object
+            if by_place and prepared is not None:
+                items = tuple((token, record.start, record.end) for record, token in claims)
+                message = Claimed(prepared.key, items)
+                self.named += len(items)
+            else:
+                message = remote_checks.batches_of(analysis, claims)
+            future = helper.run(message)
             future.add_done_callback(partial(self._settle, analysis, claims))
             pending.add(future)
             await asyncio.sleep(0)  # (the server's own analysis goes on between batches)
         if pending:
             await asyncio.wait(pending)
 
-    def _batch_bytes(self, analysis: DocumentAnalysis) -> int:
+    def _batch_bytes(
+        self,
+        analysis: DocumentAnalysis,
+        least: int = BATCH_BYTES,
+        most: int = MOST_BATCH_BYTES,
+    ) -> int:
         """How much to send in the next message: a share of what is left, smaller as
         less is left (guided scheduling), so that the last messages come back about
         when the server's own part is done."""
         shares = IN_FLIGHT * (len(self._helpers) + 1)
-        return min(MOST_BATCH_BYTES, max(BATCH_BYTES, analysis.unsettled_bytes() // shares))
+        return min(most, max(least, analysis.unsettled_bytes() // shares))
 
     def _settle(
         self,
@@ -279,3 +365,14 @@ class CheckHelpers:
                 token, record, outcome.diagnostics, outcome.used_aliases, outcome.symbol
             ):
                 self.items += 1
+
+
+def _answer_unused(future: asyncio.Future[list[Any]]) -> None:
+    """A message whose answer nothing waits for: a failure is logged (a helper that
+    could not prepare a document gives the items named in it back)."""
+
+    def done(finished: asyncio.Future[list[Any]]) -> None:
+        if not finished.cancelled() and finished.exception() is not None:
+            logger.warning("%s", finished.exception())
+
+    future.add_done_callback(done)

@@ -29,7 +29,7 @@ from affine_lsp.checks import Diagnostic
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.folding import FoldingCache
 from affine_lsp.ide.settings import SECTION, Settings, hover_pictures, parse_settings
-from affine_lsp.server.check_helpers import CheckHelpers
+from affine_lsp.server.check_helpers import CheckHelpers, Prepared
 from affine_lsp.server.convert import Positions, diagnostic_data
 from affine_lsp.server.outline import OutlineCache
 from affine_lsp.server.planner import Planner
@@ -92,6 +92,8 @@ class OpenDocument:
     # Progress of an analysis that published a partial set: it lasts, across newer
     # versions, until a complete set is published.
     progress: Progress | None = field(default=None, repr=False)
+    # The helpers' copy of the document as opened, while its first analysis runs.
+    prepared: Prepared | None = field(default=None, repr=False)
     outline: OutlineCache = field(default_factory=OutlineCache, repr=False)
     folding: FoldingCache = field(default_factory=FoldingCache, repr=False)
 
@@ -195,10 +197,11 @@ class AffineLanguageServer(LanguageServer):
         progress = None
         if len(text) > EARLY_PUBLISH_BYTES:
             progress = Progress(self, _progress_title(uri))
-        analysis = DocumentAnalysis.from_text(
-            text, encoding=self.encoding, options=self.settings.check_options()
-        )
-        document = OpenDocument(uri, version, analysis, progress=progress)
+        options = self.settings.check_options()
+        # (the helpers parse it while the server does)
+        prepared = self.check_helpers.prepare(text, options, self.encoding)
+        analysis = DocumentAnalysis.from_text(text, encoding=self.encoding, options=options)
+        document = OpenDocument(uri, version, analysis, progress=progress, prepared=prepared)
         self.documents[uri] = document
         self.planner.opened(document)
         self.schedule(document)
@@ -211,6 +214,7 @@ class AffineLanguageServer(LanguageServer):
             return
         document.analysis.apply_changes(changes)
         document.version = version
+        self._forget_prepared(document)
         self.planner.changed(document, changes)
         self.schedule(document)
 
@@ -223,10 +227,17 @@ class AffineLanguageServer(LanguageServer):
         if document.progress is not None:
             document.progress.end()
             document.progress = None
+        self._forget_prepared(document)
         self.planner.closed(uri)
         self.affine_protocol.send_notification_data(
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": []}
         )
+
+    def _forget_prepared(self, document: OpenDocument) -> None:
+        """The helpers' copy of the document as opened is of no more use."""
+        if document.prepared is not None:
+            self.check_helpers.forget(document.prepared)
+            document.prepared = None
 
     # -- analysis and diagnostics -----------------------------------------------------------
 
@@ -266,8 +277,9 @@ class AffineLanguageServer(LanguageServer):
         published_early: tuple[int, int] | None = None
         done = 0
         sharing: asyncio.Future[None] | None = None
-        if self.check_helpers.worth_sharing(analysis):
-            sharing = asyncio.ensure_future(self.check_helpers.share(analysis))
+        prepared = document.prepared
+        if self.check_helpers.worth_sharing(analysis, prepared):
+            sharing = asyncio.ensure_future(self.check_helpers.share(analysis, prepared))
         try:
             while True:
                 for done, total in analysis.analyse():
@@ -308,14 +320,17 @@ class AffineLanguageServer(LanguageServer):
             if sharing is not None:  # (still waiting for helpers to load: no more need)
                 sharing.cancel()
             self.publish(document)
+            self._forget_prepared(document)
             self.planner.analysed(document)
             logger.info(
-                "%s v%s: %d items analysed in %.1f ms (check helpers: %d items so far)",
+                "%s v%s: %d items analysed in %.1f ms (check helpers: %d items so far, "
+                "%d sent by place)",
                 document.uri,
                 document.version,
                 done,
                 (time.perf_counter() - started) * 1000,
                 self.check_helpers.items,
+                self.check_helpers.named,
             )
         except asyncio.CancelledError:
             if sharing is not None:

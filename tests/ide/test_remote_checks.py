@@ -1,5 +1,6 @@
-"""Items checked on a batch of their own (what a check worker does) give exactly
-the diagnostics, aliases and symbol the analysis finds in place; claims of the
+"""Items checked on a batch of their own (what a check worker does), or where they
+are in a worker's copy of the document (a prepared document), give exactly the
+diagnostics, aliases and symbol the analysis finds in place; claims of the
 analysis settle, come back or are voided as they must."""
 
 from __future__ import annotations
@@ -11,7 +12,15 @@ import pytest
 
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.records import OPERATION, ItemRecord
-from affine_lsp.ide.remote_checks import batches_of, check_batches
+from affine_lsp.ide.remote_checks import (
+    Claimed,
+    Forget,
+    Outcome,
+    Prepare,
+    Worker,
+    batches_of,
+    check_batches,
+)
 from affine_lsp.syntax import ContentChange
 from affine_lsp.testing.mutate import mutate
 from affine_lsp.testing.upstream import chunk_texts
@@ -49,18 +58,48 @@ def _remote_matches_in_place(data: bytes | str, rng: random.Random, *, broken: b
     return compared
 
 
+def _prepared_matches_in_place(data: bytes | str, rng: random.Random) -> int:
+    """Check every item of `data` in a worker's prepared copy of it (named in a few
+    messages, in a random order) and compare with the analysis in place; returns how
+    many items were compared. The copy is the same text parsed the same way, so
+    every item is found, in a broken text too."""
+    analysis = DocumentAnalysis.from_text(data)
+    analysis.analyse_all()
+    records = [r for r in analysis.records if r.kind == OPERATION and not r.removed]
+    claims = [(token, record.start, record.end) for token, record in enumerate(records)]
+    rng.shuffle(claims)
+    worker = Worker()
+    assert worker.answer(Prepare(3, data, analysis.options)) == []
+    outcomes: list[Outcome] = []
+    while claims:
+        count = rng.randint(1, 8)
+        taken, claims = claims[:count], claims[count:]
+        answer = worker.answer(Claimed(3, tuple(taken)))
+        assert isinstance(answer, list)
+        outcomes += answer
+    assert sorted(o.token for o in outcomes) == list(range(len(records)))
+    for outcome in outcomes:
+        record = records[outcome.token]
+        assert outcome.diagnostics is not None, record.start
+        assert list(outcome.diagnostics) == record.diagnostics, record.start
+        assert outcome.used_aliases == record.used_aliases
+        assert outcome.symbol == record.symbol
+    return len(outcomes)
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.mlir")))
 def test_batches_match_the_analysis_on_the_fixtures(name):
     assert _remote_matches_in_place(fixture_text(name), random.Random(name)) > 0
+    assert _prepared_matches_in_place(fixture_text(name), random.Random(name)) > 0
 
 
 def test_batches_match_the_analysis_on_the_corpus():
     require_shared()
-    compared = sum(
-        _remote_matches_in_place(path.read_bytes(), random.Random(path.name))
-        for path in sorted(CORPUS.rglob("*.mlir"))
-    )
-    assert compared > 500
+    compared = prepared = 0
+    for path in sorted(CORPUS.rglob("*.mlir")):
+        compared += _remote_matches_in_place(path.read_bytes(), random.Random(path.name))
+        prepared += _prepared_matches_in_place(path.read_bytes(), random.Random(path.name))
+    assert compared > 500 and prepared >= compared
 
 
 def test_batches_match_the_analysis_on_mlir_tests_and_mutations():
@@ -71,12 +110,54 @@ def test_batches_match_the_analysis_on_mlir_tests_and_mutations():
     texts = chunk_texts(UPSTREAM, every=15)
     for data in texts:
         _remote_matches_in_place(data, rng)
-    compared = 0
+        _prepared_matches_in_place(data, rng)
+    compared = prepared = 0
     for _ in range(300):
-        compared += _remote_matches_in_place(
-            mutate(rng.choice(texts), rng)[:50_000], rng, broken=True
+        broken = mutate(rng.choice(texts), rng)[:50_000]
+        compared += _remote_matches_in_place(broken, rng, broken=True)
+        prepared += _prepared_matches_in_place(broken, rng)
+    assert compared > 300 and prepared >= compared
+
+
+def test_a_worker_gives_back_items_it_cannot_find_as_claimed():
+    """Another document's key, a span that is not an item's, a document forgotten:
+    the items come back unchecked (None), to be checked in place."""
+    text = _functions(3)
+    analysis = DocumentAnalysis.from_text(text)
+    first, second = analysis.records[:2]
+    worker = Worker()
+    assert worker.answer(Claimed(1, ((0, first.start, first.end),))) == [Outcome(0, None)]
+    worker.answer(Prepare(1, text, analysis.options))
+    answer = worker.answer(
+        Claimed(
+            1,
+            (
+                (0, first.start, first.end),
+                (1, second.start, second.end - 1),  # (not where the item ends)
+                (2, first.start + 1, first.end),  # (not where it starts)
+            ),
         )
-    assert compared > 300
+    )
+    assert isinstance(answer, list)
+    assert [o.diagnostics is not None for o in answer] == [True, False, False]
+    assert worker.answer(Claimed(2, ((0, first.start, first.end),))) == [Outcome(0, None)]
+    worker.answer(Forget(2))  # (another document's key: kept)
+    assert worker.answer(Claimed(1, ((0, first.start, first.end),)))[0].diagnostics == ()
+    worker.answer(Forget(1))
+    assert worker.answer(Claimed(1, ((0, first.start, first.end),))) == [Outcome(0, None)]
+
+
+def test_a_new_document_replaces_the_one_prepared_before():
+    worker = Worker()
+    old = _functions(2)
+    new = _functions(2).replace("%A[%i]", "%A[%i, %i]")  # arity errors
+    worker.answer(Prepare(1, old, DocumentAnalysis.from_text(old).options))
+    analysis = DocumentAnalysis.from_text(new)
+    worker.answer(Prepare(2, new, analysis.options))
+    record = analysis.records[0]
+    assert worker.answer(Claimed(1, ((0, record.start, record.end),))) == [Outcome(0, None)]
+    answer = worker.answer(Claimed(2, ((0, record.start, record.end),)))
+    assert answer[0].diagnostics
 
 
 def _functions(count: int) -> str:

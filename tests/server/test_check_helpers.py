@@ -15,8 +15,9 @@ from pathlib import Path
 
 from affine_lsp.checks import CheckOptions
 from affine_lsp.ide.analysis import DocumentAnalysis
-from affine_lsp.ide.remote_checks import WholeFile
+from affine_lsp.ide.remote_checks import Claimed, Forget, Prepare, WholeFile, Worker
 from affine_lsp.server.check_helpers import CheckHelpers, _Helper
+from affine_lsp.syntax import ContentChange
 from affine_lsp.testing.lsp_client import LspClient
 from tests.server.conftest import ENV, SERVER
 
@@ -79,6 +80,12 @@ def _helped_items(log: Path) -> int:
     return int(lines[-1].rsplit("check helpers: ", 1)[1].split()[0])
 
 
+def _items_sent_by_place(log: Path) -> int:
+    """Items the helpers were given by where they are in their copy of the document."""
+    lines = [line for line in log.read_text().splitlines() if "items analysed" in line]
+    return int(lines[-1].rsplit(" sent by place", 1)[0].rsplit(" ", 1)[1])
+
+
 def _assert_clean(log: Path) -> None:
     text = log.read_text()
     assert "Traceback" not in text and " ERROR " not in text, text[-3000:]
@@ -93,7 +100,8 @@ def test_helpers_check_part_of_a_large_document_and_find_the_same(tmp_path):
         helped = client.diagnostics(URI, 1, timeout=120)
     assert helped == _alone(text, tmp_path)
     assert len(helped) >= 52  # the mistakes of two functions in ten
-    assert _helped_items(log) > 0
+    # The helper parsed the document as it was opened: items went by place.
+    assert _helped_items(log) > 0 and _items_sent_by_place(log) > 0
     _assert_clean(log)
 
 
@@ -116,6 +124,7 @@ def test_edits_while_the_helpers_work_end_with_the_diagnostics_of_the_final_text
                 {"textDocument": {"uri": URI, "version": version}, "contentChanges": [change]},
             )
         helped = client.diagnostics(URI, 3, timeout=120)
+        # (items of version 1 may have gone by place; of the edited text, as texts)
     lines[last] = "    %x = arith.addf %nope, %nope : f32\n"
     lines[3] = "    %v = affine.load %A[] : memref<64xf32>\n"
     assert helped == _alone("".join(lines), tmp_path)
@@ -221,6 +230,69 @@ def test_messages_to_a_helper_are_written_outside_the_event_loop():
     assert asyncio.run(exchange()) == [[0], [1], [2]]
     assert [p for p, _ in connection.written] == [ForkingPickler.dumps(m) for m in messages]
     assert {name for _, name in connection.written} == {"affine-lsp-checker-writer"}
+
+
+class _InProcess:
+    """A ready helper that answers at once, in this process, as a worker does."""
+
+    def __init__(self) -> None:
+        self.ready = True
+        self.prepared: int | None = None
+        self.waiting: list = []
+        self.sent: list = []
+        self._worker = Worker()
+
+    def run(self, message: object) -> asyncio.Future:
+        self.sent.append(message)
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(self._worker.answer(message))
+        return future
+
+
+def _shared(text: str, edit: bool = False, options: CheckOptions | None = None) -> _InProcess:
+    """Open `text` as the server does with one helper, maybe edit it (or change the
+    options) before it is shared, analyse it with the helper; the helper, whose
+    messages tell how items went. The diagnostics are those of a fresh analysis."""
+    helper = _InProcess()
+
+    async def run() -> None:
+        helpers = CheckHelpers()
+        helpers._helpers = [helper]  # type: ignore[list-item]
+        prepared = helpers.prepare(text, CheckOptions(), "utf-16")
+        analysis = DocumentAnalysis.from_text(text)
+        if edit:
+            analysis.apply_changes([ContentChange("// a comment\n", ((0, 0), (0, 0)))])
+        if options is not None:
+            analysis.set_options(options)
+        assert helpers.worth_sharing(analysis, prepared)
+        await helpers.share(analysis, prepared)
+        analysis.analyse_all()
+        assert analysis.complete
+        fresh = DocumentAnalysis.from_text(analysis.document.data, options=analysis.options)
+        fresh.analyse_all()
+        assert analysis.diagnostics() == fresh.diagnostics() and fresh.diagnostics()
+        assert prepared is not None
+        helpers.forget(prepared)
+
+    asyncio.run(run())
+    assert isinstance(helper.sent[0], Prepare) and isinstance(helper.sent[-1], Forget)
+    return helper
+
+
+def test_items_of_a_document_as_opened_go_by_place():
+    helper = _shared(big_text(400))
+    claimed = [m for m in helper.sent[1:-1] if isinstance(m, Claimed)]
+    assert claimed and len(claimed) == len(helper.sent) - 2
+    assert sum(len(m.items) for m in claimed) > 20
+
+
+def test_items_of_an_edited_document_or_with_other_options_go_as_texts():
+    for helper in (
+        _shared(big_text(400), edit=True),
+        _shared(big_text(400), options=CheckOptions(lints=False)),
+    ):
+        batches = helper.sent[1:-1]
+        assert batches and all(isinstance(m, list) for m in batches)
 
 
 def _workspace(root: Path) -> None:
