@@ -384,14 +384,18 @@ class DocumentAnalysis:
 
     # -- checking elsewhere ------------------------------------------------------------
 
-    def claim(self, most_bytes: int, leave_bytes: int) -> list[tuple[ItemRecord, int]]:
+    def claim(
+        self, most_bytes: int, leave_bytes: int, unsettled: int | None = None
+    ) -> list[tuple[ItemRecord, int]]:
         """Take items still to analyse from the back of the queue (the front is what
         the editor shows, checked here first) to be checked in another process: at
         most `most_bytes` of them, and only while more than `leave_bytes` would be
-        left here. Returns (record, token) pairs; `settle_claimed` takes the outcome
-        back. An edit voids every claim (the records go back into the queue)."""
+        left here. `unsettled`: `unsettled_bytes()` if the caller has just asked
+        (it sums the queue). Returns (record, token) pairs; `settle_claimed` takes
+        the outcome back. An edit voids every claim (the records go back into the
+        queue)."""
         self.sync()
-        left = self.unsettled_bytes()
+        left = self.unsettled_bytes() if unsettled is None else unsettled
         taken: list[tuple[ItemRecord, int]] = []
         kept: list[ItemRecord] = []
         size = 0

@@ -316,7 +316,8 @@ class CheckHelpers:
             least, most, kept = PREPARED_BATCH_BYTES, PREPARED_MOST_BATCH_BYTES, PREPARED_KEPT_BYTES
             if not by_place:
                 least, most, kept = BATCH_BYTES, MOST_BATCH_BYTES, KEPT_BYTES
-            claims = analysis.claim(self._batch_bytes(analysis, least, most), kept)
+            unsettled = analysis.unsettled_bytes()
+            claims = analysis.claim(self._batch_bytes(unsettled, least, most), kept, unsettled)
             if not claims:
                 break
             message: object
@@ -333,17 +334,12 @@ class CheckHelpers:
         if pending:
             await asyncio.wait(pending)
 
-    def _batch_bytes(
-        self,
-        analysis: DocumentAnalysis,
-        least: int = BATCH_BYTES,
-        most: int = MOST_BATCH_BYTES,
-    ) -> int:
-        """How much to send in the next message: a share of what is left, smaller as
-        less is left (guided scheduling), so that the last messages come back about
-        when the server's own part is done."""
+    def _batch_bytes(self, unsettled: int, least: int, most: int) -> int:
+        """How much to send in the next message, out of `unsettled` bytes left: a
+        share of it, smaller as less is left (guided scheduling), so that the last
+        messages come back about when the server's own part is done."""
         shares = IN_FLIGHT * (len(self._helpers) + 1)
-        return min(most, max(least, analysis.unsettled_bytes() // shares))
+        return min(most, max(least, unsettled // shares))
 
     def _settle(
         self,
