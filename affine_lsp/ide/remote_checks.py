@@ -151,7 +151,7 @@ class Prepare:
     by where they are (`Claimed`), not as texts. `key` names it in those messages."""
 
     key: int
-    text: str | bytes
+    data: bytes
     options: CheckOptions
     encoding: str = "utf-16"
 
@@ -189,7 +189,7 @@ class Worker:
         if isinstance(message, Prepare):
             self._prepared = None  # (the previous one is freed before the next is parsed)
             analysis = DocumentAnalysis.from_text(
-                message.text, encoding=message.encoding, options=message.options
+                message.data, encoding=message.encoding, options=message.options
             )
             self._prepared = (message.key, analysis)
             return []

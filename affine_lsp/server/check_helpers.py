@@ -122,7 +122,7 @@ class _Helper:
         self.ready = False
         self.prepared: int | None = None  # the key of the document it was sent last
         self.waiting: list[asyncio.Future[list[Any]]] = []
-        self._outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._outbox: queue.SimpleQueue[memoryview | None] = queue.SimpleQueue()
         threading.Thread(target=self._read, name="affine-lsp-checker-reader", daemon=True).start()
         threading.Thread(target=self._write, name="affine-lsp-checker-writer", daemon=True).start()
 
@@ -147,6 +147,7 @@ class _Helper:
                 self._connection.send_bytes(payload)
             except (OSError, ValueError):  # it died: its reader says so
                 return
+            del payload  # (a document sent is not kept while waiting for the next)
 
     def _post(self, function: Callable[[Any], None], argument: Any) -> None:
         try:
@@ -185,7 +186,7 @@ class _Helper:
         writer thread."""
         future: asyncio.Future[list[Any]] = self._loop.create_future()
         try:
-            payload = bytes(ForkingPickler.dumps(message))
+            payload = ForkingPickler.dumps(message)  # (not copied: a document is large)
         except Exception as error:  # (nothing sent: the answers stay in step)
             future.set_exception(RuntimeError(f"cannot send to a check helper: {error}"))
             return future
@@ -261,15 +262,15 @@ class CheckHelpers:
         self.files += 1
         return helper.run(WholeFile(data, options, encoding))
 
-    def prepare(self, text: str, options: CheckOptions, encoding: str) -> Prepared | None:
+    def prepare(self, data: bytes, options: CheckOptions, encoding: str) -> Prepared | None:
         """Send a document just opened to the helpers that are ready, to parse it now
         (None when none is, or it is small: its items go as texts). A helper still
         loading takes texts: it would parse the whole document before its first item."""
         ready = [helper for helper in self._helpers if helper.ready]
-        if not ready or len(text) <= PREPARED_BYTES:
+        if not ready or len(data) <= PREPARED_BYTES:
             return None
         prepared = Prepared(next(_KEYS), options)
-        message = Prepare(prepared.key, text, options, encoding)
+        message = Prepare(prepared.key, data, options, encoding)
         for helper in ready:
             _answer_unused(helper.run(message))
             helper.prepared = prepared.key

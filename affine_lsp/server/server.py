@@ -34,7 +34,7 @@ from affine_lsp.server.convert import Positions, diagnostic_data
 from affine_lsp.server.outline import OutlineCache
 from affine_lsp.server.planner import Planner
 from affine_lsp.server.protocol import AffineProtocol
-from affine_lsp.syntax import ContentChange
+from affine_lsp.syntax import ContentChange, encode
 
 logger = logging.getLogger("affine_lsp.server")
 T = TypeVar("T")
@@ -198,9 +198,10 @@ class AffineLanguageServer(LanguageServer):
         if len(text) > EARLY_PUBLISH_BYTES:
             progress = Progress(self, _progress_title(uri))
         options = self.settings.check_options()
+        data = encode(text)
         # (the helpers parse it while the server does)
-        prepared = self.check_helpers.prepare(text, options, self.encoding)
-        analysis = DocumentAnalysis.from_text(text, encoding=self.encoding, options=options)
+        prepared = self.check_helpers.prepare(data, options, self.encoding)
+        analysis = DocumentAnalysis.from_text(data, encoding=self.encoding, options=options)
         document = OpenDocument(uri, version, analysis, progress=progress, prepared=prepared)
         self.documents[uri] = document
         self.planner.opened(document)

@@ -21,7 +21,7 @@ from affine_lsp.ide.remote_checks import (
     batches_of,
     check_batches,
 )
-from affine_lsp.syntax import ContentChange
+from affine_lsp.syntax import ContentChange, encode
 from affine_lsp.testing.mutate import mutate
 from affine_lsp.testing.upstream import chunk_texts
 from tests.corpus_data import CORPUS, UPSTREAM, require_shared, require_upstream
@@ -69,7 +69,8 @@ def _prepared_matches_in_place(data: bytes | str, rng: random.Random) -> int:
     claims = [(token, record.start, record.end) for token, record in enumerate(records)]
     rng.shuffle(claims)
     worker = Worker()
-    assert worker.answer(Prepare(3, data, analysis.options)) == []
+    prepared = data if isinstance(data, bytes) else encode(data)
+    assert worker.answer(Prepare(3, prepared, analysis.options)) == []
     outcomes: list[Outcome] = []
     while claims:
         count = rng.randint(1, 8)
@@ -127,7 +128,7 @@ def test_a_worker_gives_back_items_it_cannot_find_as_claimed():
     first, second = analysis.records[:2]
     worker = Worker()
     assert worker.answer(Claimed(1, ((0, first.start, first.end),))) == [Outcome(0, None)]
-    worker.answer(Prepare(1, text, analysis.options))
+    worker.answer(Prepare(1, encode(text), analysis.options))
     answer = worker.answer(
         Claimed(
             1,
@@ -151,9 +152,9 @@ def test_a_new_document_replaces_the_one_prepared_before():
     worker = Worker()
     old = _functions(2)
     new = _functions(2).replace("%A[%i]", "%A[%i, %i]")  # arity errors
-    worker.answer(Prepare(1, old, DocumentAnalysis.from_text(old).options))
+    worker.answer(Prepare(1, encode(old), DocumentAnalysis.from_text(old).options))
     analysis = DocumentAnalysis.from_text(new)
-    worker.answer(Prepare(2, new, analysis.options))
+    worker.answer(Prepare(2, encode(new), analysis.options))
     record = analysis.records[0]
     assert worker.answer(Claimed(1, ((0, record.start, record.end),))) == [Outcome(0, None)]
     answer = worker.answer(Claimed(2, ((0, record.start, record.end),)))

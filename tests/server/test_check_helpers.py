@@ -17,7 +17,7 @@ from affine_lsp.checks import CheckOptions
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.remote_checks import Claimed, Forget, Prepare, WholeFile, Worker
 from affine_lsp.server.check_helpers import CheckHelpers, _Helper
-from affine_lsp.syntax import ContentChange
+from affine_lsp.syntax import ContentChange, encode
 from affine_lsp.testing.lsp_client import LspClient
 from tests.server.conftest import ENV, SERVER
 
@@ -258,7 +258,7 @@ def _shared(text: str, edit: bool = False, options: CheckOptions | None = None) 
     async def run() -> None:
         helpers = CheckHelpers()
         helpers._helpers = [helper]  # type: ignore[list-item]
-        prepared = helpers.prepare(text, CheckOptions(), "utf-16")
+        prepared = helpers.prepare(encode(text), CheckOptions(), "utf-16")
         analysis = DocumentAnalysis.from_text(text)
         if edit:
             analysis.apply_changes([ContentChange("// a comment\n", ((0, 0), (0, 0)))])
