@@ -268,7 +268,7 @@ def _shared(text: str, edit: bool = False, options: CheckOptions | None = None) 
         await helpers.share(analysis, prepared)
         analysis.analyse_all()
         assert analysis.complete
-        fresh = DocumentAnalysis.from_text(analysis.document.data, options=analysis.options)
+        fresh = DocumentAnalysis.from_text(bytes(analysis.document.data), options=analysis.options)
         fresh.analyse_all()
         assert analysis.diagnostics() == fresh.diagnostics() and fresh.diagnostics()
         assert prepared is not None
