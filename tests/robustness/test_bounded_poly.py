@@ -4,15 +4,20 @@ the reason), and the server keeps answering."""
 
 from __future__ import annotations
 
+import islpy as isl
+
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.hover import hover, iteration_domain
 from affine_lsp.ide.inlay_hints import inlay_hints
+from affine_lsp.ir import build_module
 from affine_lsp.poly import Budget
 from affine_lsp.poly.budgets import time_limits
+from affine_lsp.syntax import SourceDocument
 from affine_lsp.testing.lsp_client import LspClient
 from affine_lsp.testing.storm import SERVER
-from affine_lsp.transforms.fusion import FusionOptions
+from affine_lsp.transforms.fusion import PRODUCER_CONSUMER, SIBLING, FusionOptions, PairFusion
 from affine_lsp.transforms.fusion.actions import TOO_COMPLEX
+from affine_lsp.transforms.fusion.nests import functions, loops_in, nest_blocks
 from tests.cost import count_calls
 from tests.fusion.test_actions import _actions
 from tests.fusion.test_engine import seed_program
@@ -88,6 +93,79 @@ def test_fusion_undecided_in_planning_is_decided_on_resolve_or_refused():
         (pair,) = [a for a in actions if a.title.startswith("Fuse with the next loop nest")]
         assert pair.edits is None and pair.disabled_reason is None
         assert pair.resolve(5.0) == [] and pair.disabled_reason == TOO_COMPLEX
+
+
+PRODUCTS = """#tile = affine_map<(d0) -> (d0 * 4)>
+#tile_end = affine_map<(d0)[s0] -> (d0 * 4 + 4, s0)>
+#band_end = affine_map<(d0)[s0] -> (d0 + 8, s0)>
+func.func @products(%P: memref<?x?xf32>, %Q: memref<?x?xf32>, %R: memref<?x?xf32>,
+                    %rows: index, %cols: index) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %a = 0 to %rows {
+    affine.for %b = 0 to %cols {
+      affine.for %k = 0 to %rows step 2 {
+        %p = affine.load %P[%a, %k] : memref<?x?xf32>
+        %q = affine.load %Q[%k, %b] : memref<?x?xf32>
+        %r = affine.load %R[%a, %b] : memref<?x?xf32>
+        %pq = arith.mulf %p, %q : f32
+        %sum = arith.addf %r, %pq : f32
+        affine.store %sum, %R[%a, %b] : memref<?x?xf32>
+      }
+    }
+  }
+  affine.for %c = 0 to %rows {
+    affine.for %d = 0 to %cols {
+      affine.for %l = 0 to %rows step 2 {
+        %p = affine.load %P[%c, %l] : memref<?x?xf32>
+        %q = affine.load %Q[%l, %d] : memref<?x?xf32>
+        %r = affine.load %R[%c, %d] : memref<?x?xf32>
+        %pq = arith.mulf %p, %q : f32
+        %sum = arith.addf %r, %pq : f32
+        affine.store %sum, %R[%c, %d] : memref<?x?xf32>
+      }
+    }
+  }
+  affine.for %tx = 0 to %rows {
+    affine.for %ty = 0 to 16 {
+      affine.for %x = #tile(%tx) to min #tile_end(%tx)[%rows] {
+        affine.for %y = #tile(%ty) to min #band_end(%ty)[%cols] {
+          %p = affine.load %P[%x, %y] : memref<?x?xf32>
+          %q = affine.load %Q[%y, %x] : memref<?x?xf32>
+          %diff = arith.subf %p, %q : f32
+          %top = arith.maximumf %diff, %zero : f32
+          affine.store %top, %R[%x, %y] : memref<?x?xf32>
+        }
+      }
+    }
+  }
+  return
+}
+"""
+"""Two matrix products with a step-2 reduction loop, then a tiled nest with `min`
+bounds: slicing them costs enough isl operations for a cap to run out anywhere
+in slice planning (checked by `mlir-opt`: it verifies)."""
+
+
+def test_fusion_planning_keeps_isl_errors_in_at_every_operation_cap():
+    """Whatever the operation cap, running out of it in fusion is a refusal or an
+    undecided fusion, never isl's own exception (slice planning called isl outside
+    the budget's session: a code-action request failed with it)."""
+    data = PRODUCTS.encode()
+    model = build_module(SourceDocument(data).tree.root_node)
+    (function,) = functions(model)
+    loops = loops_in(next(nest_blocks(function)))  # (the function's body: three nests)
+    tried = 0
+    for cap in (int(50 * 1.25**k) for k in range(40)):  # (50 to 300 000 operations)
+        options = FusionOptions(budget=Budget(max_operations=cap, time_limit=None))
+        for first, second in zip(loops, loops[1:], strict=False):
+            for mode in (PRODUCER_CONSUMER, SIBLING):
+                fusion = PairFusion(data, model, function, first, second, mode, options)
+                try:
+                    fusion.best()
+                except isl.Error as error:  # pragma: no cover - the failure reported
+                    raise AssertionError(f"cap {cap}, {mode}: {error}") from None
+                tried += 1
+    assert tried == 40 * 2 * 2
 
 
 def _lines_and_columns(text: str, offset: int) -> dict:

@@ -206,7 +206,14 @@ class SlicePlanner:
 
     def average_trips(self, plan: SlicePlan, default: int) -> dict[int, float]:
         """Average trip count of each loop of the copy over its context (symbols at
-        `default`): what the copy will run, before writing it."""
+        `default`): what the copy will run, before writing it. (An isl failure, such
+        as its operation cap, is a `PolyError`.)"""
+        try:
+            return self._average_trips(plan, default)
+        except isl.Error as error:
+            raise self.session.failure(error, "the trip counts of a slice") from None
+
+    def _average_trips(self, plan: SlicePlan, default: int) -> dict[int, float]:
         trips: dict[int, float] = {}
         for loop_plan in plan.loops.values():
             if loop_plan.value is not None:
@@ -259,7 +266,14 @@ class SlicePlanner:
     # -- planning ------------------------------------------------------------------
 
     def plan(self, relation: isl.Map | None, slice_loops: list[AffineForOp]) -> SlicePlan:
-        """Bounds for every loop of the copy; `relation` maps `c` to the slice loops' ivs."""
+        """Bounds for every loop of the copy; `relation` maps `c` to the slice loops' ivs.
+        (An isl failure, such as its operation cap, is a `PolyError`.)"""
+        try:
+            return self._plan(relation, slice_loops)
+        except isl.Error as error:
+            raise self.session.failure(error, "the bounds of a slice") from None
+
+    def _plan(self, relation: isl.Map | None, slice_loops: list[AffineForOp]) -> SlicePlan:
         if relation is not None:
             for position in range(relation.dim(isl.dim_type.param)):
                 self.params.add(relation.get_dim_name(isl.dim_type.param, position) or "")
