@@ -11,11 +11,12 @@ published once every item is back; an edit voids what is out (the records go
 back into the queue, late outcomes are dropped); a helper that fails or dies
 gives its items back, and the server checks them itself.
 
-A document opened with more than `PREPARED_BYTES` is sent to the helpers ready
-at once (`prepare`): they parse it while the server does, and until its first
-analysis ends (or an edit, or new options), items go by where they are
-(`remote_checks.Claimed`), which costs a helper no parse of its own and lets
-sharing pay from small documents on; `forget` lets them drop their copy.
+A document opened with more than `PREPARED_BYTES` (and at most
+`PREPARED_MOST_BYTES`) is sent to the helpers ready at once (`prepare`): they
+parse it while the server does, and until its first analysis ends (or an edit,
+or new options), items go by where they are (`remote_checks.Claimed`), which
+costs a helper no parse of its own and lets sharing pay from small documents on;
+`forget` lets them drop their copy.
 
 Check Workspace gives a helper with room a whole file (`take_file`) while the
 server checks the next one itself.
@@ -75,6 +76,10 @@ PREPARED_BYTES = 16 * 1024
 to be parsed there while the server parses them: items of their first analysis are
 then sent by where they are, which costs the helper no parse and the server no
 text, so that sharing pays from this size on."""
+
+PREPARED_MOST_BYTES = 2 * 1024 * 1024
+"""Larger documents go as texts: a helper's copy of a whole document costs it as
+much memory as the server's (about 300 MiB at 200k lines), for a few percent."""
 
 PREPARED_BATCH_BYTES = 4 * 1024
 """The least sent in one message naming items of a prepared document."""
@@ -264,10 +269,11 @@ class CheckHelpers:
 
     def prepare(self, data: bytes, options: CheckOptions, encoding: str) -> Prepared | None:
         """Send a document just opened to the helpers that are ready, to parse it now
-        (None when none is, or it is small: its items go as texts). A helper still
-        loading takes texts: it would parse the whole document before its first item."""
+        (None when none is, or it is small or very large: its items go as texts). A
+        helper still loading takes texts: it would parse the whole document before
+        its first item."""
         ready = [helper for helper in self._helpers if helper.ready]
-        if not ready or len(data) <= PREPARED_BYTES:
+        if not ready or not PREPARED_BYTES < len(data) <= PREPARED_MOST_BYTES:
             return None
         prepared = Prepared(next(_KEYS), options)
         message = Prepare(prepared.key, data, options, encoding)

@@ -16,7 +16,12 @@ from pathlib import Path
 from affine_lsp.checks import CheckOptions
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.remote_checks import Claimed, Forget, Prepare, WholeFile, Worker
-from affine_lsp.server.check_helpers import CheckHelpers, _Helper
+from affine_lsp.server.check_helpers import (
+    PREPARED_BYTES,
+    PREPARED_MOST_BYTES,
+    CheckHelpers,
+    _Helper,
+)
 from affine_lsp.syntax import ContentChange, encode
 from affine_lsp.testing.lsp_client import LspClient
 from tests.server.conftest import ENV, SERVER
@@ -284,6 +289,29 @@ def test_items_of_a_document_as_opened_go_by_place():
     claimed = [m for m in helper.sent[1:-1] if isinstance(m, Claimed)]
     assert claimed and len(claimed) == len(helper.sent) - 2
     assert sum(len(m.items) for m in claimed) > 20
+
+
+def test_only_documents_of_a_middle_size_are_prepared():
+    """Small ones are checked here; very large ones go as texts, as a helper's copy
+    would cost it as much memory as the server's."""
+    sent: list = []
+
+    def record(message: object) -> asyncio.Future:
+        sent.append(message)
+        future = asyncio.get_running_loop().create_future()
+        future.set_result([])
+        return future
+
+    async def prepare_each() -> list[bool]:
+        helper = _InProcess()
+        helper.run = record  # type: ignore[method-assign]
+        helpers = CheckHelpers()
+        helpers._helpers = [helper]  # type: ignore[list-item]
+        sizes = (PREPARED_BYTES, PREPARED_BYTES + 1, PREPARED_MOST_BYTES, PREPARED_MOST_BYTES + 1)
+        return [helpers.prepare(b" " * n, CheckOptions(), "utf-16") is not None for n in sizes]
+
+    assert asyncio.run(prepare_each()) == [False, True, True, False]
+    assert [len(m.data) for m in sent] == [PREPARED_BYTES + 1, PREPARED_MOST_BYTES]
 
 
 def test_items_of_an_edited_document_or_with_other_options_go_as_texts():
