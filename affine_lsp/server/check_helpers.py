@@ -271,8 +271,9 @@ class CheckHelpers:
         """Send a document just opened to the helpers that are ready, to parse it now
         (None when none is, or it is small or very large: its items go as texts). A
         helper still loading takes texts: it would parse the whole document before
-        its first item."""
-        ready = [helper for helper in self._helpers if helper.ready]
+        its first item; so does one that holds another document still in its first
+        analysis (when several are opened at once, each would replace the last)."""
+        ready = [helper for helper in self._helpers if helper.ready and helper.prepared is None]
         if not ready or not PREPARED_BYTES < len(data) <= PREPARED_MOST_BYTES:
             return None
         prepared = Prepared(next(_KEYS), options)

@@ -308,10 +308,45 @@ def test_only_documents_of_a_middle_size_are_prepared():
         helpers = CheckHelpers()
         helpers._helpers = [helper]  # type: ignore[list-item]
         sizes = (PREPARED_BYTES, PREPARED_BYTES + 1, PREPARED_MOST_BYTES, PREPARED_MOST_BYTES + 1)
-        return [helpers.prepare(b" " * n, CheckOptions(), "utf-16") is not None for n in sizes]
+        found = []
+        for size in sizes:
+            prepared = helpers.prepare(b" " * size, CheckOptions(), "utf-16")
+            found.append(prepared is not None)
+            if prepared is not None:
+                helpers.forget(prepared)
+        return found
 
     assert asyncio.run(prepare_each()) == [False, True, True, False]
-    assert [len(m.data) for m in sent] == [PREPARED_BYTES + 1, PREPARED_MOST_BYTES]
+    prepared = [len(m.data) for m in sent if isinstance(m, Prepare)]
+    assert prepared == [PREPARED_BYTES + 1, PREPARED_MOST_BYTES]
+
+
+def test_a_helper_holds_one_document_in_its_first_analysis_at_a_time():
+    """Documents opened at once: the first goes whole to the helper, the others as
+    texts (each would replace the one before in the helper) until it is forgotten."""
+    sent: list = []
+
+    def record(message: object) -> asyncio.Future:
+        sent.append(message)
+        future = asyncio.get_running_loop().create_future()
+        future.set_result([])
+        return future
+
+    async def open_three() -> list[bool]:
+        helper = _InProcess()
+        helper.run = record  # type: ignore[method-assign]
+        helpers = CheckHelpers()
+        helpers._helpers = [helper]  # type: ignore[list-item]
+        data = b" " * (PREPARED_BYTES + 1)
+        first = helpers.prepare(data, CheckOptions(), "utf-16")
+        second = helpers.prepare(data, CheckOptions(), "utf-16")
+        assert first is not None
+        helpers.forget(first)
+        third = helpers.prepare(data, CheckOptions(), "utf-16")
+        return [first is not None, second is not None, third is not None]
+
+    assert asyncio.run(open_three()) == [True, False, True]
+    assert [type(m).__name__ for m in sent] == ["Prepare", "Forget", "Prepare"]
 
 
 def test_items_of_an_edited_document_or_with_other_options_go_as_texts():
