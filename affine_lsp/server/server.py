@@ -343,6 +343,7 @@ class AffineLanguageServer(LanguageServer):
             raise
         except Exception:
             logger.exception("analysis of %s failed", document.uri)
+            self._forget_prepared(document)
         if progress is not None:
             progress.end()
         if document.progress is progress:
