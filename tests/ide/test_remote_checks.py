@@ -50,12 +50,17 @@ def _remote_matches_in_place(data: bytes | str, rng: random.Random, *, broken: b
         record = by_token[outcome.token]
         if outcome.diagnostics is None and broken:
             continue
-        assert outcome.diagnostics is not None, record.start
         compared += 1
-        assert list(outcome.diagnostics) == record.diagnostics, record.start
-        assert outcome.used_aliases == record.used_aliases
-        assert outcome.symbol == record.symbol
+        _assert_found_in_place(outcome, record)
     return compared
+
+
+def _assert_found_in_place(outcome: Outcome, record: ItemRecord) -> None:
+    """The outcome is what the analysis in place found for the record."""
+    assert outcome.diagnostics is not None, record.start
+    assert list(outcome.diagnostics) == record.diagnostics, record.start
+    assert outcome.used_aliases == record.used_aliases
+    assert outcome.symbol == record.symbol
 
 
 def _prepared_matches_in_place(data: bytes | str, rng: random.Random) -> int:
@@ -80,11 +85,7 @@ def _prepared_matches_in_place(data: bytes | str, rng: random.Random) -> int:
         outcomes += answer
     assert sorted(o.token for o in outcomes) == list(range(len(records)))
     for outcome in outcomes:
-        record = records[outcome.token]
-        assert outcome.diagnostics is not None, record.start
-        assert list(outcome.diagnostics) == record.diagnostics, record.start
-        assert outcome.used_aliases == record.used_aliases
-        assert outcome.symbol == record.symbol
+        _assert_found_in_place(outcome, records[outcome.token])
     return len(outcomes)
 
 

@@ -254,6 +254,23 @@ class _InProcess:
         return future
 
 
+class _Recording(_InProcess):
+    """A ready helper that only records what it is sent (answered at once with [])."""
+
+    def run(self, message: object) -> asyncio.Future:
+        self.sent.append(message)
+        future = asyncio.get_running_loop().create_future()
+        future.set_result([])
+        return future
+
+
+def _helpers_of(helper: _InProcess) -> CheckHelpers:
+    """The server's helpers, made of `helper` alone."""
+    helpers = CheckHelpers()
+    helpers._helpers = [helper]  # type: ignore[list-item]
+    return helpers
+
+
 def _shared(text: str, edit: bool = False, options: CheckOptions | None = None) -> _InProcess:
     """Open `text` as the server does with one helper, maybe edit it (or change the
     options) before it is shared, analyse it with the helper; the helper, whose
@@ -261,8 +278,7 @@ def _shared(text: str, edit: bool = False, options: CheckOptions | None = None) 
     helper = _InProcess()
 
     async def run() -> None:
-        helpers = CheckHelpers()
-        helpers._helpers = [helper]  # type: ignore[list-item]
+        helpers = _helpers_of(helper)
         prepared = helpers.prepare(encode(text), CheckOptions(), "utf-16")
         analysis = DocumentAnalysis.from_text(text)
         if edit:
@@ -294,19 +310,10 @@ def test_items_of_a_document_as_opened_go_by_place():
 def test_only_documents_of_a_middle_size_are_prepared():
     """Small ones are checked here; very large ones go as texts, as a helper's copy
     would cost it as much memory as the server's."""
-    sent: list = []
-
-    def record(message: object) -> asyncio.Future:
-        sent.append(message)
-        future = asyncio.get_running_loop().create_future()
-        future.set_result([])
-        return future
+    helper = _Recording()
 
     async def prepare_each() -> list[bool]:
-        helper = _InProcess()
-        helper.run = record  # type: ignore[method-assign]
-        helpers = CheckHelpers()
-        helpers._helpers = [helper]  # type: ignore[list-item]
+        helpers = _helpers_of(helper)
         sizes = (PREPARED_BYTES, PREPARED_BYTES + 1, PREPARED_MOST_BYTES, PREPARED_MOST_BYTES + 1)
         found = []
         for size in sizes:
@@ -317,26 +324,17 @@ def test_only_documents_of_a_middle_size_are_prepared():
         return found
 
     assert asyncio.run(prepare_each()) == [False, True, True, False]
-    prepared = [len(m.data) for m in sent if isinstance(m, Prepare)]
+    prepared = [len(m.data) for m in helper.sent if isinstance(m, Prepare)]
     assert prepared == [PREPARED_BYTES + 1, PREPARED_MOST_BYTES]
 
 
 def test_a_helper_holds_one_document_in_its_first_analysis_at_a_time():
     """Documents opened at once: the first goes whole to the helper, the others as
     texts (each would replace the one before in the helper) until it is forgotten."""
-    sent: list = []
-
-    def record(message: object) -> asyncio.Future:
-        sent.append(message)
-        future = asyncio.get_running_loop().create_future()
-        future.set_result([])
-        return future
+    helper = _Recording()
 
     async def open_three() -> list[bool]:
-        helper = _InProcess()
-        helper.run = record  # type: ignore[method-assign]
-        helpers = CheckHelpers()
-        helpers._helpers = [helper]  # type: ignore[list-item]
+        helpers = _helpers_of(helper)
         data = b" " * (PREPARED_BYTES + 1)
         first = helpers.prepare(data, CheckOptions(), "utf-16")
         second = helpers.prepare(data, CheckOptions(), "utf-16")
@@ -346,7 +344,7 @@ def test_a_helper_holds_one_document_in_its_first_analysis_at_a_time():
         return [first is not None, second is not None, third is not None]
 
     assert asyncio.run(open_three()) == [True, False, True]
-    assert [type(m).__name__ for m in sent] == ["Prepare", "Forget", "Prepare"]
+    assert [type(m).__name__ for m in helper.sent] == ["Prepare", "Forget", "Prepare"]
 
 
 def test_items_of_an_edited_document_or_with_other_options_go_as_texts():
