@@ -170,6 +170,8 @@ class _Drawing:
         dims = sum(len(level.ivs) for level in self.levels)
         if dims > MAX_DIMENSIONS:
             raise PolyError(f"the nest has {dims} loops, more than the {MAX_DIMENSIONS} drawn")
+        if not dims:  # `affine.parallel () = () to ()`, alone: its body runs once
+            raise PolyError("the loop has no induction variables: its body runs once")
         self.domain: Domain = self.builder.build(self.levels)
         assert self.domain.set is not None
         self.dims = len(self.domain.ivs)

@@ -15,6 +15,25 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NESTS = FIXTURES / "nests.mlir"
 
 
+# `affine.parallel () = () to ()` is valid MLIR (mlir-opt verifies this text): alone, its
+# body runs once and there is nothing to draw; around a loop, the loop is drawn.
+NO_IVS = """func.func @alone() {
+  affine.parallel () = () to () {
+    affine.yield
+  }
+  return
+}
+func.func @around(%m: memref<4xf32>) {
+  affine.parallel () = () to () {
+    affine.for %i = 0 to 4 {
+      %v = affine.load %m[%i] : memref<4xf32>
+    }
+  }
+  return
+}
+"""
+
+
 def nests_text() -> str:
     return NESTS.read_text(encoding="utf-8")
 

@@ -10,7 +10,7 @@ import pytest
 from affine_lsp.cli import main
 from affine_lsp.poly import budgets
 from affine_lsp.poly.budgets import Budget
-from tests.draw.helpers import NESTS, nests_text
+from tests.draw.helpers import NESTS, NO_IVS, nests_text
 from tests.draw.svg import read_svg
 
 TEXT = nests_text()
@@ -84,6 +84,14 @@ def test_line_without_a_loop_exits_3(capsysbinary):
         status, out, err = _draw(capsysbinary, str(NESTS), "--line", str(line))
         assert status == 3 and out == b""
         assert f"line {line} heads no affine.for or affine.parallel loop" in err
+
+
+def test_loop_without_induction_variables_exits_3(tmp_path, capsysbinary):
+    path = tmp_path / "no_ivs.mlir"
+    path.write_text(NO_IVS, encoding="utf-8")
+    status, out, err = _draw(capsysbinary, str(path), "--line", "2")
+    assert status == 3 and out == b""
+    assert "line 2: the loop has no induction variables: its body runs once" in err
 
 
 def test_function_filter(capsysbinary):

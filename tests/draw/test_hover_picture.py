@@ -15,7 +15,7 @@ from affine_lsp.ide.hover import hover
 from affine_lsp.ide.settings import Settings, hover_pictures, parse_settings
 from affine_lsp.poly import budgets
 from affine_lsp.poly.budgets import Budget
-from tests.draw.helpers import nests_text
+from tests.draw.helpers import NO_IVS, nests_text
 from tests.draw.svg import read_svg
 from tests.ide.helpers import analysed, offset_of
 from tests.server.conftest import CONFIG, start
@@ -97,6 +97,11 @@ def test_picture_over_its_budget_leaves_the_text(monkeypatch):
     assert "**Iteration domain**" in markdown
     assert "Picture unavailable: too complex to analyse" in markdown
     assert "data:image" not in markdown
+
+
+def test_a_loop_without_induction_variables_has_its_text_and_no_picture():
+    markdown = _markdown("affine.parallel", text=NO_IVS)
+    assert "affine.parallel" in markdown and "![" not in markdown
 
 
 def test_hover_pictures_setting():

@@ -11,9 +11,10 @@ from affine_lsp.poly.budgets import Budget, PictureLimits
 from affine_lsp.poly.session import Unknown
 from affine_lsp.poly.space import DEFAULT_VALUE, iteration_space
 from affine_lsp.testing.progen import generate
-from tests.draw.helpers import arrow_counts, model_of, nests_text, outer_loop, space_of
+from tests.draw.helpers import NO_IVS, arrow_counts, model_of, nests_text, outer_loop, space_of
 from tests.draw.oracle import brute_force_arrows
 from tests.draw.random_nests import random_nest
+from tests.oracle_tools import mlir_opt_path, run_tool
 
 UNLIMITED = PictureLimits(points=10**6, panels=10**6, arrows=10**7)
 
@@ -178,6 +179,20 @@ def test_the_operation_budget_gives_unknown():
         budget=Budget(max_operations=20_000, time_limit=None),
     )
     assert isinstance(answer, Unknown) and "budget" in answer.reason
+
+
+def test_a_loop_without_induction_variables_is_not_drawn_and_says_why():
+    model = model_of(NO_IVS)
+    answer = iteration_space(outer_loop(model, "alone"), model)
+    assert isinstance(answer, Unknown)
+    assert answer.reason == "the loop has no induction variables: its body runs once"
+    around = space_of("around", text=NO_IVS)
+    assert around.ivs == ["%i"] and around.total == 4
+
+
+def test_mlir_opt_accepts_loops_without_induction_variables():
+    result = run_tool([mlir_opt_path()], stdin=NO_IVS, check=False)
+    assert result.returncode == 0, result.stderr
 
 
 def test_not_a_loop():
