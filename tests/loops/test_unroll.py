@@ -46,6 +46,23 @@ def test_unroll_refusals():
     assert "at least 2" in refused(STENCIL, "affine.for %j", Spec(UNROLL, factor=1))
 
 
+# The body ends without an affine.yield: an error (affine-yield-count), which the
+# editor and the CLI refuse to transform; the transformation itself refuses too.
+NO_YIELD = """func.func @no_yield(%n: index) -> index {
+  %r = affine.for %i = 0 to 8 iter_args(%a = %n) -> index {
+    %b = arith.addi %a, %i : index
+  }
+  return %r : index
+}
+"""
+
+
+def test_unroll_of_a_loop_whose_body_yields_nothing_is_refused():
+    for factor in (2, None):
+        reason = refused(NO_YIELD, "affine.for %i", Spec(UNROLL, factor=factor))
+        assert "does not yield a value for each of its" in reason
+
+
 def test_unroll_and_jam_of_the_matmul():
     after = applied(MATMUL, "affine.for %j", Spec(UNROLL_JAM, factor=2))
     assert "affine.for %j = 0 to 48 step 2 {" in after

@@ -118,6 +118,32 @@ def yield_matches_parent(op: Operation, ctx: CheckContext) -> None:
         )
 
 
+@op_rule("affine.for", "affine.parallel")
+def implicit_yield(op: Operation, ctx: CheckContext) -> None:
+    """A loop with results whose body does not end with an affine.yield: the custom
+    form's parser ends it with one that yields nothing (the generic form adds none)."""
+    if not isinstance(op, (AffineForOp, AffineParallelOp)) or not op.result_types:
+        return
+    if is_generic(op) or (
+        isinstance(op, AffineForOp) and len(op.iter_args) != len(op.result_types)
+    ):
+        return  # (affine-iter-args-count reports the loop itself)
+    body = op.regions[0] if op.regions else None
+    if body is None or not body.blocks:
+        return
+    operations = body.blocks[-1].operations
+    if operations and operations[-1].name == "affine.yield":
+        return  # (yield_matches_parent compares it with the loop)
+    ctx.report(
+        YIELD_COUNT,
+        op.name_span,
+        "parent of yield must have same number of results as the yield operands: "
+        f"the {op.name} has {plural(len(op.result_types), 'result')}, but its body ends "
+        "without an affine.yield (the one MLIR adds yields nothing)",
+        related=(Related(_closing_brace(body.span), "the body ends here"),),
+    )
+
+
 def describe(op: Operation) -> str:
     return f"the parent {op.name}"
 

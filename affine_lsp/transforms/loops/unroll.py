@@ -333,7 +333,9 @@ def _copy_renames(
             if plan.factor is None and init.value is not None:
                 renames.set(argument, init.name)
             continue
-        assert previous is not None and yielded is not None
+        assert previous is not None
+        if yielded is None or position >= len(yielded.operands):
+            raise Refused("the loop's body does not yield a value for each of its iter_args")
         operand = yielded.operands[position]
         if operand.value is None:
             raise Refused("the loop yields an undefined value")
@@ -487,7 +489,9 @@ def _full(
         previous = renames
     if loop.results:
         yielded = yield_of(loop)
-        assert yielded is not None and previous is not None
+        assert previous is not None
+        if yielded is None or len(yielded.operands) != len(loop.results):
+            raise Refused("the loop's body does not yield a value for each of its results")
         replacements = [_use_text(previous, use) for use in yielded.operands]
         for op in context.function.walk():
             if op.span.start_byte < loop.span.end_byte:
