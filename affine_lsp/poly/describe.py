@@ -63,8 +63,8 @@ def describe_loop(
     """The iteration domain of the nest down to `op` (an affine.for or affine.parallel)."""
     if not isinstance(op, AffineForOp | AffineParallelOp):
         return Unknown("not an affine loop")
+    context = _Context(model, budget)
     try:
-        context = _Context(model, budget)
         outer_levels, _ = enclosing_levels(op)
         outer = context.builder.build(outer_levels)
         full = context.builder.build([*outer_levels, Level(op)])
@@ -93,6 +93,8 @@ def describe_loop(
         return LoopDescription(domain, ", ".join(counts), step)
     except PolyError as error:
         return Unknown(error.reason)
+    except isl.Error as error:  # (isl called directly: a cap run out on the way)
+        return Unknown(context.session.failure(error, "the description").reason)
 
 
 def _trip_count(
@@ -130,8 +132,8 @@ def describe_access(
     """The access relation of a load/store and the region it touches over its domain."""
     if not isinstance(op, AffineAccessOp | MemRefAccessOp):
         return Unknown("not a memory access")
+    context = _Context(model, budget)
     try:
-        context = _Context(model, budget)
         levels, _ = enclosing_levels(op)
         domain = context.builder.build(levels)
         relation = access_relation(context.session, context.resolver, domain, op)
@@ -143,6 +145,8 @@ def describe_access(
         return AccessDescription(_pretty_relation(relation), footprint)
     except PolyError as error:
         return Unknown(error.reason)
+    except isl.Error as error:  # (isl called directly: a cap run out on the way)
+        return Unknown(context.session.failure(error, "the description").reason)
 
 
 def access_terms(resolver: Resolver, domain: Domain, op: Operation) -> list[Term]:
@@ -254,8 +258,8 @@ def describe_condition(
     """An affine.if condition over the enclosing ivs, and where in the domain it holds."""
     if not isinstance(op, AffineIfOp):
         return Unknown("not an affine.if")
+    context = _Context(model, budget)
     try:
-        context = _Context(model, budget)
         levels, _ = enclosing_levels(op)
         outer = context.builder.build(levels)
         then_set = context.builder.build([*levels, Level(op, 0)]).set
@@ -277,3 +281,5 @@ def describe_condition(
         )
     except PolyError as error:
         return Unknown(error.reason)
+    except isl.Error as error:  # (isl called directly: a cap run out on the way)
+        return Unknown(context.session.failure(error, "the description").reason)

@@ -9,7 +9,8 @@ public entry points turn into `Unknown(reason)`; callers treat that conservative
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -86,6 +87,15 @@ class IslSession:
             return isl.UnionMap.read_from_str(self.ctx, text)
         except isl.Error as error:
             raise self.failure(error, "a relation") from None
+
+    @contextmanager
+    def errors(self, what: str = "a polyhedral operation") -> Iterator[None]:
+        """isl errors raised in the block translated into `PolyError`s, as `run` does
+        (for a stretch of isl calls made directly, e.g. scanning a set's points)."""
+        try:
+            yield
+        except isl.Error as error:
+            raise self.failure(error, what) from None
 
     def run(self, thunk: Callable[..., T], what: str = "a polyhedral operation") -> T:
         """Call `thunk()` translating isl errors into `PolyError`s."""

@@ -172,7 +172,8 @@ class _Drawing:
             raise PolyError(f"the nest has {dims} loops, more than the {MAX_DIMENSIONS} drawn")
         if not dims:  # `affine.parallel () = () to ()`, alone: its body runs once
             raise PolyError("the loop has no induction variables: its body runs once")
-        self.domain: Domain = self.builder.build(self.levels)
+        with self.session.errors("the nest's domain"):
+            self.domain: Domain = self.builder.build(self.levels)
         assert self.domain.set is not None
         self.dims = len(self.domain.ivs)
         self.values: dict[str, int] = {}  # isl name -> value
@@ -314,71 +315,80 @@ def iteration_space(
     transformation rewrote), each drawn point's `origins` are their values there."""
     if not isinstance(op, LOOPS):
         return Unknown("not an affine loop")
-    values = dict(values or {})
     try:
         drawing = _Drawing(op, model, budget or budgets.DRAW)
-        limits = limits or budgets.DRAW_LIMITS
-        window, statements, unavailable = _window(drawing)
-        guards, unmarked = _guards(drawing)
-        names = set(drawing.domain.params)
-        origin_terms, no_origins = _origin_terms(drawing, origin_names)
-        for term in origin_terms:
-            names |= term.params
-        for _guard, _branch, domain in guards:
-            names |= domain.params
-        for statement in statements:
-            names |= {
-                statement.access.get_dim_name(PARAM, p) or ""
-                for p in range(statement.access.dim(PARAM))
-            }
-        parameters = drawing.assign(names, values)
-        known = {p.name for p in parameters}
-        unused = sorted(k.lstrip("%") for k in values if k.lstrip("%") not in known)
-        session = drawing.session
-        domain_set = drawing.domain.set
-        assert domain_set is not None
-        points_set: isl.Set = session.run(lambda: drawing.fix(domain_set))
-        total = count(session, points_set)
-        box = bounding_box(points_set) if total else [(0, 0)] * drawing.dims
-        strides = _strides(session, points_set, total, box, limits) if total else [1] * len(box)
-        origin = [low for low, _ in box]
-        points = scan(points_set, strides, origin, session.check_time) if total else []
-        space = IterationSpace(
-            loop=op,
-            loops=[level.op for level in drawing.levels if isinstance(level.op, LOOPS)],
-            ivs=[iv.display_name for iv in drawing.domain.ivs],
-            domain=drawing.pretty_domain(),
-            parameters=parameters,
-            total=total,
-            points=points,
-            strides=tuple(strides),
-            box=box,
-            folded=drawing.folded,
-            dependences_unavailable=unavailable,
-            marks_unavailable=unmarked,
-            unused_values=unused,
-            origins_unavailable=no_origins,
-        )
-        if not total:
-            return space
-        lattice = lattice_of(session, strides, box) if space.sampled else None
-        _marks(drawing, space, guards, points_set, lattice)
-        if origin_terms:
-            try:
-                _origins(drawing, space, origin_terms, points_set)
-            except PolyError as error:
-                space.origins_unavailable = error.reason
-        if window is not None:
-            try:
-                _arrows(drawing, space, statements, points_set, limits)
-            except PolyError as error:
-                space.arrows = []
-                space.dependences_unavailable = error.reason
-        return space
+        with drawing.session.errors("the picture"):
+            return _space(drawing, dict(values or {}), limits or budgets.DRAW_LIMITS, origin_names)
     except Unbounded as error:
         return Unknown(f"the domain is unbounded ({error})")
     except PolyError as error:
         return Unknown(error.reason)
+
+
+def _space(
+    drawing: _Drawing, values: dict[str, int], limits: PictureLimits, origin_names: Sequence[str]
+) -> IterationSpace:
+    """`iteration_space` of `drawing`'s nest (isl errors and `PolyError`s propagate)."""
+    op = drawing.op
+    window, statements, unavailable = _window(drawing)
+    guards, unmarked = _guards(drawing)
+    names = set(drawing.domain.params)
+    origin_terms, no_origins = _origin_terms(drawing, origin_names)
+    for term in origin_terms:
+        names |= term.params
+    for _guard, _branch, domain in guards:
+        names |= domain.params
+    for statement in statements:
+        names |= {
+            statement.access.get_dim_name(PARAM, p) or ""
+            for p in range(statement.access.dim(PARAM))
+        }
+    parameters = drawing.assign(names, values)
+    known = {p.name for p in parameters}
+    unused = sorted(k.lstrip("%") for k in values if k.lstrip("%") not in known)
+    session = drawing.session
+    domain_set = drawing.domain.set
+    assert domain_set is not None
+    points_set: isl.Set = session.run(lambda: drawing.fix(domain_set))
+    total = count(session, points_set)
+    box = bounding_box(points_set) if total else [(0, 0)] * drawing.dims
+    strides = _strides(session, points_set, total, box, limits) if total else [1] * len(box)
+    origin = [low for low, _ in box]
+    points = scan(points_set, strides, origin, session.check_time) if total else []
+    space = IterationSpace(
+        loop=op,
+        loops=[level.op for level in drawing.levels if isinstance(level.op, LOOPS)],
+        ivs=[iv.display_name for iv in drawing.domain.ivs],
+        domain=drawing.pretty_domain(),
+        parameters=parameters,
+        total=total,
+        points=points,
+        strides=tuple(strides),
+        box=box,
+        folded=drawing.folded,
+        dependences_unavailable=unavailable,
+        marks_unavailable=unmarked,
+        unused_values=unused,
+        origins_unavailable=no_origins,
+    )
+    if not total:
+        return space
+    lattice = lattice_of(session, strides, box) if space.sampled else None
+    _marks(drawing, space, guards, points_set, lattice)
+    if origin_terms:
+        try:
+            with session.errors("the points' origins"):
+                _origins(drawing, space, origin_terms, points_set)
+        except PolyError as error:
+            space.origins_unavailable = error.reason
+    if window is not None:
+        try:
+            with session.errors("the dependences"):
+                _arrows(drawing, space, statements, points_set, limits)
+        except PolyError as error:
+            space.arrows = []
+            space.dependences_unavailable = error.reason
+    return space
 
 
 def _window(drawing: _Drawing) -> tuple[Window | None, list[Statement], str | None]:

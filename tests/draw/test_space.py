@@ -4,6 +4,7 @@ oracle."""
 
 from __future__ import annotations
 
+import islpy as isl
 import pytest
 
 from affine_lsp.ir import FuncOp
@@ -285,3 +286,32 @@ def test_a_sampled_space_still_knows_its_dependences():
     assert space.carried == {"RAW"}
     # Odd rows 1..97 have a next row.
     assert space.distances == {("RAW", "%B"): {(1, 0): 49 * 100}}
+
+
+def test_isl_errors_stay_in_the_answer_at_every_operation_cap():
+    """Whatever the operation cap, running out of it while drawing is an `Unknown` or
+    a picture without its arrows or origins, never isl's own exception (the points
+    of the dependence distances were scanned outside the budget's session: a
+    preview of the VS Code panel failed with it)."""
+    model = model_of(nests_text())
+    functions = ("stencil", "triangle", "reduction", "steps", "guarded", "cube", "imperfect")
+    answers = {"space": 0, "unknown": 0}
+    for cap in (int(50 * 1.25**k) for k in range(40)):  # (50 to 300 000 operations)
+        budget = Budget(max_operations=cap, time_limit=None)
+        for function in functions:
+            loop = outer_loop(model, function)
+            origins = [iv.display_name for iv in getattr(loop, "induction_variables", [])]
+            for origin_names in ((), origins):
+                try:
+                    answer = iteration_space(
+                        loop,
+                        model,
+                        {"n": 6},
+                        limits=UNLIMITED,
+                        budget=budget,
+                        origin_names=origin_names,
+                    )
+                except isl.Error as error:  # pragma: no cover - the failure reported
+                    raise AssertionError(f"cap {cap}, @{function}: {error}") from None
+                answers["unknown" if isinstance(answer, Unknown) else "space"] += 1
+    assert answers["space"] and answers["unknown"]  # (the sweep crosses the cap)

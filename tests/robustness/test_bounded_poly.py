@@ -9,18 +9,21 @@ import islpy as isl
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.hover import hover, iteration_domain
 from affine_lsp.ide.inlay_hints import inlay_hints
-from affine_lsp.ir import build_module
+from affine_lsp.ir import AffineForOp, build_module
 from affine_lsp.poly import Budget
 from affine_lsp.poly.budgets import time_limits
+from affine_lsp.poly.describe import describe_access, describe_condition, describe_loop
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.testing.lsp_client import LspClient
 from affine_lsp.testing.storm import SERVER
 from affine_lsp.transforms.fusion import PRODUCER_CONSUMER, SIBLING, FusionOptions, PairFusion
 from affine_lsp.transforms.fusion.actions import TOO_COMPLEX
 from affine_lsp.transforms.fusion.nests import functions, loops_in, nest_blocks
+from affine_lsp.transforms.loops import loop_actions
 from tests.cost import count_calls
 from tests.fusion.test_actions import _actions
 from tests.fusion.test_engine import seed_program
+from tests.loops.fixtures import REDUCE, STENCIL, TRIANGLE
 from tests.server.conftest import ENV
 
 
@@ -210,3 +213,35 @@ def test_the_server_stays_responsive_on_a_too_complex_nest():
         assert all("result" in a for a in answers), answers
         assert "too complex to analyse" in answers[0]["result"]["contents"]["value"]
         assert client.stop() == 0
+
+
+def test_hovers_and_loop_transformations_keep_isl_errors_in_at_every_operation_cap():
+    """Whatever the operation cap, running out of it in a hover's description or in a
+    loop transformation (planned, then written and proven) is an `Unknown` or a
+    refusal, never isl's own exception (both called isl outside their session's
+    budget handling: a hover and a lightbulb request failed with it)."""
+    tried = 0
+    for text in (STENCIL, TRIANGLE, REDUCE, PRODUCTS):
+        data = text.encode()
+        document = SourceDocument(data)
+        model = build_module(document.tree.root_node)
+        ops = list(model.walk())
+        loops = [op for op in ops if isinstance(op, AffineForOp)]
+        for k in range(40):  # (caps of 50 to 300 000 operations)
+            cap = int(50 * 1.25**k)
+            budget = Budget(max_operations=cap, time_limit=None)
+            try:
+                for op in ops:
+                    describe_loop(op, model, budget)
+                    describe_access(op, model, budget)
+                    describe_condition(op, model, budget)
+                for loop in loops if k % 3 == 0 else ():  # (a slice: each costs a proof)
+                    at = loop.span.start_byte
+                    for action in loop_actions(
+                        document, model, at, at, budget=budget, resolve=budget
+                    ):
+                        action.resolve()
+                        tried += 1
+            except isl.Error as error:  # pragma: no cover - the failure reported
+                raise AssertionError(f"cap {cap}: {error}") from None
+    assert tried

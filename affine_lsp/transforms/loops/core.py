@@ -183,14 +183,15 @@ def run(
     False skips the dependence check (to measure what a naive rewrite does)."""
     session = IslSession(budget or budgets.TRANSFORM)
     try:
-        context = Context(data, model, loop, session)
-        plan = module.plan(context, spec, check)
-        rewrite = module.rewrite(context, plan)
-        if prove:
-            new_text = proven_text(context, rewrite)
-        else:
-            new_text = rewrite.apply(data)
-        summary = module.summary(context, plan) if hasattr(module, "summary") else ""
+        with session.errors("the loop"):  # (isl called directly: a cap run out on the way)
+            context = Context(data, model, loop, session)
+            plan = module.plan(context, spec, check)
+            rewrite = module.rewrite(context, plan)
+            if prove:
+                new_text = proven_text(context, rewrite)
+            else:
+                new_text = rewrite.apply(data)
+            summary = module.summary(context, plan) if hasattr(module, "summary") else ""
     except _STOPS as error:
         return _stopped(spec, error)
     if new_text == data:
@@ -241,13 +242,14 @@ def check_only(
     """The fast path alone: structure and dependences (no text, no proof). A Result
     with `reason` None means the transformation is expected to apply."""
     try:
-        key = id(loop)
-        context = (contexts or {}).get(key)
-        if context is None:
-            context = Context(data, model, loop, session)
-            if contexts is not None:
-                contexts[key] = context
-        module.plan(context, spec, True)
+        with session.errors("the loop"):
+            key = id(loop)
+            context = (contexts or {}).get(key)
+            if context is None:
+                context = Context(data, model, loop, session)
+                if contexts is not None:
+                    contexts[key] = context
+            module.plan(context, spec, True)
     except _STOPS as error:
         return _stopped(spec, error)
     return Result(spec)
