@@ -91,10 +91,7 @@ def _flow(window: Window, finals: isl.UnionMap) -> Flow:
     """(must dependences write -> read, reads with no source, all reads) of the
     window's reads and the final reads `finals`."""
     reads = window.reads()
-    info = isl.UnionAccessInfo.from_sink(reads)
-    info = info.set_must_source(window.writes())
-    info = info.set_schedule_map(window.schedule())
-    flow = info.compute_flow()
+    flow = window.flow_info(reads, window.writes()).compute_flow()
     final_dependence, final_fresh = _last_writes(window, finals)
     dependence = flow.get_must_dependence().union(final_dependence)
     fresh = flow.get_must_no_source().domain().union(final_fresh)

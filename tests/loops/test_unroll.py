@@ -63,6 +63,30 @@ def test_unroll_of_a_loop_whose_body_yields_nothing_is_refused():
         assert "does not yield a value for each of its" in reason
 
 
+# Unrolled by 3 with a symbolic bound, the proof refused this legal unroll: isl's
+# dataflow over the schedule as a map found the wrong last write of `%y`'s load in the
+# remainder loop (`Window.flow_info` gives isl a schedule tree instead).
+SYMBOLIC_TRIP = """func.func @kernel(%B: memref<8x8xf32>, %n: index) {
+  affine.for %i = 1 to %n {
+    affine.for %j = 2 to 6 {
+      %x = affine.load %B[%j - 1, 0] : memref<8x8xf32>
+      affine.store %x, %B[%j, 0] : memref<8x8xf32>
+      %y = affine.load %B[1, %j] : memref<8x8xf32>
+      affine.store %y, %B[%j - 1, 0] : memref<8x8xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_unroll_by_three_with_a_symbolic_bound_is_proven():
+    after = applied(SYMBOLIC_TRIP, "affine.for %i", Spec(UNROLL, factor=3))
+    main = "affine.for %i = 1 to affine_map<()[s0] -> ((s0 - 1) floordiv 3 * 3 + 1)>()[%n] step 3"
+    remainder = "affine.for %i = max affine_map<()[s0] -> (1, (s0 - 1) floordiv 3 * 3 + 1)>()[%n]"
+    assert f"  {main} {{" in after and f"  {remainder} to %n {{" in after
+
+
 def test_unroll_and_jam_of_the_matmul():
     after = applied(MATMUL, "affine.for %j", Spec(UNROLL_JAM, factor=2))
     assert "affine.for %j = 0 to 48 step 2 {" in after

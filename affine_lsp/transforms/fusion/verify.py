@@ -150,9 +150,8 @@ def _reads_from_before(window: Window, array: str) -> bool:
         return True
 
     def exposed() -> bool:
-        info = isl.UnionAccessInfo.from_sink(union_of_maps(reads, window.session.ctx))
-        info = info.set_must_source(union_of_maps(writes, window.session.ctx))
-        info = info.set_schedule_map(window.schedule())
+        ctx = window.session.ctx
+        info = window.flow_info(union_of_maps(reads, ctx), union_of_maps(writes, ctx))
         return not info.compute_flow().get_must_no_source().is_empty()
 
     return bool(window.session.run(exposed, "the reads of a buffer"))

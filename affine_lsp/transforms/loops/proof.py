@@ -626,9 +626,7 @@ class Prover:
             window = self.original
 
             def run() -> isl.UnionMap:
-                info = isl.UnionAccessInfo.from_sink(window.reads())
-                info = info.set_must_source(window.writes())
-                info = info.set_schedule_map(window.schedule())
+                info = window.flow_info(window.reads(), window.writes())
                 return info.compute_flow().get_must_dependence().reverse()
 
             self._old_sources = self.session.run(run, "the original dataflow")
