@@ -40,7 +40,7 @@ from affine_lsp.poly import (
     mark_moved,
 )
 from affine_lsp.poly.budgets import Budget
-from affine_lsp.syntax import SourceDocument
+from affine_lsp.syntax import SourceDocument, encode
 from affine_lsp.transforms import apply_edits, line_start, next_line_start, sorted_edits
 
 MAX_NESTS = 4
@@ -206,7 +206,7 @@ def _new_ranges(edits: list[TextEdit]) -> list[Range]:
     ranges, shift = [], 0
     for edit in edits:
         start = edit.span.start_byte + shift
-        length = len(edit.new_text.encode("utf-8"))
+        length = len(encode(edit.new_text))
         ranges.append((start, start + length))
         shift += length - (edit.span.end_byte - edit.span.start_byte)
     return ranges
@@ -220,7 +220,7 @@ def _mapped(offset: int, edits: list[TextEdit]) -> int:
         start, end = edit.span.start_byte, edit.span.end_byte
         if start >= offset or end > offset:
             return min(offset, start) + shift
-        shift += len(edit.new_text.encode("utf-8")) - (end - start)
+        shift += len(encode(edit.new_text)) - (end - start)
     return offset + shift
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.syntax import Span
+from affine_lsp.syntax import Span, decode
 
 
 def minimal_edits(old: bytes, new: bytes) -> list[TextEdit]:
@@ -20,6 +20,6 @@ def minimal_edits(old: bytes, new: bytes) -> list[TextEdit]:
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        text = b"".join(new_lines[j1:j2]).decode("utf-8")
+        text = decode(b"".join(new_lines[j1:j2]))
         edits.append(TextEdit(Span(starts[i1], starts[i2]), text))
     return edits

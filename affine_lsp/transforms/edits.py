@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from affine_lsp.checks import TextEdit
+from affine_lsp.syntax import decode, encode
 
 
 class OverlappingEdits(ValueError):
@@ -30,7 +31,7 @@ def apply_edits(data: bytes, edits: Iterable[TextEdit]) -> bytes:
     position = 0
     for edit in sorted_edits(edits):
         out += data[position : edit.span.start_byte]
-        out += edit.new_text.encode("utf-8")
+        out += encode(edit.new_text)
         position = edit.span.end_byte
     out += data[position:]
     return bytes(out)
@@ -45,7 +46,7 @@ class EditMap:
         delta = 0
         for edit in self._edits:
             start = edit.span.start_byte + delta
-            length = len(edit.new_text.encode("utf-8"))
+            length = len(encode(edit.new_text))
             self._new_spans.append((start, start + length, edit))
             delta += length - (edit.span.end_byte - edit.span.start_byte)
 
@@ -57,9 +58,7 @@ class EditMap:
                 break
             if offset < edit.span.end_byte:
                 return None
-            delta += len(edit.new_text.encode("utf-8")) - (
-                edit.span.end_byte - edit.span.start_byte
-            )
+            delta += len(encode(edit.new_text)) - (edit.span.end_byte - edit.span.start_byte)
         return offset + delta
 
     def to_old(self, offset: int) -> tuple[int | None, TextEdit | None]:
@@ -97,7 +96,7 @@ def indentation(data: bytes, offset: int) -> str:
     end = start
     while end < len(data) and data[end : end + 1] in (b" ", b"\t"):
         end += 1
-    return data[start:end].decode("utf-8")
+    return decode(data[start:end])
 
 
 def only_whitespace(data: bytes, start: int, end: int) -> bool:

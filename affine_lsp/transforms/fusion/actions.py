@@ -29,7 +29,7 @@ from affine_lsp.checks import (
 )
 from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, function_of
 from affine_lsp.poly import Budget, NotAffine, budgets, deadline_after, time_limits_enabled
-from affine_lsp.syntax import SourceDocument
+from affine_lsp.syntax import SourceDocument, encode
 from affine_lsp.transforms.diff import minimal_edits
 from affine_lsp.transforms.edits import OverlappingEdits, apply_edits, sorted_edits
 from affine_lsp.transforms.functions import has_errors, parse_function
@@ -137,9 +137,7 @@ def verify_edits(
         fused = parse_function(apply_edits(data, edits), function, model)
     except NotAffine as error:
         return error.reason
-    growth = sum(
-        len(e.new_text.encode("utf-8")) - (e.span.end_byte - e.span.start_byte) for e in edits
-    )
+    growth = sum(len(encode(e.new_text)) - (e.span.end_byte - e.span.start_byte) for e in edits)
     if fused.span.end_byte != span.end_byte + growth:
         return "the fused code does not verify: the function does not end where it should"
     return None

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineAccessOp, AffineForOp, AffineYieldOp, Operation, Value
-from affine_lsp.syntax import Span
+from affine_lsp.syntax import Span, decode
 from affine_lsp.transforms.edits import (
     apply_edits,
     indentation,
@@ -146,7 +146,7 @@ class CopyBuilder:
             TextEdit(Span(e.span.start_byte - start, e.span.end_byte - start), e.new_text)
             for e in edits
         ]
-        return apply_edits(self.data[start:end], local).decode("utf-8")
+        return decode(apply_edits(self.data[start:end], local))
 
     def with_replacements(self, copy: Copy, extra: list[TextEdit]) -> Copy:
         """The copy with some source spans replaced (edits inside them are dropped)."""

@@ -42,7 +42,7 @@ from affine_lsp.poly import (
     maps_of,
     seconds_left,
 )
-from affine_lsp.syntax import Span
+from affine_lsp.syntax import Span, decode
 from affine_lsp.transforms.edits import (
     EditMap,
     apply_edits,
@@ -643,7 +643,7 @@ class PairFusion:
             TextEdit(Span(e.span.start_byte - start, e.span.end_byte - start), e.new_text)
             for e in inside
         ]
-        moved_text = apply_edits(self.data[start:end], local).decode("utf-8")
+        moved_text = decode(apply_edits(self.data[start:end], local))
         if placement == copy.start:
             moved = TextEdit(Span(copy.start, copy.end), moved_text)  # in the first nest's place
             edits = [moved]

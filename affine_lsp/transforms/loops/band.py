@@ -22,7 +22,7 @@ import islpy as isl
 
 from affine_lsp.ir import AffineForOp
 from affine_lsp.poly import AffineForm, Level, Statement
-from affine_lsp.syntax import Span
+from affine_lsp.syntax import Span, decode
 from affine_lsp.transforms.bounds import forms_of, map_text, operand_namer, render_bound
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.bounds import dim_bounds, loops_between
@@ -284,7 +284,7 @@ def _swap_headers(builder: Builder, context: Context, plan: BandPlan, end: int) 
         span = header_span(loop)
         builder.copy(position, span.start_byte, [], Renames())
         source = header_span(band[plan.order[k]])
-        builder.raw(data[source.start_byte : source.end_byte].decode("utf-8"))
+        builder.raw(decode(data[source.start_byte : source.end_byte]))
         position = span.end_byte
     builder.copy(position, end, [band[-1]], Renames())
 
@@ -337,7 +337,7 @@ def _tiled_headers(context: Context, plan: BandPlan) -> list[str]:
 
 
 def _text(data: bytes, span: Span) -> str:
-    return data[span.start_byte : span.end_byte].decode("utf-8")
+    return decode(data[span.start_byte : span.end_byte])
 
 
 def _point_upper(

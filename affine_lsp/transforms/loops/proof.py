@@ -70,7 +70,7 @@ from affine_lsp.poly import (
     is_under,
     union_of_maps,
 )
-from affine_lsp.syntax import Span
+from affine_lsp.syntax import Span, encode
 from affine_lsp.transforms.edits import EditMap, apply_edits
 from affine_lsp.transforms.functions import parse_function
 from affine_lsp.transforms.loops.scalars import (
@@ -232,7 +232,7 @@ class Prover:
             raise ProofFailed(
                 error.reason.replace("the fused code", "the rewritten code")
             ) from None
-        new_end = rewrite.start + len(rewrite.text.encode("utf-8"))
+        new_end = rewrite.start + len(encode(rewrite.text))
         block = self._new_block(function, rewrite.start, new_end)
         first, last = _window_range(block.operations, rewrite.start, new_end)
         origins = self._origins(function, rewrite, new_end)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import Operation, Value, split_use_name
-from affine_lsp.syntax import Span
+from affine_lsp.syntax import Span, decode, encode
 from affine_lsp.transforms.edits import apply_edits, line_start, next_line_start
 
 
@@ -125,7 +125,7 @@ class Builder:
         self.origins: dict[int, Origin] = {}
 
     def raw(self, text: str) -> None:
-        encoded = text.encode("utf-8")
+        encoded = encode(text)
         self.parts.append(encoded)
         self.length += len(encoded)
 
@@ -181,7 +181,7 @@ class Builder:
         self.copy(start, end, ops, renames, indent_delta, copy)
 
     def text(self) -> str:
-        return b"".join(self.parts).decode("utf-8")
+        return decode(b"".join(self.parts))
 
 
 def indent_of(data: bytes, op: Operation) -> str:
@@ -189,7 +189,7 @@ def indent_of(data: bytes, op: Operation) -> str:
     end = start
     while data[end : end + 1] in (b" ", b"\t"):
         end += 1
-    return data[start:end].decode("utf-8")
+    return decode(data[start:end])
 
 
 def step_indent(data: bytes, outer: Operation, inner: Operation) -> int:

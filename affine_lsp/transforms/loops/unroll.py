@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineForOp, Use
 from affine_lsp.poly import AffineForm, Level, Statement, Term
-from affine_lsp.syntax import Span
+from affine_lsp.syntax import Span, decode
 from affine_lsp.transforms.bounds import forms_of, map_text, operand_namer
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.bounds import loops_between
@@ -250,7 +250,7 @@ def _plus(a: AffineForm, b: AffineForm) -> AffineForm:
 
 
 def _text(data: bytes, start: int, end: int) -> str:
-    return data[start:end].decode("utf-8")
+    return decode(data[start:end])
 
 
 def _header(
