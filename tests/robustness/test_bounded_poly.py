@@ -219,7 +219,7 @@ def test_hovers_and_loop_transformations_keep_isl_errors_in_at_every_operation_c
     """Whatever the operation cap, running out of it in a hover's description or in a
     loop transformation (planned, then written and proven) is an `Unknown` or a
     refusal, never isl's own exception (both called isl outside their session's
-    budget handling: a hover and a lightbulb request failed with it)."""
+    budget handling; found by forcing a cap on every session of the editor's requests)."""
     tried = 0
     for text in (STENCIL, TRIANGLE, REDUCE, PRODUCTS):
         data = text.encode()
