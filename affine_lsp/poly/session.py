@@ -100,7 +100,5 @@ class IslSession:
     def run(self, thunk: Callable[..., T], what: str = "a polyhedral operation") -> T:
         """Call `thunk()` translating isl errors into `PolyError`s."""
         self.check_time()
-        try:
+        with self.errors(what):
             return thunk()
-        except isl.Error as error:
-            raise self.failure(error, what) from None

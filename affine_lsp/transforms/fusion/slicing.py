@@ -208,10 +208,8 @@ class SlicePlanner:
         """Average trip count of each loop of the copy over its context (symbols at
         `default`): what the copy will run, before writing it. (An isl failure, such
         as its operation cap, is a `PolyError`.)"""
-        try:
+        with self.session.errors("the trip counts of a slice"):
             return self._average_trips(plan, default)
-        except isl.Error as error:
-            raise self.session.failure(error, "the trip counts of a slice") from None
 
     def _average_trips(self, plan: SlicePlan, default: int) -> dict[int, float]:
         trips: dict[int, float] = {}
@@ -268,10 +266,8 @@ class SlicePlanner:
     def plan(self, relation: isl.Map | None, slice_loops: list[AffineForOp]) -> SlicePlan:
         """Bounds for every loop of the copy; `relation` maps `c` to the slice loops' ivs.
         (An isl failure, such as its operation cap, is a `PolyError`.)"""
-        try:
+        with self.session.errors("the bounds of a slice"):
             return self._plan(relation, slice_loops)
-        except isl.Error as error:
-            raise self.session.failure(error, "the bounds of a slice") from None
 
     def _plan(self, relation: isl.Map | None, slice_loops: list[AffineForOp]) -> SlicePlan:
         if relation is not None:

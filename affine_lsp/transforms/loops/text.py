@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import Operation, Value, split_use_name
 from affine_lsp.syntax import Span, decode, encode
-from affine_lsp.transforms.edits import apply_edits, line_start, next_line_start
+from affine_lsp.transforms.edits import apply_edits, indentation, line_start, next_line_start
 
 
 @dataclass
@@ -185,11 +185,7 @@ class Builder:
 
 
 def indent_of(data: bytes, op: Operation) -> str:
-    start = line_start(data, op.span.start_byte)
-    end = start
-    while data[end : end + 1] in (b" ", b"\t"):
-        end += 1
-    return decode(data[start:end])
+    return indentation(data, op.span.start_byte)
 
 
 def step_indent(data: bytes, outer: Operation, inner: Operation) -> int:
