@@ -34,6 +34,7 @@ from affine_lsp.ir import (
     Operation,
     Value,
 )
+from affine_lsp.poly.dataflow import Dataflow
 from affine_lsp.poly.describe import access_relation, vector_shape
 from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
 from affine_lsp.poly.exprs import Resolver
@@ -329,19 +330,10 @@ class Window:
     def schedule(self) -> isl.UnionMap:
         return self._union([s.schedule for s in self.statements if s.schedule is not None])
 
-    def flow_info(self, reads: isl.UnionMap, writes: isl.UnionMap) -> isl.UnionAccessInfo:
-        """isl's dataflow question for `reads` and the must-sources `writes` under the
-        window's schedule, given as a schedule tree (one band of the `2d+1` schedule).
-        Given the schedule as a map (`set_schedule_map`), isl takes another path, which
-        found the wrong last write of a read in a loop unrolled by 3 with a symbolic
-        bound: its answer changed with how isl held the same sets."""
-        info = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes)
-        schedule = self.schedule()
-        if schedule.is_empty():
-            return info.set_schedule_map(schedule)  # (no statements: nothing to order)
-        band = isl.MultiUnionPwAff.from_union_map(schedule)
-        tree = isl.Schedule.from_domain(schedule.domain()).insert_partial_schedule(band)
-        return info.set_schedule(tree)
+    def dataflow(self, reads: isl.UnionMap, writes: isl.UnionMap) -> Dataflow:
+        """The last of `writes` each of `reads` sees under the window's schedule
+        (confirm it before accepting anything on it)."""
+        return Dataflow(self.session, reads, writes, self.schedule())
 
     def instances(self) -> isl.UnionSet:
         return self.session.run(lambda: self._union([s.access for s in self.statements]).domain())

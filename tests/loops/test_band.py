@@ -104,7 +104,9 @@ def test_a_loop_written_on_one_line_is_refused_not_mangled():
 # first `%j` of the third `%j` tile the write of the first tile's last `%j`, not the
 # second tile's (found by benchmarks/transforms_differential.py, seed 1). The same
 # lexmax over the relation coalesced, or over that one read alone, is right; islpy
-# 2025.2.5 and 2026.2.2 agree on the wrong answer. Strict: this fails once it passes.
+# 2025.2.5 and 2026.2.2 agree on the wrong answer. Here it only makes the proof refuse;
+# a wrong answer a proof would accept on is caught by `Dataflow.confirm`
+# (tests/poly/test_dataflow.py). Strict: this fails once it passes.
 REDUCE_INTO_ROW = """func.func @kernel(%B0: memref<8x8xf32>, %B1: memref<8x8xf32>, %n: index) {
   affine.for %i = 2 to 8 {
     affine.for %j = 2 to %n step 2 {

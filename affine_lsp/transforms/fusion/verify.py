@@ -149,12 +149,12 @@ def _reads_from_before(window: Window, array: str) -> bool:
     if not writes:
         return True
 
-    def exposed() -> bool:
-        ctx = window.session.ctx
-        info = window.flow_info(union_of_maps(reads, ctx), union_of_maps(writes, ctx))
-        return not info.compute_flow().get_must_no_source().is_empty()
-
-    return bool(window.session.run(exposed, "the reads of a buffer"))
+    ctx = window.session.ctx
+    flow = window.dataflow(union_of_maps(reads, ctx), union_of_maps(writes, ctx))
+    if flow.fresh.is_empty():
+        flow.confirm()  # (the buffer is taken as written before it is read)
+        return False
+    return True
 
 
 def live_arrays(window: Window) -> set[str]:

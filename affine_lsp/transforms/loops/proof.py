@@ -624,12 +624,9 @@ class Prover:
         """Original read instance -> the write instance it reads (exact dataflow)."""
         if self._old_sources is None:
             window = self.original
-
-            def run() -> isl.UnionMap:
-                info = window.flow_info(window.reads(), window.writes())
-                return info.compute_flow().get_must_dependence().reverse()
-
-            self._old_sources = self.session.run(run, "the original dataflow")
+            flow = window.dataflow(window.reads(), window.writes())
+            flow.confirm()  # (the values are accepted on it)
+            self._old_sources = flow.dependence.reverse()
         return self._old_sources
 
     def _same_index(self, op: Operation, old: Operation, u: Value, w: Value) -> bool:
