@@ -18,8 +18,8 @@ The machinery transformations prove their rewrites with:
   isl sessions (`session`): IslSession, Unknown, PolyError, NotAffine, BudgetExceeded
   windows of a block as statements (`program`): Window, Statement, window_ops,
     is_under, is_function_argument, array_name
-  exact dataflow comparison (`equivalence`): compare, Mismatch, on the dataflow
-    asked of isl twice (`dataflow`): Dataflow, DataflowDisagrees, Latest
+  exact dataflow comparison (`equivalence`): compare, Mismatch, on isl's dataflow
+    checked exactly (`dataflow`): Dataflow, WrongDataflow, last_images
   iteration domains (`domain`): Domain, DomainBuilder, Level, enclosing_levels
   SSA values as isl terms (`exprs`): Scope, Term, minmax, integer_constant
   isl affine functions as text (`forms`): AffineForm, form_of_aff, fraction,

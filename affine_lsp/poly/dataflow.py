@@ -1,40 +1,45 @@
-"""Exact dataflow: the write each read sees, asked of isl in two ways.
+"""Exact dataflow: the write each read sees, checked before a proof rests on it.
 
 Every proof (fusion's and the loop transformations') compares dataflows, so a
-wrong answer from isl could make a proof accept a rewrite it should refuse. isl's
-dataflow analysis (`compute_flow`) and its parametric `lexmax` have been seen to
-name a wrong last write: in a strided reduction under a symbolic bound, tiled
-3x3, the read at the first iteration of the third tile got the first tile's last
-write, skipping the second (islpy 2025.2.5 and 2026.2.2; the same lexmax over the
-relation coalesced first is right). So an answer a proof accepts on is asked
-twice, in ways that hold the relations differently (`confirm`), and used only when
-both agree; when they differ, `DataflowDisagrees` stops the proof. A proof that
-finds a difference needs no second answer: it refuses either way.
+wrong answer from isl could make a proof accept a rewrite it should refuse (or
+refuse a legal one). isl's dataflow analysis (`compute_flow`) and its parametric
+`lexmax` have been seen to name a wrong last write: in a strided reduction under a
+symbolic bound, tiled 3x3, the read at the first iteration of the third tile got
+the first tile's last write, skipping the second (islpy 2025.2.5 and 2026.2.2; the
+same lexmax over the relation coalesced first is right). So an answer is checked
+exactly before it is used, with operations that never search for an
+optimum (inclusion, emptiness, single-valuedness): the write each read is given
+accesses the same element earlier, every read with such a write has one, and no
+write of that element comes between them (or after the last write of an element,
+for the final contents). An answer that fails is replaced by the
+lexmax over the coalesced relation, if that one passes; otherwise `WrongDataflow`
+stops the proof.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import islpy as isl
 
 from affine_lsp.poly.session import IslSession, PolyError
 
 
-class DataflowDisagrees(PolyError):
-    """isl's two ways of finding the last write of some reads gave different writes."""
+class WrongDataflow(PolyError):
+    """Neither of isl's answers for the last writes passed the exact check."""
 
     def __init__(self) -> None:
         super().__init__(
-            "isl gave two different last writes for the same read (its two dataflow "
-            "analyses disagree), so no proof rests on either"
+            "isl named a wrong last write for some read (its answers failed the exact "
+            "check), so no proof rests on them"
         )
 
 
 class Dataflow:
     """The last write before each read of the same element, in the order of the
-    schedule (injective, every statement into one time space), by isl's
-    `compute_flow`. `dependence`: last write instance -> read instance; `fresh`: the
-    read instances no write precedes (they see the initial contents). Before a proof
-    accepts anything on these answers, `confirm()` asks isl the second way."""
+    schedule (injective, every statement into one time space), checked exactly.
+    `dependence`: last write instance -> read instance; `fresh`: the read instances
+    no write precedes (they see the initial contents)."""
 
     def __init__(
         self,
@@ -43,58 +48,62 @@ class Dataflow:
         writes: isl.UnionMap,
         schedule: isl.UnionMap,
     ) -> None:
-        self.session = session
-        self._question = (reads, writes, schedule)
-        self._confirmed = False
         session.check_time()
         with session.errors("the dataflow"):
             flow = _flow_info(reads, writes, schedule).compute_flow()
             self.dependence: isl.UnionMap = flow.get_must_dependence()
             self.fresh: isl.UnionSet = flow.get_must_no_source().domain()
-
-    def confirm(self) -> None:
-        """Raise `DataflowDisagrees` unless the latest earlier write of the same
-        element, found by `lexmax` over the coalesced relation, is the same write."""
-        if self._confirmed:
-            return
-        reads, writes, schedule = self._question
-        self.session.check_time()
-        with self.session.errors("the dataflow"):
-            same_element = reads.apply_range(writes.reverse())
-            times = same_element.apply_domain(schedule).apply_range(schedule)
-            if not times.is_empty():
-                time = isl.Set.from_union_set(schedule.range()).get_space()
-                times = times.intersect(isl.UnionMap.from_map(isl.Map.lex_gt(time)))
-            earlier = times.apply_domain(schedule.reverse())  # read -> earlier write times
-            latest = earlier.coalesce().lexmax()
-            found = latest.apply_range(schedule.reverse()).intersect(same_element).reverse()
-            fresh = reads.domain().subtract(found.range())
-            if not (found.is_equal(self.dependence) and fresh.is_equal(self.fresh)):
-                raise DataflowDisagrees()
-        self._confirmed = True
+            # read -> the times of the earlier writes of its element
+            earlier = reads.apply_range(writes.reverse()).apply_domain(schedule)
+            earlier = _in_order(earlier.apply_range(schedule), isl.Map.lex_gt)
+            earlier = earlier.apply_domain(schedule.reverse())
+            unwritten = reads.domain().subtract(earlier.domain())
+            given = self.dependence.reverse().apply_range(schedule)
+            if not (self.fresh.is_equal(unwritten) and _is_latest(given, earlier)):
+                latest = earlier.coalesce().lexmax()
+                if not _is_latest(latest, earlier):
+                    raise WrongDataflow()
+                self.dependence = latest.apply_range(schedule.reverse()).reverse()
+                self.fresh = unwritten
 
 
-class Latest:
-    """`relation.lexmax()` (`found`); `confirm()` checks it against the lexmax of the
-    relation coalesced."""
+def last_images(session: IslSession, relation: isl.UnionMap) -> isl.UnionMap:
+    """The lexicographically largest image of each element of `relation` (one
+    range space), by `lexmax`, checked exactly; if it fails, the lexmax of the
+    relation coalesced, if that passes."""
+    session.check_time()
+    with session.errors("the last writes"):
+        found = relation.lexmax()
+        if not _is_latest(found, relation):
+            found = relation.coalesce().lexmax()
+            if not _is_latest(found, relation):
+                raise WrongDataflow()
+        return found
 
-    def __init__(self, session: IslSession, relation: isl.UnionMap) -> None:
-        self.session = session
-        self._relation = relation
-        self._confirmed = False
-        session.check_time()
-        with session.errors("the last writes"):
-            self.found: isl.UnionMap = relation.lexmax()
 
-    def confirm(self) -> None:
-        """Raise `DataflowDisagrees` unless the relation coalesced has the same lexmax."""
-        if self._confirmed:
-            return
-        self.session.check_time()
-        with self.session.errors("the last writes"):
-            if not self.found.is_equal(self._relation.coalesce().lexmax()):
-                raise DataflowDisagrees()
-        self._confirmed = True
+def _is_latest(found: isl.UnionMap, relation: isl.UnionMap) -> bool:
+    """Whether `found` gives each element of `relation` one of its images, and no
+    image of it in `relation` is lexicographically larger (no optimum searched)."""
+    larger = _in_order(found, isl.Map.lex_lt, compose=True).intersect(relation)
+    return bool(
+        found.is_subset(relation)
+        and found.is_single_valued()
+        and found.domain().is_equal(relation.domain())
+        and larger.is_empty()
+    )
+
+
+def _in_order(
+    relation: isl.UnionMap, order: Callable[[isl.Space], isl.Map], compose: bool = False
+) -> isl.UnionMap:
+    """`relation` (into one space) restricted to pairs in `order` (`isl.Map.lex_gt`:
+    the first lexicographically larger); with `compose`, followed by `order`
+    instead (each image to everything after it, with `isl.Map.lex_lt`)."""
+    if relation.is_empty():
+        return relation
+    space = isl.Set.from_union_set(relation.range()).get_space()
+    ordered = isl.UnionMap.from_map(order(space))
+    return relation.apply_range(ordered) if compose else relation.intersect(ordered)
 
 
 def _flow_info(

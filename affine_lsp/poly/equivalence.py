@@ -11,7 +11,7 @@ rewrite). The rewrite is equivalent when
 By induction over execution order, every transformed instance then computes
 what its origin computed, and every live memref ends with the same contents.
 Reads and last writers come from isl's exact dataflow analysis
-(`isl_union_access_info_compute_flow`), checked by asking isl a second way
+(`isl_union_access_info_compute_flow`), checked exactly before they are used
 (`dataflow`). Recomputation (an origin repeated) and a kept producer are fine as
 long as 2 holds; in-place updates repeated, writes moved past reads (WAR),
 reordered writes (WAW), reads moved before their producers (RAW) all break it.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from affine_lsp.poly.dataflow import Dataflow, Latest
+from affine_lsp.poly.dataflow import last_images
 from affine_lsp.poly.isl_util import sets_of, union_of_maps, union_of_sets
 from affine_lsp.poly.program import Window
 from affine_lsp.poly.session import IslSession
@@ -72,45 +72,31 @@ def _final_reads(footprints: dict[str, isl.Set], window: Window) -> isl.UnionMap
     return union_of_maps(accesses, window.session.ctx)
 
 
-def _last_writes(window: Window, finals: isl.UnionMap) -> tuple[isl.UnionMap, Latest]:
-    """What the final reads see: last write instance -> final read (and the `Latest`
-    it rests on, to confirm). A final read comes after every write, so its source is
-    the write of its cell with the latest schedule time (the schedule is injective);
-    computed directly, as isl's dataflow analysis would but faster."""
+def _last_writes(window: Window, finals: isl.UnionMap) -> tuple[isl.UnionMap, isl.UnionSet]:
+    """What the final reads see: (last write instance -> final read, final reads of
+    cells the window never writes). A final read comes after every write, so its
+    source is the write of its cell with the latest schedule time (the schedule is
+    injective); computed directly, as isl's dataflow analysis would but faster."""
     writes = window.writes()
     schedule = window.schedule()
-    latest = Latest(window.session, writes.reverse().apply_range(schedule))
-    writer = latest.found.apply_range(schedule.reverse()).intersect(writes.reverse())
-    return finals.apply_range(writer).reverse(), latest
+    latest = last_images(window.session, writes.reverse().apply_range(schedule))
+    writer = latest.apply_range(schedule.reverse()).intersect(writes.reverse())
+    dependence = finals.apply_range(writer).reverse()
+    return dependence, finals.domain().subtract(dependence.range())
 
 
-@dataclass
-class Flow:
-    """A window's dataflow, final reads included: `dependence` write -> read, `fresh`
-    reads with no source, `reads` all reads; `confirm()` before accepting on it."""
-
-    dependence: isl.UnionMap
-    fresh: isl.UnionSet
-    reads: isl.UnionSet
-    answers: tuple[Dataflow, Latest]
-
-    def confirm(self) -> None:
-        for answer in self.answers:
-            answer.confirm()
+Flow = tuple[isl.UnionMap, isl.UnionSet, isl.UnionSet]
 
 
 def _flow(window: Window, finals: isl.UnionMap) -> Flow:
-    """The dataflow of the window's reads and of the final reads `finals`."""
+    """(must dependences write -> read, reads with no source, all reads) of the
+    window's reads and the final reads `finals`."""
     reads = window.reads()
     flow = window.dataflow(reads, window.writes())
-    final_dependence, latest = _last_writes(window, finals)
-    final_fresh = finals.domain().subtract(final_dependence.range())
-    return Flow(
-        flow.dependence.union(final_dependence),
-        flow.fresh.union(final_fresh),
-        reads.domain().union(finals.domain()),
-        (flow, latest),
-    )
+    final_dependence, final_fresh = _last_writes(window, finals)
+    dependence = flow.dependence.union(final_dependence)
+    fresh = flow.fresh.union(final_fresh)
+    return dependence, fresh, reads.domain().union(finals.domain())
 
 
 def _accesses(window: Window, arrays: set[str]) -> isl.UnionMap:
@@ -180,11 +166,9 @@ def compare(
                 mismatches.append(Mismatch("bounds", statement.name, outside_box))
         if mismatches:
             return mismatches
-        footprints, old_flow = _original_flow(original, live)
-        o_dep, o_fresh = old_flow.dependence, old_flow.fresh
+        footprints, (o_dep, o_fresh, _) = _original_flow(original, live)
         n_finals = _final_reads(footprints, transformed)
-        new_flow = _flow(transformed, n_finals)
-        n_dep, n_fresh, n_reads = new_flow.dependence, new_flow.fresh, new_flow.reads
+        n_dep, n_fresh, n_reads = _flow(transformed, n_finals)
         final_identity = n_finals.domain().identity()
         full_origin = origin.union(final_identity)
         seen = n_dep.reverse().apply_range(full_origin)
@@ -213,9 +197,6 @@ def compare(
                     expected.intersect_domain(isl.UnionSet.from_set(piece)),
                 )
             )
-        if not mismatches:  # the proof is about to accept: both dataflows asked again
-            old_flow.confirm()
-            new_flow.confirm()
         return mismatches
 
     return session.run(run, "the dataflow comparison")

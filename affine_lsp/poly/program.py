@@ -332,7 +332,7 @@ class Window:
 
     def dataflow(self, reads: isl.UnionMap, writes: isl.UnionMap) -> Dataflow:
         """The last of `writes` each of `reads` sees under the window's schedule
-        (confirm it before accepting anything on it)."""
+        (checked exactly)."""
         return Dataflow(self.session, reads, writes, self.schedule())
 
     def instances(self) -> isl.UnionSet:

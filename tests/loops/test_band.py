@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from affine_lsp.transforms.loops import INTERCHANGE, PERMUTE, SKEW, TILE, Spec
 from tests.loops.fixtures import MATMUL, STENCIL, TRIANGLE
 from tests.loops.helpers import applied, changed_lines, refused, run
@@ -99,14 +97,12 @@ def test_a_loop_written_on_one_line_is_refused_not_mangled():
     assert "its header line" in refused(text, "affine.for %i", Spec(INTERCHANGE))
 
 
-# A legal tiling the proof refuses, because of isl: over the tiled code, isl's lexmax
-# (and its dataflow analysis, which rests on it) gives the read of `%B0[2, %i]` at the
-# first `%j` of the third `%j` tile the write of the first tile's last `%j`, not the
-# second tile's (found by benchmarks/transforms_differential.py, seed 1). The same
-# lexmax over the relation coalesced, or over that one read alone, is right; islpy
-# 2025.2.5 and 2026.2.2 agree on the wrong answer. Here it only makes the proof refuse;
-# a wrong answer a proof would accept on is caught by `Dataflow.confirm`
-# (tests/poly/test_dataflow.py). Strict: this fails once it passes.
+# A legal tiling whose proof needs isl's dataflow checked: over the tiled code, isl's
+# compute_flow (and its lexmax) gives the read of `%B0[2, %i]` at the first `%j` of the
+# third `%j` tile the write of the first tile's last `%j`, not the second tile's (found
+# by benchmarks/transforms_differential.py, seed 1; islpy 2025.2.5 and 2026.2.2). The
+# check of poly/dataflow.py rejects that answer and takes the lexmax over the relation
+# coalesced, which passes it (tests/poly/test_dataflow.py).
 REDUCE_INTO_ROW = """func.func @kernel(%B0: memref<8x8xf32>, %B1: memref<8x8xf32>, %n: index) {
   affine.for %i = 2 to 8 {
     affine.for %j = 2 to %n step 2 {
@@ -121,7 +117,7 @@ REDUCE_INTO_ROW = """func.func @kernel(%B0: memref<8x8xf32>, %B1: memref<8x8xf32
 """
 
 
-@pytest.mark.xfail(strict=True, reason="isl's lexmax gives the wrong last write (see above)")
 def test_tiling_a_strided_reduction_with_a_symbolic_bound_is_proven():
     after = applied(REDUCE_INTO_ROW, "affine.for %i", Spec(TILE, sizes=(3, 3)))
     assert "affine.for %i_tile = 2 to 8 step 3 {" in after
+    assert "affine.for %j_tile = 2 to %n step 6 {" in after

@@ -151,10 +151,7 @@ def _reads_from_before(window: Window, array: str) -> bool:
 
     ctx = window.session.ctx
     flow = window.dataflow(union_of_maps(reads, ctx), union_of_maps(writes, ctx))
-    if flow.fresh.is_empty():
-        flow.confirm()  # (the buffer is taken as written before it is read)
-        return False
-    return True
+    return not flow.fresh.is_empty()
 
 
 def live_arrays(window: Window) -> set[str]:

@@ -625,7 +625,6 @@ class Prover:
         if self._old_sources is None:
             window = self.original
             flow = window.dataflow(window.reads(), window.writes())
-            flow.confirm()  # (the values are accepted on it)
             self._old_sources = flow.dependence.reverse()
         return self._old_sources
 
