@@ -7,13 +7,12 @@ refuse a legal one). isl's dataflow analysis (`compute_flow`) and its parametric
 symbolic bound, tiled 3x3, the read at the first iteration of the third tile got
 the first tile's last write, skipping the second (islpy 2025.2.5 and 2026.2.2; the
 same lexmax over the relation coalesced first is right). So an answer is checked
-exactly before it is used, with operations that never search for an
-optimum (inclusion, emptiness, single-valuedness): the write each read is given
-accesses the same element earlier, every read with such a write has one, and no
-write of that element comes between them (or after the last write of an element,
-for the final contents). An answer that fails is replaced by the
-lexmax over the coalesced relation, if that one passes; otherwise `WrongDataflow`
-stops the proof.
+exactly before it is used, with operations that never search for an optimum
+(inclusion, emptiness, single-valuedness): the write each read is given accesses
+the same element earlier, every read with such a write has one, and no write of
+that element comes between them (for the final contents: none after it). An
+answer that fails is replaced by the lexmax over the coalesced relation, if that
+one passes; otherwise `WrongDataflow` stops the proof.
 """
 
 from __future__ import annotations

@@ -124,9 +124,13 @@ def test_is_latest_checks_without_searching(found, latest):
     session = IslSession(UNBOUNDED)
     relation = session.union_map("{ A[i] -> [t] : 0 <= t <= i < 9 }")
     assert _is_latest(session.union_map(found), relation) is latest
-    assert last_images(session, relation).is_equal(
-        session.union_map("{ A[i] -> [i] : 0 <= i < 9 }")
-    )
+
+
+def test_last_images_of_a_relation():
+    session = IslSession(UNBOUNDED)
+    relation = session.union_map("{ A[i] -> [t] : 0 <= t <= i < 9; B[i] -> [t] : i <= t < 5 }")
+    expected = session.union_map("{ A[i] -> [i] : 0 <= i < 9; B[i] -> [4] : i < 5 }")
+    assert last_images(session, relation).is_equal(expected)
 
 
 def test_proofs_rest_on_no_unchecked_dataflow(monkeypatch):
