@@ -53,8 +53,9 @@ class Dataflow:
             self.dependence: isl.UnionMap = flow.get_must_dependence()
             self.fresh: isl.UnionSet = flow.get_must_no_source().domain()
             # read -> the times of the earlier writes of its element
-            earlier = reads.apply_range(writes.reverse()).apply_domain(schedule)
-            earlier = _in_order(earlier.apply_range(schedule), isl.Map.lex_gt)
+            times = reads.apply_range(writes.reverse()).apply_domain(schedule)
+            times = times.apply_range(schedule)  # read time -> write time, same element
+            earlier = times.intersect(_lex_order(times, isl.Map.lex_gt))
             earlier = earlier.apply_domain(schedule.reverse())
             unwritten = reads.domain().subtract(earlier.domain())
             given = self.dependence.reverse().apply_range(schedule)
@@ -83,7 +84,7 @@ def last_images(session: IslSession, relation: isl.UnionMap) -> isl.UnionMap:
 def _is_latest(found: isl.UnionMap, relation: isl.UnionMap) -> bool:
     """Whether `found` gives each element of `relation` one of its images, and no
     image of it in `relation` is lexicographically larger (no optimum searched)."""
-    larger = _in_order(found, isl.Map.lex_lt, compose=True).intersect(relation)
+    larger = found.apply_range(_lex_order(found, isl.Map.lex_lt)).intersect(relation)
     return bool(
         found.is_subset(relation)
         and found.is_single_valued()
@@ -92,17 +93,13 @@ def _is_latest(found: isl.UnionMap, relation: isl.UnionMap) -> bool:
     )
 
 
-def _in_order(
-    relation: isl.UnionMap, order: Callable[[isl.Space], isl.Map], compose: bool = False
-) -> isl.UnionMap:
-    """`relation` (into one space) restricted to pairs in `order` (`isl.Map.lex_gt`:
-    the first lexicographically larger); with `compose`, followed by `order`
-    instead (each image to everything after it, with `isl.Map.lex_lt`)."""
+def _lex_order(relation: isl.UnionMap, order: Callable[[isl.Space], isl.Map]) -> isl.UnionMap:
+    """`order` (`isl.Map.lex_gt`, `isl.Map.lex_lt`) on the one space `relation` maps
+    into (nothing, when `relation` is empty)."""
     if relation.is_empty():
-        return relation
+        return isl.UnionMap.empty(relation.get_space())
     space = isl.Set.from_union_set(relation.range()).get_space()
-    ordered = isl.UnionMap.from_map(order(space))
-    return relation.apply_range(ordered) if compose else relation.intersect(ordered)
+    return isl.UnionMap.from_map(order(space))
 
 
 def _flow_info(
