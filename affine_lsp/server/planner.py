@@ -41,6 +41,7 @@ from affine_lsp.ide.records import OPERATION, ItemRecord
 from affine_lsp.syntax import ContentChange, Span
 
 if TYPE_CHECKING:
+    from affine_lsp.ide.settings import Settings
     from affine_lsp.server.server import AffineLanguageServer, OpenDocument
 
 logger = logging.getLogger("affine_lsp.server")
@@ -232,7 +233,6 @@ class Planner:
         settings = self._server.settings
         key = planning.item_key(analysis, record, settings)
         line = analysis.document.point(record.start)[0]
-        item = self.plans.get(key) if key is not None else None
         found: dict[str, list[tuple[PlannedAction, int, PlannedRef]]] = {}
         anchors: list[planning.Anchor] = []
         ranges: list[str] = []
@@ -242,15 +242,14 @@ class Planner:
                 continue
             if anchor is None:
                 ranges.append(refactoring.name)
-                continue
-            plan = (item.plans or {}).get(anchor) if item is not None else None
-            if plan is not None and plan.valid_at(line):
-                found[refactoring.name] = self._refs(plan.actions, record.start, anchor)
             else:
                 anchors.append(anchor)
-        if item is not None:
+        anchors = self._from_plans(key, anchors, line, record.start, found)
+        if key in self.plans:
             self.plans.move_to_end(key)
         extract = extracts.extract_of(analysis, record) if anchors or ranges else None
+        while anchors and await self._planning_now(extract, anchors, settings):
+            anchors = self._from_plans(key, anchors, line, record.start, found)
         if anchors:
             keep = self._keeper(key)
             try:
@@ -268,6 +267,44 @@ class Planner:
                 for action in actions or ()
             ]
         return [entry for r in REFACTORINGS for entry in found.get(r.name, [])]
+
+    def _from_plans(
+        self,
+        key: Hashable | None,
+        anchors: list[planning.Anchor],
+        line: int,
+        item_start: int,
+        found: dict[str, list[tuple[PlannedAction, int, PlannedRef]]],
+    ) -> list[planning.Anchor]:
+        """Put the actions of the anchors planned (for the item starting on `line`)
+        into `found`, by refactoring; the anchors not planned."""
+        item = self.plans.get(key) if key is not None else None
+        missing = []
+        for anchor in anchors:
+            plan = (item.plans or {}).get(anchor) if item is not None else None
+            if plan is not None and plan.valid_at(line):
+                found[anchor[0]] = self._refs(plan.actions, item_start, anchor)
+            else:
+                missing.append(anchor)
+        return missing
+
+    async def _planning_now(
+        self, extract: extracts.Extract | None, anchors: list[planning.Anchor], settings: Settings
+    ) -> bool:
+        """If the worker is planning one of `anchors` of the same text (in the
+        background, or for another request), wait until it is done (its plans are
+        kept as it answers), so that a request does not plan it a second time;
+        whether it waited."""
+        call = self._in_flight
+        if call is None or call.future.done() or call.method != "plan":
+            return False
+        planned_extract, planned_anchors, planned_settings = call.arguments[:3]
+        if planned_extract != extract or planned_settings != settings:
+            return False
+        if not set(planned_anchors) & set(anchors):
+            return False
+        await asyncio.wait([call.future])  # (an edit that stops the background ends it at once)
+        return True
 
     @staticmethod
     def _refs(
@@ -391,6 +428,9 @@ class Planner:
             item = self._store(key, {})
         planned = 0
         for anchor in item.missing(line, outermost):
+            done = (item.plans or {}).get(anchor)
+            if done is not None and done.valid_at(line):
+                continue  # (planned meanwhile, for a request)
             arguments = (extract, [anchor], settings, False)  # planned ahead: no time limits
             try:
                 plans = await self._call(

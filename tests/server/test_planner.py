@@ -265,6 +265,46 @@ def test_edits_are_analysed_while_the_worker_plans():
         release.set()
 
 
+def test_a_request_waits_for_the_anchor_the_background_is_planning():
+    """A request at a loop whose anchor the worker is planning in the background
+    takes that plan when it is done, and plans only the other anchors there; the
+    background then skips what the request planned."""
+    held, release = threading.Event(), threading.Event()
+    planned: list[planning.Anchor] = []
+    original = planning.Planning.plan
+
+    def plan(self, extract, anchors, *rest):
+        planned.extend(anchors)
+        if not held.is_set():
+            held.set()
+            release.wait(60)
+        return original(self, extract, anchors, *rest)
+
+    async def session():
+        server = _server()
+        document = await _open(server, FUSION)
+        background = server.planner.start_background()
+        while not held.is_set():
+            await asyncio.sleep(0.001)
+        (name, relative) = planned[0]
+        at = FUSION.index("func.func") + relative
+        request = asyncio.ensure_future(_planned(server, document, at))
+        await asyncio.sleep(0.05)
+        release.set()
+        assert await request == _direct(FUSION, at)
+        assert planned.count((name, relative)) == 1
+        await background
+        assert len(planned) == len(set(planned))  # nor what the request planned meanwhile
+        server.planner.shutdown()
+
+    planning.Planning.plan = plan  # type: ignore[method-assign]
+    try:
+        _run(session())
+    finally:
+        planning.Planning.plan = original  # type: ignore[method-assign]
+        release.set()
+
+
 def test_a_failing_anchor_is_planned_once_and_the_rest_goes_on():
     original = planning.Planning.plan
     failing = _loop_starts(FUSION)[0]
