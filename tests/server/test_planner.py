@@ -286,7 +286,7 @@ def test_a_request_waits_for_the_anchor_the_background_is_planning():
         background = server.planner.start_background()
         while not held.is_set():
             await asyncio.sleep(0.001)
-        (name, relative) = planned[0]
+        name, relative = planned[0]
         at = FUSION.index("func.func") + relative
         request = asyncio.ensure_future(_planned(server, document, at))
         await asyncio.sleep(0.05)
