@@ -17,7 +17,7 @@ import time
 import traceback
 from pathlib import Path
 
-from _common import SHARED, generated_file
+from _common import ROOT, SHARED, generated_file
 
 from affine_lsp.poly.budgets import FUZZ_ANALYSIS_SECONDS as ANALYSIS_BUDGET
 from affine_lsp.testing.fuzz import analyze
@@ -45,7 +45,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--save", type=Path, default=Path("benchmarks/results/fuzz"))
+    parser.add_argument("--save", type=Path, default=ROOT / "benchmarks" / "results" / "fuzz")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     corpus = seeds()
