@@ -64,7 +64,8 @@ def mlir_open_seconds(path: Path) -> float:
 
 def measure(lines: int, repeat: int) -> dict[str, float]:
     """Medians over `repeat` alternated runs: parse, read, mlir-lsp-server's open."""
-    data = generated_file(lines).read_bytes()
+    path = generated_file(lines)
+    data = path.read_bytes()
     parser = new_parser()
     samples: dict[str, list[float]] = {"parse": [], "read": [], "mlir": []}
     for _ in range(repeat):
@@ -80,7 +81,7 @@ def measure(lines: int, repeat: int) -> dict[str, float]:
         samples["read"].append(time.perf_counter() - parsed)
         del tree
         gc.collect()
-        samples["mlir"].append(mlir_open_seconds(generated_file(lines)))
+        samples["mlir"].append(mlir_open_seconds(path))
     return {key: statistics.median(values) for key, values in samples.items()}
 
 
