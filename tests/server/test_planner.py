@@ -233,76 +233,79 @@ def test_no_background_planning_when_switched_off():
     _run(session())
 
 
-def test_edits_are_analysed_while_the_worker_plans():
+class _HeldPlanning:
+    """`Planning.plan` recording the anchors of every call and holding the first call
+    in the worker until `release` (set at the end of the test in any case)."""
+
+    def __init__(self) -> None:
+        self.held, self.release = threading.Event(), threading.Event()
+        self.planned: list[planning.Anchor] = []
+
+    def patch(self, original):
+        def plan(planner, extract, anchors, *rest, **options):
+            self.planned.extend(anchors)
+            if not self.held.is_set():
+                self.held.set()
+                self.release.wait(60)
+            return original(planner, extract, anchors, *rest, **options)
+
+        return plan
+
+    async def until_held(self) -> None:
+        while not self.held.is_set():
+            await asyncio.sleep(0.001)
+
+
+@pytest.fixture
+def held_planning(monkeypatch):
+    held = _HeldPlanning()
+    monkeypatch.setattr(planning.Planning, "plan", held.patch(planning.Planning.plan))
+    yield held
+    held.release.set()
+
+
+def test_edits_are_analysed_while_the_worker_plans(held_planning):
     """Typing never waits for planning: with the worker held in the middle of a call,
     an edit is analysed and its diagnostics published."""
-    held, release = threading.Event(), threading.Event()
-    original = planning.Planning.plan
-
-    def slow_plan(self, *arguments, **options):
-        held.set()
-        release.wait(60)
-        return original(self, *arguments, **options)
 
     async def session():
         server = _server(plan_in_background=False)
         document = await _open(server, FUSION)
         request = asyncio.ensure_future(_planned(server, document, _loop_starts(FUSION)[0]))
-        while not held.is_set():
-            await asyncio.sleep(0.001)
+        await held_planning.until_held()
         await _edit(server, document, (0, 0), " ", 2)
         assert 2 in server.affine_protocol.writer.published_versions()
         assert not request.done()
-        release.set()
+        held_planning.release.set()
         await request  # (planned for version 1: the handler answers ContentModified)
         server.planner.shutdown()
 
-    planning.Planning.plan = slow_plan  # type: ignore[method-assign]
-    try:
-        _run(session())
-    finally:
-        planning.Planning.plan = original  # type: ignore[method-assign]
-        release.set()
+    _run(session())
 
 
-def test_a_request_waits_for_the_anchor_the_background_is_planning():
+def test_a_request_waits_for_the_anchor_the_background_is_planning(held_planning):
     """A request at a loop whose anchor the worker is planning in the background
     takes that plan when it is done, and plans only the other anchors there; the
     background then skips what the request planned."""
-    held, release = threading.Event(), threading.Event()
-    planned: list[planning.Anchor] = []
-    original = planning.Planning.plan
-
-    def plan(self, extract, anchors, *rest):
-        planned.extend(anchors)
-        if not held.is_set():
-            held.set()
-            release.wait(60)
-        return original(self, extract, anchors, *rest)
+    planned = held_planning.planned
 
     async def session():
         server = _server()
         document = await _open(server, FUSION)
         background = server.planner.start_background()
-        while not held.is_set():
-            await asyncio.sleep(0.001)
+        await held_planning.until_held()
         name, relative = planned[0]
         at = FUSION.index("func.func") + relative
         request = asyncio.ensure_future(_planned(server, document, at))
         await asyncio.sleep(0.05)
-        release.set()
+        held_planning.release.set()
         assert await request == _direct(FUSION, at)
         assert planned.count((name, relative)) == 1
         await background
         assert len(planned) == len(set(planned))  # nor what the request planned meanwhile
         server.planner.shutdown()
 
-    planning.Planning.plan = plan  # type: ignore[method-assign]
-    try:
-        _run(session())
-    finally:
-        planning.Planning.plan = original  # type: ignore[method-assign]
-        release.set()
+    _run(session())
 
 
 def test_a_failing_anchor_is_planned_once_and_the_rest_goes_on():
