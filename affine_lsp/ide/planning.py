@@ -100,11 +100,15 @@ class ItemPlan:
     def missing(self, line: int, outermost: bool = False) -> list[Anchor]:
         """The anchors not planned yet (or planned at another line, in words that
         mention lines), of outermost loops only if `outermost`."""
-        plans = self.plans or {}
         anchors = self.anchors or ()
         if outermost:
             anchors = anchors[: self.outermost]
-        return [a for a in anchors if a not in plans or not plans[a].valid_at(line)]
+        return [a for a in anchors if self.valid_plan(a, line) is None]
+
+    def valid_plan(self, anchor: Anchor, line: int) -> AnchorPlan | None:
+        """The anchor's plan, if there is one that holds for the item starting on `line`."""
+        plan = (self.plans or {}).get(anchor)
+        return plan if plan is not None and plan.valid_at(line) else None
 
 
 def item_key(analysis: DocumentAnalysis, record: ItemRecord, settings: Settings) -> Hashable | None:

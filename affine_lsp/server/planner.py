@@ -281,8 +281,8 @@ class Planner:
         item = self.plans.get(key) if key is not None else None
         missing = []
         for anchor in anchors:
-            plan = (item.plans or {}).get(anchor) if item is not None else None
-            if plan is not None and plan.valid_at(line):
+            plan = item.valid_plan(anchor, line) if item is not None else None
+            if plan is not None:
                 found[anchor[0]] = self._refs(plan.actions, item_start, anchor)
             else:
                 missing.append(anchor)
@@ -428,8 +428,7 @@ class Planner:
             item = self._store(key, {})
         planned = 0
         for anchor in item.missing(line, outermost):
-            done = (item.plans or {}).get(anchor)
-            if done is not None and done.valid_at(line):
+            if item.valid_plan(anchor, line) is not None:
                 continue  # (planned meanwhile, for a request)
             arguments = (extract, [anchor], settings, False)  # planned ahead: no time limits
             try:
