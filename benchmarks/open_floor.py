@@ -23,19 +23,16 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from _common import LSPBENCH, generated_file
+from _common import generated_file
+from lsp_latency import MLIR_LSP_SERVER, run_lspbench
 
 from affine_lsp.syntax import Node, new_parser
 
-MLIR_LSP_SERVER = Path("/usr/lib/llvm-22/bin/mlir-lsp-server")
 GOALS = {1000: 2.0, 20000: 2.0, 200000: 1.5}
 
 
@@ -53,13 +50,13 @@ def read_named_nodes(root: Node) -> int:
 
 def mlir_open_seconds(path: Path) -> float:
     """mlir-lsp-server's open -> diagnostics for `path`, one fresh session."""
-    with tempfile.TemporaryDirectory() as scratch:
-        report = Path(scratch) / "report.json"
-        command = [sys.executable, str(LSPBENCH), "--server", str(MLIR_LSP_SERVER)]
-        command += ["--file", str(path), "--edits", "0", "--hovers", "0", "--symbols", "0"]
-        command += ["--quiet", "--json", str(report)]
-        subprocess.run(command, check=True, capture_output=True, timeout=600)
-        return json.loads(report.read_text())["summary"]["open_ms"]["p50"] / 1000
+    only_open = argparse.Namespace(
+        edits=0, hovers=0, symbols=0, repeat=1, timeout=120.0, edit_pause=0.0
+    )
+    found = run_lspbench(str(MLIR_LSP_SERVER), path, only_open)
+    if "error" in found:
+        sys.exit(f"mlir-lsp-server's open could not be measured: {found['error']}")
+    return found["open"] / 1000
 
 
 def measure(lines: int, repeat: int) -> dict[str, float]:
