@@ -4,6 +4,7 @@ never print control characters raw, and every command words I/O errors alike."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -149,3 +150,54 @@ def test_serve_reports_a_log_file_it_cannot_write(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"affine-lsp serve: cannot write {missing}: No such file or directory\n"
     )
+
+
+def _writing_commands(tmp_path) -> dict[str, tuple[str, list[str]]]:
+    """For draw, fuse and transform: an input file and the arguments that write a result."""
+    from tests.draw.helpers import NESTS, line_of, nests_text
+    from tests.fusion.test_engine import NAMES_AND_COMMENTS
+    from tests.loops.fixtures import STENCIL
+
+    fuse_input = tmp_path / "fuse.mlir"
+    fuse_input.write_text(NAMES_AND_COMMENTS)
+    transform_input = tmp_path / "transform.mlir"
+    transform_input.write_text(STENCIL)
+    stencil = line_of(nests_text(), "affine.for", 0)
+    return {
+        "draw": (str(NESTS), ["--line", str(stencil)]),
+        "fuse": (str(fuse_input), ["--all"]),
+        "transform": (str(transform_input), ["--line", "4", "--unroll", "2"]),
+    }
+
+
+@pytest.mark.parametrize("command", ["draw", "fuse", "transform"])
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_new_output_files_follow_the_umask(command, umask, tmp_path, capsys):
+    path, arguments = _writing_commands(tmp_path)[command]
+    out = tmp_path / "out"
+    old = os.umask(umask)
+    try:
+        assert main([command, path, *arguments, "-o", str(out)]) == 0
+    finally:
+        os.umask(old)
+    capsys.readouterr()
+    assert os.stat(out).st_mode & 0o777 == 0o666 & ~umask
+    # An existing output file keeps its permissions.
+    os.chmod(out, 0o604)
+    assert main([command, path, *arguments, "-o", str(out)]) == 0
+    assert os.stat(out).st_mode & 0o777 == 0o604
+
+
+@pytest.mark.parametrize("command", ["fuse", "transform"])
+def test_in_place_keeps_the_files_mode(command, tmp_path, capsys):
+    path, arguments = _writing_commands(tmp_path)[command]
+    os.chmod(path, 0o751)
+    before = open(path, "rb").read()
+    old = os.umask(0o077)
+    try:
+        assert main([command, path, *arguments, "--in-place"]) == 0
+    finally:
+        os.umask(old)
+    capsys.readouterr()
+    assert open(path, "rb").read() != before
+    assert os.stat(path).st_mode & 0o777 == 0o751

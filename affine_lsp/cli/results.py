@@ -32,9 +32,10 @@ def report_errors(path: str, document: SourceDocument, first_line: int = 0) -> b
 
 def write_atomically(path: str, data: bytes) -> None:
     """Replace the file at `path` (through links) by `data`: written to a temporary
-    file beside it, flushed to disk, given the file's permissions, then renamed over
-    it in one step. On any failure the file is untouched and the temporary file is
-    removed; the error is raised (OSError for the system's)."""
+    file beside it, flushed to disk, given the file's permissions (a new file: those
+    the umask leaves, as `open` gives), then renamed over it in one step. On any
+    failure the file is untouched and the temporary file is removed; the error is
+    raised (OSError for the system's)."""
     target = os.path.realpath(path)
     descriptor, temporary = tempfile.mkstemp(
         prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=os.path.dirname(target)
@@ -44,13 +45,23 @@ def write_atomically(path: str, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if os.path.exists(target):
-            os.chmod(temporary, os.stat(target).st_mode & 0o7777)
+        os.chmod(temporary, _mode_for(target))
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _mode_for(target: str) -> int:
+    """The permissions the file at `target` has, or a new file would get (mkstemp's
+    temporary file is private whatever the umask)."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def write_result(command: str, args: argparse.Namespace, output: bytes) -> int:
