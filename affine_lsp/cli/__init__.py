@@ -2,7 +2,9 @@
 
 Adding a subcommand is one line in `COMMANDS`: its name, its module and the one-line
 help that `affine-lsp --help` lists. The module provides `register(subparsers)`, which
-adds the subcommand's parser with `run(args) -> int` as its default `handler`.
+adds the subcommand's parser (`output.add_command`) with `run(args) -> int` as its
+default `handler`; the status it returns follows `output.EXIT_STATUSES`, the one rule
+for every subcommand (`tests/test_cli_exit_statuses.py` holds each to it).
 
 `main(argv)` runs the command line; `build_parser(command)` and `chosen_command(argv)`
 are how it imports only the chosen subcommand's module.
@@ -79,3 +81,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception:  # a bug: its traceback, and the exit status of internal errors
+        import traceback
+
+        from affine_lsp.cli.output import INTERNAL_ERROR, say
+
+        traceback.print_exc()
+        say(args.command, "internal error (a bug of affine-lsp; please report it with the input)")
+        return INTERNAL_ERROR

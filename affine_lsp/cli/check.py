@@ -4,8 +4,8 @@ verifier.
 Text output is one line per diagnostic, `path:line:col: severity: message [code]`
 (1-based lines, byte columns, as mlir-opt prints them). JSON output is a list
 of objects with `path`, `range` (LSP: 0-based lines, UTF-16 characters),
-`severity`, `code` and `message`. Exit status: 1 if any error was reported,
-0 otherwise, 2 for usage errors (unreadable paths).
+`severity`, `code` and `message`. Exit status (`output.EXIT_STATUSES`): 1 if any
+error was reported, 0 otherwise, 2 for usage errors (unreadable paths).
 
 Files and their `// -----` chunks are checked independently of each other: when
 there is enough to check, they are spread over worker processes (forked, so they
@@ -30,7 +30,15 @@ from affine_lsp.checks import (
     check_document,
     iter_chunks,
 )
-from affine_lsp.cli.output import printable, read_input
+from affine_lsp.cli.output import (
+    DONE,
+    INPUT_ERRORS,
+    USAGE,
+    add_command,
+    diagnostic_line,
+    fail,
+    read_input,
+)
 from affine_lsp.syntax import LocalLines, SourceDocument, mlir_files
 
 PARALLEL_BYTES = 128 * 1024
@@ -38,13 +46,13 @@ PARALLEL_BYTES = 128 * 1024
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "check",
-        description="Check MLIR files (directories are searched for *.mlir, leaving out "
+        "Check MLIR files (directories are searched for *.mlir, leaving out "
         "hidden directories, build, node_modules and __pycache__). Text output: "
-        "PATH:LINE:COL: SEVERITY: MESSAGE [CODE]. Exit status 1 if any error was found, "
-        "0 otherwise, 2 for usage errors. Chunks separated by '// -----' lines are checked "
-        "independently, as mlir-opt --split-input-file does.",
+        "PATH:LINE:COL: SEVERITY: MESSAGE [CODE]. Chunks separated by '// -----' lines are "
+        "checked independently, as mlir-opt --split-input-file does.",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH")
     parser.add_argument("--format", choices=("text", "json"), default="text")
@@ -136,14 +144,13 @@ def run(args: argparse.Namespace) -> int:
         legacy_severity=Severity.parse(args.legacy_severity), lints=not args.no_lints
     )
     if args.jobs < 0:
-        print("affine-lsp check: --jobs must be 0 (automatic) or more", file=sys.stderr)
-        return 2
+        return fail("check", USAGE, "--jobs must be 0 (automatic) or more")
     files = [str(file) for path in args.paths for file in mlir_files(path)]
     read: list[tuple[str, bytes]] = []
     for path in files:
         data = read_input("check", path)
         if data is None:
-            return 2
+            return USAGE
         read.append((path, data))
     chunks = [
         (n, chunk)
@@ -154,22 +161,26 @@ def run(args: argparse.Namespace) -> int:
     by_file: list[list[Diagnostic]] = [[] for _ in read]
     for (file_index, _), diagnostics in zip(chunks, checked, strict=True):
         by_file[file_index] += diagnostics
-    status = 0
+    status = DONE
     records = []
     for (path, data), diagnostics in zip(read, by_file, strict=True):
         positions = LocalLines(data, 0, len(data), "utf-16") if args.format == "json" else None
         lines = _LineStarts(data)
         for diagnostic in diagnostics:
             if diagnostic.severity == Severity.ERROR:
-                status = 1
+                status = INPUT_ERRORS
             if positions is not None:
                 records.append(_record(path, positions, diagnostic))
             else:
                 line, column = lines.point(diagnostic.span.start_byte)
                 print(
-                    printable(
-                        f"{path}:{line + 1}:{column + 1}: {diagnostic.severity.label}: "
-                        f"{diagnostic.message} [{diagnostic.code}]"
+                    diagnostic_line(
+                        path,
+                        line,
+                        column,
+                        diagnostic.severity.label,
+                        diagnostic.message,
+                        diagnostic.code,
                     )
                 )
     if args.format == "json":

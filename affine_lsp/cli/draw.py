@@ -2,27 +2,35 @@
 
 Draws the iteration space of the loop nest headed by the `affine.for` or
 `affine.parallel` on line N, with its loop-carried dependences, as SVG (to
-stdout, or to OUT through a temporary file and an atomic rename). Exit status:
-0 when drawn; 1 for input errors (an unreadable file, errors in the code);
-2 for usage errors; 3 when line N heads no loop or the nest's domain cannot be
-analysed within the budget (the reason goes to stderr).
+stdout, or to OUT through a temporary file and an atomic rename). Exit status
+(`output.EXIT_STATUSES`): 0 when drawn; 1 for errors in the code; 2 for usage
+errors (also an unreadable file, and a line N that heads no loop); 3 when the
+nest cannot be drawn (its domain cannot be analysed within the budget, it has no
+induction variables): the reason goes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-import sys
 
 from affine_lsp.checks import split_chunks
-from affine_lsp.cli.output import error_reason, read_input, say
-from affine_lsp.cli.results import report_errors, write_atomically
+from affine_lsp.cli.output import (
+    INPUT_ERRORS,
+    REFUSED,
+    USAGE,
+    add_command,
+    fail,
+    line_number,
+    read_input,
+    say,
+)
+from affine_lsp.cli.results import report_errors, write_result
 from affine_lsp.ide.picture import draw, loop_on_line
 from affine_lsp.ir import build_module, function_of
 from affine_lsp.poly import Unknown
 from affine_lsp.syntax import SourceDocument
 
-NO_LOOP = 3
 _PARAMETER = re.compile(r"%?([^=\s]+)=(-?\d+)")
 
 
@@ -35,28 +43,17 @@ def _parameter(text: str) -> tuple[str, int]:
     return match.group(1), int(match.group(2))
 
 
-def _line(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a line number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("line numbers start at 1")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "draw",
-        description="Draw the iteration space of the loop nest headed by the affine.for or "
+        "Draw the iteration space of the loop nest headed by the affine.for or "
         "affine.parallel on line N: one circle per integer point, one arrow per loop-carried "
-        "dependence (RAW, WAR, WAW). Writes SVG to stdout unless -o is given. Exit status: "
-        "0 when drawn, 1 for input errors, 2 for usage errors, 3 when line N heads no loop "
-        "or its domain cannot be analysed within the budget.",
+        "dependence (RAW, WAR, WAW). Writes SVG to stdout unless -o is given.",
     )
     parser.add_argument("file", metavar="FILE")
     parser.add_argument(
-        "--line", type=_line, required=True, metavar="N", help="the line of the nest's loop"
+        "--line", type=line_number, required=True, metavar="N", help="the line of the nest's loop"
     )
     parser.add_argument(
         "--param",
@@ -89,29 +86,25 @@ def _chunk_of(data: bytes, line: int) -> tuple[bytes, int, int]:
 def run(args: argparse.Namespace) -> int:
     data = read_input("draw", args.file)
     if data is None:
-        return 1
+        return USAGE
     line = args.line - 1
     chunk, first_line, _ = _chunk_of(data, line)
     document = SourceDocument(chunk)
     if report_errors(args.file, document, first_line):
-        _say(f"{args.file} has errors; nothing was drawn")
-        return 1
+        return fail("draw", INPUT_ERRORS, f"{args.file} has errors; nothing was drawn")
     model = build_module(document.tree.root_node)
     loop = loop_on_line(model, line - first_line, lambda offset: document.point(offset)[0])
     if loop is None:
-        _say(f"line {args.line} heads no affine.for or affine.parallel loop")
-        return NO_LOOP
+        return fail("draw", USAGE, f"line {args.line} heads no affine.for or affine.parallel loop")
     if args.func:
         function = function_of(loop)
         wanted = args.func.lstrip("@")
         if function is None or function.symbol.lstrip("@") != wanted:
-            _say(f"the loop on line {args.line} is not in @{wanted}")
-            return NO_LOOP
+            return fail("draw", USAGE, f"the loop on line {args.line} is not in @{wanted}")
     values = dict(args.param)
     result = draw(loop, model, document, values, first_line=first_line)
     if isinstance(result, Unknown):
-        _say(f"cannot draw the nest on line {args.line}: {result.reason}")
-        return NO_LOOP
+        return fail("draw", REFUSED, f"cannot draw the nest on line {args.line}: {result.reason}")
     space, svg = result
     for name in space.unused_values:
         _say(f"warning: --param {name}: the nest has no symbol %{name}")
@@ -125,14 +118,4 @@ def run(args: argparse.Namespace) -> int:
         _say(f"note: {len(space.points):,} of {space.total:,} points drawn (sampled)")
     if space.dependences_unavailable:
         _say(f"note: dependences not drawn: {space.dependences_unavailable}")
-    output = svg.encode()
-    if not args.output:
-        sys.stdout.buffer.write(output)
-        sys.stdout.flush()
-        return 0
-    try:
-        write_atomically(args.output, output)
-    except OSError as error:
-        _say(f"cannot write {args.output}: {error_reason(error)}")
-        return 1
-    return 0
+    return write_result("draw", args, svg.encode())

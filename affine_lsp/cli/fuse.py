@@ -1,10 +1,12 @@
 """`affine-lsp fuse FILE [--func NAME] (--all | --line N [--depth D] [--sibling])
 [-o OUT | --in-place]`.
 
-Prints the whole file, fused, to stdout (or writes it). Exit status: 0 when done
-(also when nothing could be fused; the reason goes to stderr), 1 when the input
-has errors, 2 for usage errors and impossible requests (no nest on the line, none
-after it, no such depth or function).
+Prints the whole file, fused, to stdout (or writes it). Exit status
+(`output.EXIT_STATUSES`): 0 when done (with `--all`, also when nothing could be
+fused), 1 when the input has errors, 2 for usage errors and requests for what the
+file does not have (no nest on the line, none after it, no such depth or
+function), 3 when the fusion `--line` asks for is refused (the reason goes to
+stderr).
 """
 
 from __future__ import annotations
@@ -12,7 +14,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from affine_lsp.cli.output import read_input, say
+from affine_lsp.cli.output import (
+    DONE,
+    INPUT_ERRORS,
+    INTERNAL_ERROR,
+    REFUSED,
+    USAGE,
+    add_command,
+    line_number,
+    read_input,
+    say,
+)
 from affine_lsp.cli.results import report_errors, write_result
 from affine_lsp.ir import FuncOp, build_module, function_of
 from affine_lsp.syntax import SourceDocument
@@ -29,13 +41,12 @@ from affine_lsp.transforms.fusion import (
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "fuse",
-        description="Fuse affine loop nests. Every fusion is proven legal by an exact "
+        "Fuse affine loop nests. Every fusion is proven legal by an exact "
         "dataflow analysis of the fused code. Prints the whole file to stdout unless -o or "
-        "--in-place is given. Exit status: 0 when done (also when nothing could be fused; "
-        "the reason goes to stderr), 1 when the input has errors, 2 for usage errors and "
-        "impossible requests (no nest on the line, none after it, no such depth or function).",
+        "--in-place is given.",
     )
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("--func", metavar="NAME", help="only this function (with or without @)")
@@ -46,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="fuse everywhere (and remove dead nests), in the order that leaves fewest nests",
     )
     what.add_argument(
-        "--line", type=int, metavar="N", help="fuse the nest on line N with the next nest"
+        "--line", type=line_number, metavar="N", help="fuse the nest on line N with the next nest"
     )
     parser.add_argument("--depth", type=int, metavar="D", help="with --line: fuse at this depth")
     parser.add_argument(
@@ -73,22 +84,22 @@ def run(args: argparse.Namespace) -> int:
     if args.all and (args.depth is not None or args.sibling):
         args.parser.print_usage(sys.stderr)
         _error("--depth and --sibling go with --line")
-        return 2
+        return USAGE
     if args.depth is not None and args.depth < 1:
         _error("--depth must be at least 1")
-        return 2
+        return USAGE
     data = read_input("fuse", args.file)
     if data is None:
-        return 2
+        return USAGE
     document = SourceDocument(data)
     if report_errors(args.file, document):
         _error(f"{args.file} has errors; nothing was fused")
-        return 1
+        return INPUT_ERRORS
     options = FusionOptions(tolerance=args.tolerance)
     only = {args.func.lstrip("@")} if args.func else None
     if only is not None and not _has_function(document, args.func.lstrip("@")):
         _error(f"{args.file} has no function @{args.func.lstrip('@')}")
-        return 2
+        return USAGE
     if args.all:
         result = fuse_all(data, options, only)
         output = result.text
@@ -117,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             return status
     if output != data and report_errors("<fused>", SourceDocument(output)):
         _error("internal error: the fused text does not verify; nothing was fused")
-        output = data
+        return INTERNAL_ERROR
     return write_result("fuse", args, output)
 
 
@@ -132,15 +143,15 @@ def _fuse_line(
     first = nest_on_line(model, args.line - 1, document.point)
     if first is None:
         _error(f"no affine.for loop nest on line {args.line}")
-        return 2, data
+        return USAGE, data
     function = function_of(first)
     if function is None or (only is not None and function.symbol.lstrip("@") not in only):
         _error(f"the nest on line {args.line} is not in @{args.func.lstrip('@')}")
-        return 2, data
+        return USAGE, data
     second = next_nest(first)
     if second is None:
         _error(f"nothing to fuse: no loop nest follows the one on line {args.line}")
-        return 2, data
+        return USAGE, data
     mode = SIBLING if args.sibling else PRODUCER_CONSUMER
     fusion = PairFusion(data, model, function, first, second, mode, options)
     second_line = document.point(second.span.start_byte)[0] + 1
@@ -151,7 +162,7 @@ def _fuse_line(
                 f"the nests on lines {args.line} and {second_line} have no depth {args.depth} "
                 f"to fuse at ({_depths_text(depths)})"
             )
-            return 2, data
+            return USAGE, data
         candidate = fusion.candidate(args.depth)
         chosen = candidate if candidate.legal else None
         reason = candidate.reason
@@ -160,13 +171,13 @@ def _fuse_line(
         reason = fusion.failure or _best_failure(fusion, options)
     if chosen is None or chosen.new_text is None:
         _error(f"cannot fuse the nests on lines {args.line} and {second_line}: {reason}")
-        return 0, data
+        return REFUSED, data
     kept = ", first nest kept" if chosen.producer_kept else ""
     _error(
         f"fused the nest on line {args.line} into the nest on line {second_line} "
         f"(depth {chosen.depth}, +{(chosen.extra or 0):.0%} compute{kept})"
     )
-    return 0, chosen.new_text
+    return DONE, chosen.new_text
 
 
 def _has_function(document: SourceDocument, name: str) -> bool:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from affine_lsp.cli.output import printable, read_input
+from affine_lsp.cli.output import DONE, INPUT_ERRORS, USAGE, add_command, printable, read_input
 from affine_lsp.syntax import SourceDocument, pretty_sexp, syntax_problems
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "parse",
-        description="Parse MLIR files; print each syntax error as FILE:LINE:COL: error: MESSAGE. "
-        "Exit status 1 if any file has a syntax error, 0 otherwise, 2 for usage errors.",
+        "Parse MLIR files; print each syntax error as FILE:LINE:COL: error: MESSAGE.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument("--tree", action="store_true", help="print the syntax tree of each file")
@@ -20,11 +20,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    status = 0
+    status = DONE
     for path in args.files:
         data = read_input("parse", path)
         if data is None:
-            return 2
+            return USAGE
         document = SourceDocument(data)
         if args.tree:
             if len(args.files) > 1:
@@ -33,5 +33,5 @@ def run(args: argparse.Namespace) -> int:
         for problem in syntax_problems(document.tree):
             line, column = document.point(problem.span.start_byte)
             print(printable(f"{path}:{line + 1}:{column + 1}: error: {problem.message}"))
-            status = 1
+            status = INPUT_ERRORS
     return status

@@ -1,5 +1,5 @@
-"""What the commands that rewrite or draw a file share: the errors of their input,
-printed as `PATH:LINE:COLUMN: error: MESSAGE`, and their result written to stdout or
+"""What the commands that rewrite or draw a file share: the diagnostics of an input
+with errors, printed as `check` prints them, and their result written to stdout or
 to a file replaced atomically (kept apart from `output`, which every command loads,
 as it loads the checker)."""
 
@@ -12,22 +12,31 @@ import sys
 import tempfile
 
 from affine_lsp.checks import Severity, check_document
-from affine_lsp.cli.output import error_reason, printable, say
+from affine_lsp.cli.output import DONE, USAGE, diagnostic_line, error_reason, say
 from affine_lsp.syntax import SourceDocument
 
 
 def report_errors(path: str, document: SourceDocument, first_line: int = 0) -> bool:
-    """Print the errors of `document` (a file's text from its 0-based line
-    `first_line`) as `PATH:LINE:COLUMN: error: MESSAGE`; whether there were any."""
-    found = False
-    for diagnostic in check_document(document):
-        if diagnostic.severity != Severity.ERROR:
-            continue
+    """Whether `document` (a file's text from its 0-based line `first_line`) has
+    errors; if so, all its diagnostics (lints too) are printed to stderr as `check`
+    prints them: `PATH:LINE:COLUMN: SEVERITY: MESSAGE [CODE]`."""
+    found = check_document(document)
+    if not any(diagnostic.severity == Severity.ERROR for diagnostic in found):
+        return False
+    for diagnostic in found:
         line, column = document.point(diagnostic.span.start_byte)
-        message = f"{path}:{first_line + line + 1}:{column + 1}: error: {diagnostic.message}"
-        print(printable(message), file=sys.stderr)
-        found = True
-    return found
+        print(
+            diagnostic_line(
+                path,
+                first_line + line,
+                column,
+                diagnostic.severity.label,
+                diagnostic.message,
+                diagnostic.code,
+            ),
+            file=sys.stderr,
+        )
+    return True
 
 
 def write_atomically(path: str, data: bytes) -> None:
@@ -67,14 +76,14 @@ def _mode_for(target: str) -> int:
 def write_result(command: str, args: argparse.Namespace, output: bytes) -> int:
     """Print `output`, or write it to `--output`/the input file (`--in-place`)
     atomically: exit status 0, or 2 when it cannot be written (the file is untouched)."""
-    if not (args.output or args.in_place):
+    if not (args.output or getattr(args, "in_place", False)):
         sys.stdout.buffer.write(output)
         sys.stdout.flush()
-        return 0
+        return DONE
     path = args.output or args.file
     try:
         write_atomically(path, output)
     except OSError as error:
         say(command, f"cannot write {path}: {error_reason(error)}; it was left untouched")
-        return 2
-    return 0
+        return USAGE
+    return DONE

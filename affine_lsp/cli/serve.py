@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from affine_lsp.cli.output import error_reason, say
+from affine_lsp.cli.output import DONE, USAGE, add_command, error_reason, fail
 
 
 def _host_port(value: str) -> tuple[str, int]:
@@ -17,9 +17,10 @@ def _host_port(value: str) -> tuple[str, int]:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "serve",
-        description="Run the affine-lsp language server over stdio (the default) or TCP. "
+        "Run the affine-lsp language server over stdio (the default) or TCP. "
         "Logs go to stderr (or --log-file); the client's logLevel setting overrides --log-level.",
     )
     parser.add_argument(
@@ -40,8 +41,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler()
     except OSError as error:
-        say("serve", f"cannot write {args.log_file}: {error_reason(error)}")
-        return 2
+        return fail("serve", USAGE, f"cannot write {args.log_file}: {error_reason(error)}")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     ours = logging.getLogger("affine_lsp")
     ours.addHandler(handler)
@@ -78,4 +78,4 @@ def run(args: argparse.Namespace) -> int:
         server.start_tcp(*args.tcp)
     else:
         server.start_io(sys.stdin.buffer, sys.stdout.buffer)
-    return 0
+    return DONE

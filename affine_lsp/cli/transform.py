@@ -3,16 +3,27 @@
 [-o OUT | --in-place]`.
 
 Transforms the `affine.for` that starts on line N, proven legal, and prints the
-whole file to stdout (or writes it). Exit status: 0 applied, 3 refused (illegal,
-or nothing to do: the reason goes to stderr, nothing to stdout), 1 the input has
-errors, 2 usage errors.
+whole file to stdout (or writes it). Exit status (`output.EXIT_STATUSES`): 0
+applied, 1 the input has errors, 2 usage errors (also a factor or permutation that
+is never a change, no loop on line N), 3 refused (illegal, or nothing to do for
+this loop: the reason goes to stderr, nothing to stdout).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from affine_lsp.cli.output import read_input, say
+from affine_lsp.cli.output import (
+    INPUT_ERRORS,
+    INTERNAL_ERROR,
+    REFUSED,
+    USAGE,
+    add_command,
+    fail,
+    line_number,
+    read_input,
+    say,
+)
 from affine_lsp.cli.results import report_errors, write_result
 from affine_lsp.ir import AffineForOp, ModuleModel, build_module
 from affine_lsp.syntax import SourceDocument
@@ -29,8 +40,6 @@ from affine_lsp.transforms.loops import (
     Spec,
     transform,
 )
-
-REFUSED = 3
 
 
 def _integers(text: str, what: str) -> tuple[int, ...]:
@@ -52,42 +61,50 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 def _permutation(text: str) -> tuple[int, ...]:
     values = _integers(text, "the permutation")
-    if sorted(values) != list(range(len(values))):
+    if len(values) < 2 or sorted(values) != list(range(len(values))):
         raise argparse.ArgumentTypeError(
-            f"the permutation must list 0..{len(values) - 1} once each (got {text})"
+            f"the permutation must list 0..n-1 once each, n >= 2 (got {text})"
         )
+    if values == tuple(range(len(values))):
+        raise argparse.ArgumentTypeError(f"the permutation {text} keeps every loop in place")
     return values
 
 
-def _factor(text: str) -> int:
+def _factor(text: str, least: int = 1) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"a factor must be an integer (got {text!r})") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("a factor must be positive")
+    if value < least:
+        raise argparse.ArgumentTypeError(
+            "a factor must be positive" if least == 1 else f"the factor must be at least {least}"
+        )
     return value
+
+
+def _unroll_jam_factor(text: str) -> int:
+    return _factor(text, least=2)  # (unrolling by 1 changes nothing, whatever the loop)
 
 
 FULL = 0  # `--unroll full`
 
 
 def _unroll_factor(text: str) -> int:
-    return FULL if text.strip().lower() == "full" else _factor(text)
+    return FULL if text.strip().lower() == "full" else _factor(text, least=2)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "transform",
-        description="Transform the affine.for that starts on line N. The transformed code is "
+        "Transform the affine.for that starts on line N. The transformed code is "
         "parsed back and proven equivalent to the original by an exact dataflow analysis; an "
         "illegal transformation is refused with the dependence it would break. Prints the "
-        "whole file to stdout unless -o or --in-place is given. Exit status: 0 applied, 3 "
-        "refused (reason on stderr, nothing on stdout), 1 the input has errors, 2 usage errors.",
+        "whole file to stdout unless -o or --in-place is given.",
     )
     parser.add_argument("file", metavar="FILE")
     parser.add_argument(
-        "--line", type=int, required=True, metavar="N", help="the line of the affine.for"
+        "--line", type=line_number, required=True, metavar="N", help="the line of the affine.for"
     )
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument(
@@ -108,7 +125,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     what.add_argument(
         "--unroll", type=_unroll_factor, metavar="F|full", help="unroll by F, or fully"
     )
-    what.add_argument("--unroll-jam", type=_factor, metavar="F", help="unroll and jam by F")
+    what.add_argument(
+        "--unroll-jam", type=_unroll_jam_factor, metavar="F", help="unroll and jam by F"
+    )
     what.add_argument(
         "--parallelize", action="store_true", help="turn the loop into affine.parallel"
     )
@@ -161,22 +180,17 @@ def loop_on_line(model: ModuleModel, document: SourceDocument, line: int) -> Aff
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.line < 1:
-        _error("--line must be at least 1")
-        return 2
     spec = spec_of(args)
     data = read_input("transform", args.file)
     if data is None:
-        return 2
+        return USAGE
     document = SourceDocument(data)
     if report_errors(args.file, document):
-        _error(f"{args.file} has errors; nothing was transformed")
-        return 1
+        return fail("transform", INPUT_ERRORS, f"{args.file} has errors; nothing was transformed")
     model = build_module(document.tree.root_node)
     loop = loop_on_line(model, document, args.line)
     if loop is None:
-        _error(f"no affine.for starts on line {args.line}")
-        return 2
+        return fail("transform", USAGE, f"no affine.for starts on line {args.line}")
     result = transform(data, model, loop, spec)
     if not result.applied or result.new_text is None:
         _error(f"refused: {result.reason}")
@@ -185,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         return REFUSED
     if report_errors("<transformed>", SourceDocument(result.new_text)):
         _error("internal error: the transformed text does not verify; nothing was transformed")
-        return 1
+        return INTERNAL_ERROR
     if result.summary:
         _error(result.summary)
     return write_result("transform", args, result.new_text)

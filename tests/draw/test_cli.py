@@ -79,10 +79,10 @@ def test_unknown_symbol_is_a_warning(capsysbinary):
     assert "warning: --param m: the nest has no symbol %m" in err
 
 
-def test_line_without_a_loop_exits_3(capsysbinary):
+def test_line_without_a_loop_exits_2(capsysbinary):
     for line in (1, _line("stencil") + 2, 10_000):
         status, out, err = _draw(capsysbinary, str(NESTS), "--line", str(line))
-        assert status == 3 and out == b""
+        assert status == 2 and out == b""
         assert f"line {line} heads no affine.for or affine.parallel loop" in err
 
 
@@ -98,7 +98,7 @@ def test_function_filter(capsysbinary):
     line = str(_line("stencil"))
     assert _draw(capsysbinary, str(NESTS), "--line", line, "--func", "stencil")[0] == 0
     status, _, err = _draw(capsysbinary, str(NESTS), "--line", line, "--func", "@triangle")
-    assert status == 3 and "not in @triangle" in err
+    assert status == 2 and "not in @triangle" in err
 
 
 def test_over_budget_exits_3(monkeypatch, capsysbinary):
@@ -124,15 +124,15 @@ def test_input_errors_exit_1(tmp_path, capsysbinary):
     assert status == 1 and out == b""
     assert f"{broken}:3:" in err and "nothing was drawn" in err
     status, out, err = _draw(capsysbinary, str(tmp_path / "missing.mlir"), "--line", "2")
-    assert status == 1 and "cannot read" in err
+    assert status == 2 and "cannot read" in err
 
 
-def test_unwritable_output_exits_1(tmp_path, capsysbinary):
+def test_unwritable_output_exits_2(tmp_path, capsysbinary):
     target = tmp_path / "no" / "such" / "dir.svg"
     status, _, err = _draw(
         capsysbinary, str(NESTS), "--line", str(_line("stencil")), "-o", str(target)
     )
-    assert status == 1 and "cannot write" in err
+    assert status == 2 and "cannot write" in err
     assert not target.exists()
 
 

@@ -46,11 +46,11 @@ def test_line_and_depth(tmp_path, capsysbinary):
     assert b"(depth 1, +0% compute)" in capsysbinary.readouterr().err
 
 
-def test_nothing_to_fuse_exits_zero_with_the_reason(tmp_path, capsysbinary):
+def test_a_refused_fusion_exits_3_with_the_reason_and_no_output(tmp_path, capsysbinary):
     path = _file(tmp_path, WAR)
-    assert main(["fuse", str(path), "--line", str(_line_of(WAR, "affine.for"))]) == 0
+    assert main(["fuse", str(path), "--line", str(_line_of(WAR, "affine.for"))]) == 3
     captured = capsysbinary.readouterr()
-    assert captured.out == WAR.encode()
+    assert captured.out == b""
     assert b"iteration i of the second nest writes %a[i + 1]" in captured.err
 
 
