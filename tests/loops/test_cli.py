@@ -76,3 +76,41 @@ def test_output_and_in_place(tmp_path, capsysbinary):
     before = path.read_bytes()
     assert main(["transform", str(path), "--line", "3", "--distribute", "--in-place"]) == 3
     assert path.read_bytes() == before
+
+
+JACOBI = """func.func @jacobi(%A: memref<10x10xf32>, %B: memref<10x10xf32>) {
+  affine.for %t = 0 to 4 {
+    affine.for %i = 1 to 9 {
+      affine.for %j = 1 to 9 {
+        %u = affine.load %A[%i - 1, %j] : memref<10x10xf32>
+        %r = affine.load %A[%i, %j + 1] : memref<10x10xf32>
+        %s = arith.addf %u, %r : f32
+        affine.store %s, %B[%i, %j] : memref<10x10xf32>
+      }
+    }
+    affine.for %i = 1 to 9 {
+      affine.for %j = 1 to 9 {
+        %v = affine.load %B[%i, %j] : memref<10x10xf32>
+        affine.store %v, %A[%i, %j] : memref<10x10xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def test_iterations_of_other_loops_are_named_as_in_the_same_nest(tmp_path, capsysbinary):
+    """A dependence between two nests under %t is worded as one inside a nest (and as
+    fusion words them): the writer's iteration as expressions, one per loop."""
+    path = _file(tmp_path, JACOBI)
+    assert main(["transform", str(path), "--line", "2", "--parallelize"]) == 3
+    err = capsysbinary.readouterr().err.decode()
+    assert (
+        "iteration (t, i, j) reads %A[i - 1, j], written by iteration (t - 1, i - 1, j): "
+        "a dependence carried by %t"
+    ) in err
+    assert main(["transform", str(path), "--line", "2", "--unroll-jam", "2"]) == 3
+    err = capsysbinary.readouterr().err.decode()
+    assert "written by iteration (t - 1, i - 1, j); after unroll-and-jam by 2" in err
+    assert " = " not in err

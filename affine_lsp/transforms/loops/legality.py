@@ -210,11 +210,9 @@ class NestAnalysis:
         cells = _cells(target)
         target_names = _names(target)
         if rendered is not None and target_names:
+            # The source's iteration as expressions of the target's, one per loop
+            # around the source (in other loops too, as fusion's sentences do).
             target_text = f"iteration {_tuple(target_names)}"
-            source_names = _names(source)
-            if [id(v) for v in source.domain.ivs] != [id(v) for v in target.domain.ivs]:
-                # other loops: say which coordinate is which
-                rendered = [f"{n} = {e}" for n, e in zip(source_names, rendered, strict=False)]
             source_text = f"iteration {_tuple(rendered)}"
         else:
             point = relation.wrap().sample_point()
@@ -227,10 +225,8 @@ class NestAnalysis:
             ]
             source_text = _concrete(source, values[:count])
             target_text = _concrete(target, values[count:])
-        same_op = source.op is target.op
         if dependence.kind == "RAW":
-            by = "written by" if not same_op else "written by"
-            return f"{target_text} reads {cells}, {by} {source_text}"
+            return f"{target_text} reads {cells}, written by {source_text}"
         if dependence.kind == "WAR":
             return f"{target_text} writes {cells}, read by {source_text} before it"
         return f"{target_text} writes {cells}, also written by {source_text} before it"
