@@ -25,7 +25,26 @@ def test_tree_output(tmp_path, capsys):
     path.write_text("#m = affine_map<(d0) -> (d0)>\n")
     assert main(["parse", "--tree", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "(attribute_alias_def" in out and "(dim_id)" in out
+    # As `tree-sitter parse` prints it: ranges (0-based rows, byte columns), leaves' text.
+    assert out.splitlines()[:5] == [
+        "(source_file [0, 0] - [1, 0]",
+        "  (attribute_alias_def [0, 0] - [0, 29]",
+        '    name: (attribute_alias [0, 0] - [0, 2] "#m")',
+        "    value: (affine_map [0, 5] - [0, 29]",
+        "      dimensions: (dim_list [0, 16] - [0, 20]",
+    ]
+    assert '(dim_id [0, 17] - [0, 19] "d0"))' in out
+
+
+def test_tree_leaves_text_is_quoted_and_escaped(tmp_path, capsys):
+    path = tmp_path / "s.mlir"
+    path.write_bytes(
+        b'func.func @f() {\n  %s = "a\\"b" : () -> ()\n  %t = "\x1b\xff"() : () -> ()\n}\n'
+    )
+    main(["parse", "--tree", str(path)])
+    out = capsys.readouterr().out
+    assert '"\\"a\\\\\\"b\\""' in out  # the string "a\"b" with its quotes
+    assert "\x1b" not in out and "\\x1b\\xff" in out
 
 
 def test_missing_file_is_a_usage_error(tmp_path, capsys):

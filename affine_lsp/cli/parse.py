@@ -1,4 +1,5 @@
-"""`affine-lsp parse [--tree] FILE...`: report syntax errors, optionally print trees."""
+"""`affine-lsp parse [--tree] FILE...`: report syntax errors, optionally print trees
+(with ranges and leaves' text, as `tree-sitter parse` prints them)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Parse MLIR files; print each syntax error as FILE:LINE:COL: error: MESSAGE.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE")
-    parser.add_argument("--tree", action="store_true", help="print the syntax tree of each file")
+    parser.add_argument(
+        "--tree",
+        action="store_true",
+        help="print the syntax tree of each file, as tree-sitter parse does: each node's "
+        "range [row, column] - [row, column] (0-based, byte columns), a leaf's text",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -29,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
         if args.tree:
             if len(args.files) > 1:
                 print(f"// {printable(path)}")
-            print(pretty_sexp(document.tree.root_node))
+            tree = pretty_sexp(document.tree.root_node, ranges=True)
+            print("\n".join(printable(line) for line in tree.splitlines()))
         for problem in syntax_problems(document.tree):
             line, column = document.point(problem.span.start_byte)
             print(printable(f"{path}:{line + 1}:{column + 1}: error: {problem.message}"))

@@ -20,8 +20,10 @@ def normalize_sexp(text: str) -> str:
     return text.replace("( ", "(").replace(" )", ")")
 
 
-def pretty_sexp(node: tree_sitter.Node) -> str:
-    """Indented S-expression: one named node per line, fields as `name:` prefixes."""
+def pretty_sexp(node: tree_sitter.Node, ranges: bool = False) -> str:
+    """Indented S-expression: one named node per line, fields as `name:` prefixes.
+    With `ranges`, as `tree-sitter parse` prints it: each node's `[row, column] -
+    [row, column]` (0-based, byte columns), and a leaf's text as a quoted string."""
     lines: list[str] = []
     stack: list[tuple[tree_sitter.Node, str | None, int, bool]] = [(node, None, 0, False)]
     while stack:
@@ -33,11 +35,27 @@ def pretty_sexp(node: tree_sitter.Node) -> str:
         if current.is_missing:
             label = "MISSING " + label
         prefix = f"{field_name}: " if field_name else ""
-        lines.append("  " * depth + f"{prefix}({label}")
-        stack.append((current, None, depth, True))
         children = []
         for index, child in enumerate(current.children):
             if child.is_named or child.is_missing:
                 children.append((child, current.field_name_for_child(index), depth + 1, False))
+        if ranges:
+            label += _range(current) + ("" if children else _leaf_text(current))
+        lines.append("  " * depth + f"{prefix}({label}")
+        stack.append((current, None, depth, True))
         stack.extend(reversed(children))
     return "\n".join(lines)
+
+
+def _range(node: tree_sitter.Node) -> str:
+    (start_row, start_column), (end_row, end_column) = node.start_point, node.end_point
+    return f" [{start_row}, {start_column}] - [{end_row}, {end_column}]"
+
+
+def _leaf_text(node: tree_sitter.Node) -> str:
+    """` "text"` of a leaf (quotes and backslashes escaped; undecodable bytes kept as
+    surrogates, which the command line prints as `\\xNN`)."""
+    text = (node.text or b"").decode("utf-8", "surrogateescape")
+    if not text:
+        return ""
+    return ' "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
