@@ -44,7 +44,7 @@ def _collector_paused() -> Iterator[None]:
 def syntax_diagnostics(document: SourceDocument) -> list[Diagnostic]:
     return [
         Diagnostic(p.span, Severity.ERROR, SYNTAX, p.message)
-        for p in syntax_problems(document.tree)
+        for p in syntax_problems(document.tree, document.data)
     ]
 
 

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"// {printable(path)}")
             tree = pretty_sexp(document.tree.root_node, ranges=True)
             print("\n".join(printable(line) for line in tree.splitlines()))
-        for problem in syntax_problems(document.tree):
+        for problem in syntax_problems(document.tree, document.data):
             line, column = document.point(problem.span.start_byte)
             print(printable(f"{path}:{line + 1}:{column + 1}: error: {problem.message}"))
             status = INPUT_ERRORS

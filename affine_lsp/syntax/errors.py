@@ -1,6 +1,6 @@
 """Syntax errors of a tree: one per ERROR or MISSING node, with a readable
 message and a tight range (the unexpected token, or the point where a token
-is missing)."""
+is missing); binary input gets one error where it stops being text (`binary`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from functools import cache
 
 import tree_sitter
 
+from affine_lsp.syntax.binary import binary_message, binary_start
 from affine_lsp.syntax.language import mlir_language, new_parser
 from affine_lsp.syntax.nodes import Span, first_leaf, walk
 
@@ -298,7 +299,7 @@ def _error_message(
     if leaf.start_byte >= leaf.end_byte:
         what = "end of input"
     else:
-        raw = leaf.text.decode("utf-8", errors="replace") if leaf.text else ""
+        raw = leaf.text.decode("utf-8", errors="backslashreplace") if leaf.text else ""
         what = f"'{raw[:40]}'"
     message = f"unexpected {what}"
     if expected:
@@ -306,20 +307,32 @@ def _error_message(
     return message, leaf
 
 
-def syntax_problems(tree: tree_sitter.Tree, source: bytes | None = None) -> list[SyntaxProblem]:
-    """Every syntax error in `tree`, outermost ERROR nodes only, in document order.
+def syntax_problems(
+    tree: tree_sitter.Tree, source: bytes | bytearray | None = None
+) -> list[SyntaxProblem]:
+    """Every syntax error in `tree`, outermost ERROR nodes only, in document order;
+    for binary input, those before it stops being text and one error there.
 
     `source` is the text the tree was parsed from (defaults to the tree's own).
     """
     root = tree.root_node
     unclosed = _unclosed_region(root)
-    if not root.has_error:
-        return [unclosed] if unclosed else []  # before `root.text`, which copies the source
     if source is None:
         source = root.text or b""
     problems: list[SyntaxProblem] = [unclosed] if unclosed else []
-    problems += _error_problems(root, source)
-    return sorted(problems, key=lambda p: p.span.start_byte)
+    errors: list[tuple[int, int]] = []  # the outermost ERROR nodes
+    if root.has_error:
+        problems += _error_problems(root, bytes(source), errors)
+        problems.sort(key=lambda p: p.span.start_byte)
+    elif b"\0" not in source:  # (the common case: no need to look for binary data)
+        return problems
+    binary = binary_start(root, source, errors)
+    if binary is None:
+        return problems
+    at, cut = binary
+    message, length = binary_message(source, at)
+    before = [p for p in problems if p.span.start_byte < cut]
+    return [*before, SyntaxProblem(message, Span(at, at + length))]
 
 
 def _unclosed_region(root: tree_sitter.Node) -> SyntaxProblem | None:
@@ -340,8 +353,11 @@ def _unclosed_region(root: tree_sitter.Node) -> SyntaxProblem | None:
     return None if at is None else SyntaxProblem("expected '}'", Span(at, at))
 
 
-def _error_problems(root: tree_sitter.Node, source: bytes) -> list[SyntaxProblem]:
-    """One problem per outermost ERROR node and per MISSING node."""
+def _error_problems(
+    root: tree_sitter.Node, source: bytes, errors: list[tuple[int, int]]
+) -> list[SyntaxProblem]:
+    """One problem per outermost ERROR node and per MISSING node; the byte range of
+    each outermost ERROR node is added to `errors`."""
     problems: list[SyntaxProblem] = []
     cursor = root.walk()
     path: list[tree_sitter.Node] = []  # the ancestors of cursor.node
@@ -356,6 +372,7 @@ def _error_problems(root: tree_sitter.Node, source: bytes) -> list[SyntaxProblem
                 problems.append(problem)
             descend = False
         elif node.type == "ERROR":
+            errors.append((node.start_byte, node.end_byte))
             message, leaf = _error_message(node, source, path)
             problems.append(SyntaxProblem(message, Span.of(leaf)))
             descend = False
