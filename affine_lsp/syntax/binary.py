@@ -3,22 +3,24 @@ or checked by mistake. Each of its bytes would start a syntax error of its own (
 cascade); the text gets one clear error instead.
 
 A byte is *not text* when no MLIR text holds it outside comments and string literals:
-a control character other than tab, line feed and carriage return (NUL included),
-a byte of an invalid UTF-8 sequence, or U+FFFD, the replacement character an editor
-puts for bytes that were not UTF-8 when it read the file (so that binary data gets
-the same error from the server as from `check` on the file).
+a control character other than tab, line feed and carriage return, a byte of an
+invalid UTF-8 sequence, or U+FFFD, the replacement character an editor puts for
+bytes that were not UTF-8 when it read the file (so that binary data gets the same
+error from the server as from `check` on the file). NULs are not-text bytes too, but
+in a text without syntax errors MLIR's lexer skips them as it skips blanks (MLIR's
+own tests hold one), and so does the grammar.
 
-The input is binary from its first not-text byte on (one found in a syntax error,
-or a NUL, which MLIR's lexer skips as it skips blanks but no text holds) when that
-byte is a NUL or another follows within `RUN_BYTES` (a run of them: one stray byte
-in a text stays an ordinary syntax error). The one error replaces the syntax errors
-from the start of the syntax error that holds it on.
+An input with syntax errors is binary from a not-text byte on (in a syntax error, or
+a NUL outside comments and strings) that another follows within `RUN_BYTES` (a run
+of them: one stray byte in a text stays an ordinary syntax error). The one error
+replaces the syntax errors from the start of the syntax error that holds it on.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from itertools import islice
 
 import tree_sitter
 
@@ -26,6 +28,7 @@ _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _REPLACEMENT = "\ufffd".encode()
 _NOT_TEXT = re.compile(_CONTROL.pattern + b"|" + re.escape(_REPLACEMENT))
 _QUOTED = frozenset({"comment", "string", "split_marker"})
+_LOOKED = 16  # not-text bytes looked at, from either source
 RUN_BYTES = 64
 """A second not-text byte this close to the first makes a run: the input is binary."""
 
@@ -60,41 +63,38 @@ def _quoted(root: tree_sitter.Node, at: int) -> tree_sitter.Node | None:
     return None
 
 
-def first_nul(root: tree_sitter.Node, data: bytes | bytearray) -> int | None:
-    """The first NUL byte outside comments and string literals, or None."""
+def _nuls(root: tree_sitter.Node, data: bytes | bytearray) -> Iterator[int]:
+    """The NUL bytes outside comments and string literals."""
     at = data.find(b"\0")
     while at >= 0:
         holder = _quoted(root, at)
         if holder is None:
-            return at
-        at = data.find(b"\0", max(holder.end_byte, at + 1))
-    return None
+            yield at
+            at = data.find(b"\0", at + 1)
+        else:
+            at = data.find(b"\0", max(holder.end_byte, at + 1))
 
 
 def binary_start(
     root: tree_sitter.Node, data: bytes | bytearray, errors: Sequence[tuple[int, int]]
 ) -> tuple[int, int] | None:
     """For binary input (see the module's docstring), given the byte ranges of its
-    syntax errors (outermost ERROR nodes): (its first not-text byte, where the syntax
-    errors it replaces start); None for text."""
-    places: list[tuple[int, int]] = []  # (not-text byte, start of its syntax error)
+    syntax errors (outermost ERROR nodes): (the not-text byte it starts at, where the
+    syntax errors it replaces start); None for text."""
+    places = []  # (not-text byte, where the syntax errors it replaces start)
     for start, end in errors:
-        for at in _not_text_in(data, start, end):
-            places.append((at, start))
-            if len(places) == 2:
-                break
-        if len(places) == 2:
+        places += [(at, start) for at in islice(_not_text_in(data, start, end), _LOOKED)]
+        if len(places) >= _LOOKED:
             break
-    nul = first_nul(root, data) if b"\0" in data else None
-    if nul is not None:
-        holder = [start for start, end in errors if start <= nul < end]
-        places = sorted([*places, (nul, holder[0] if holder else nul)])[:2]
-    if not places:
-        return None
-    (first, cut), *rest = places
-    if data[first] != 0 and not (rest and rest[0][0] - first <= RUN_BYTES):
-        return None
-    return first, min(first, cut)
+    if errors and b"\0" in data:
+        for at in islice(_nuls(root, data), _LOOKED):
+            holder = next((start for start, end in errors if start <= at < end), at)
+            places.append((at, holder))
+    places.sort()
+    for (at, cut), (after, _) in zip(places, places[1:], strict=False):
+        if after - at <= RUN_BYTES:
+            return at, min(at, cut)
+    return None
 
 
 def binary_message(data: bytes | bytearray, at: int) -> tuple[str, int]:

@@ -317,15 +317,14 @@ def syntax_problems(
     """
     root = tree.root_node
     unclosed = _unclosed_region(root)
+    if not root.has_error:
+        return [unclosed] if unclosed else []  # before `root.text`, which copies the source
     if source is None:
         source = root.text or b""
     problems: list[SyntaxProblem] = [unclosed] if unclosed else []
     errors: list[tuple[int, int]] = []  # the outermost ERROR nodes
-    if root.has_error:
-        problems += _error_problems(root, bytes(source), errors)
-        problems.sort(key=lambda p: p.span.start_byte)
-    elif b"\0" not in source:  # (the common case: no need to look for binary data)
-        return problems
+    problems += _error_problems(root, bytes(source), errors)
+    problems.sort(key=lambda p: p.span.start_byte)
     binary = binary_start(root, source, errors)
     if binary is None:
         return problems
