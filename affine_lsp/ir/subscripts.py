@@ -16,24 +16,36 @@ def subscripts_from_exprs(
 ) -> tuple[Subscripts, list[Use]]:
     """The map MLIR builds from subscript expressions over SSA values.
 
-    Every distinct value becomes a dimension (or a symbol inside `symbol(...)`),
-    in order of first appearance. Returns the subscripts and every use, in order.
+    Every distinct value becomes a dimension (or a symbol inside `symbol(...)`) where
+    it first appears, in that order. Returns the subscripts and every use, in order.
     `make_use(node, role, in_symbol_call)` makes the Use of a value node, spanning it.
     """
-    dim_positions: dict[str, int] = {}
-    symbol_positions: dict[str, int] = {}
+    bound: dict[str, AffineExpr] = {}  # name -> its dimension or symbol
     dims: list[Use] = []
     symbols: list[Use] = []
     uses: list[Use] = []
 
+    def bind(use: Use, as_symbol: bool, span: Span) -> AffineExpr:
+        """A value is bound where it first appears, as MLIR's parser does: later
+        appearances are that dimension or symbol, with or without `symbol(...)`."""
+        uses.append(use)
+        first = bound.get(use.name)
+        if isinstance(first, AffineSymbol):
+            return AffineSymbol(first.position, span=span)
+        if isinstance(first, AffineDim):
+            return AffineDim(first.position, span=span)
+        if as_symbol:
+            expr: AffineExpr = AffineSymbol(len(symbols), span=span)
+            symbols.append(use)
+        else:
+            expr = AffineDim(len(dims), span=span)
+            dims.append(use)
+        bound[use.name] = expr
+        return expr
+
     def dim(node: Node) -> AffineExpr:
         use = make_use(node, "dim", False)
-        uses.append(use)
-        position = dim_positions.get(use.name)
-        if position is None:
-            position = dim_positions[use.name] = len(dims)
-            dims.append(use)
-        return AffineDim(position, span=use.span)
+        return bind(use, False, use.span)
 
     def leaf(node: Node) -> AffineExpr:
         kind = node.type
@@ -44,13 +56,7 @@ def subscripts_from_exprs(
             value_node = node.child_by_field_id(FIELD["value"])
             if value_node is None:
                 return AffineUnknown("", span=node_span)
-            use = make_use(value_node, "symbol", True)
-            uses.append(use)
-            position = symbol_positions.get(use.name)
-            if position is None:
-                position = symbol_positions[use.name] = len(symbols)
-                symbols.append(use)
-            return AffineSymbol(position, span=node_span)
+            return bind(make_use(value_node, "symbol", True), True, node_span)
         return AffineUnknown(text(node), span=Span.of(node))
 
     results = []
