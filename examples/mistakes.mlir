@@ -19,3 +19,17 @@ func.func @mistakes(%A: memref<?x?xf32>, %n: index, %f: f32) {
   }
   return
 }
+
+// Mistakes whose correction is determined: each has a quick fix.
+func.func @fixable(%A: memref<?xf32>, %n: index) {
+  affine.for %i = 0 to %n {
+    // A valid dimension (an affine.apply of %i) used as a symbol.
+    %h = affine.apply affine_map<(d0) -> (d0 floordiv 2)>(%i)
+    affine.for %j = 0 to %h {
+      // The map takes two dimensions; %j is given as a symbol.
+      %k = affine.apply affine_map<(d0, d1) -> (d0 + d1)>(%i)[%j]
+      %v = affine.load %A[%k] : memref<?xf32>
+    }
+  }
+  return
+}

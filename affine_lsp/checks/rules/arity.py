@@ -17,6 +17,7 @@ from affine_lsp.checks.rules.base import (
     op_rule,
     plural,
 )
+from affine_lsp.checks.rules.rebind import split_again
 from affine_lsp.ir import (
     AffineAccessOp,
     AffineApplyOp,
@@ -146,6 +147,7 @@ def _expect_map(ctx: CheckContext, ref: MapRef | None) -> AffineMap | None:
 
 def _check_counts(
     ctx: CheckContext,
+    user: Operation,
     ref: MapRef | None,
     inputs: AffineMap | IntegerSet,
     dims: list[Use],
@@ -163,12 +165,14 @@ def _check_counts(
     declared = _inputs(inputs.num_dims, inputs.num_symbols)
     given = f"{plural(len(dims), 'dimension operand')} and {plural(len(symbols), 'symbol operand')}"
     related = _related_map(ctx, ref, f"a {what} of {declared}")
+    fixes = split_again(ctx, user, inputs, dims, symbols, spans)
     if len(dims) != inputs.num_dims:
         ctx.report(
             OPERAND_COUNT,
             _mismatch_span(dims, inputs.num_dims, spans[0], fallback),
             f"{messages[0]}: the {what} has {declared}, but {given} are bound",
             related=related,
+            fixes=fixes,
         )
     if len(symbols) != inputs.num_symbols:
         symbols_span = spans[1] or spans[0]
@@ -177,6 +181,7 @@ def _check_counts(
             _mismatch_span(symbols, inputs.num_symbols, symbols_span, fallback),
             f"{messages[1]}: the {what} has {declared}, but {given} are bound",
             related=related,
+            fixes=fixes,
         )
 
 
@@ -219,6 +224,7 @@ def apply_counts(op: Operation, ctx: CheckContext) -> None:
         messages = (parser_message if op.name == "affine.apply" else verifier_message,) * 2
         _check_counts(
             ctx,
+            op,
             op.map_ref,
             affine_map,
             op.dims,
@@ -248,6 +254,7 @@ def _check_bound(ctx: CheckContext, op: AffineForOp, bound: AffineBound, lower: 
         return
     _check_counts(
         ctx,
+        op,
         bound.map_ref,
         affine_map,
         bound.dims,
@@ -308,6 +315,7 @@ def if_counts(op: Operation, ctx: CheckContext) -> None:
         return
     _check_counts(
         ctx,
+        op,
         op.condition,
         resolved,
         op.dims,

@@ -15,6 +15,7 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Related
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import is_generic, op_rule, operand_number, operand_type
+from affine_lsp.checks.rules.rebind import symbol_as_dimension
 from affine_lsp.checks.validity import DIM, describe_op
 from affine_lsp.ir import (
     AffineAccessOp,
@@ -78,11 +79,15 @@ def check_binding(
     culprit = verdict.culprit or value
     related = [Related(culprit.span, f"{culprit.display_name} is defined here")]
     where = "here" if kind == DIM else f"in {describe_op(user)}"
+    fixes = ()
+    if kind != DIM and ctx.validity.dim(value, user).valid:
+        fixes = symbol_as_dimension(ctx, use, user)
     ctx.report(
         code,
         use.span,
         f"{head}: {verdict.reason}, so it is not a valid {kind_word(kind)} {where}; {rules}",
         related=tuple(related),
+        fixes=fixes,
     )
 
 

@@ -3,6 +3,8 @@ with results, region arguments, iter_args vs results, positive steps."""
 
 from __future__ import annotations
 
+import re
+
 from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.diagnostics import Fix, Related, Severity, TextEdit
 from affine_lsp.checks.registry import register
@@ -221,8 +223,10 @@ def for_header(op: Operation, ctx: CheckContext) -> None:
 def _for_step(op: AffineForOp, ctx: CheckContext) -> None:
     """MLIR 22's custom parser takes a step of 0 or more; the verifier checks nothing."""
     assert op.step_span is not None
-    fixes = (Fix("Use step 1", (TextEdit(op.step_span, "1"),), preferred=True),)
     generic = is_generic(op)
+    # (the generic form's step is an attribute: `-2 : index` keeps its type)
+    one = _TYPED_INTEGER.sub("1", _spelling(op, op.step_span), count=1) if generic else "1"
+    fixes = (Fix("Use step 1", (TextEdit(op.step_span, one),), preferred=True),)
     if op.step is None or (op.step < 0 and not generic):
         if generic:
             return  # not an integer attribute: nothing we can say
@@ -242,6 +246,9 @@ def _for_step(op: AffineForOp, ctx: CheckContext) -> None:
             "ends)",
             fixes=fixes,
         )
+
+
+_TYPED_INTEGER = re.compile(r"^[-+]?(0x[0-9a-fA-F]+|[0-9]+)")
 
 
 def _spelling(op: Operation, span: Span) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from affine_lsp.checks.context import CheckContext
-from affine_lsp.checks.diagnostics import Related
+from affine_lsp.checks.diagnostics import Fix, Related, TextEdit
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import (
     generic_op_rule,
@@ -103,7 +103,13 @@ def generic_result_types(op: Operation, ctx: CheckContext) -> None:
             "an index"
         )
     spans = signature_spans(op, "results")
-    ctx.report(RESULT_TYPE, spans[0] if spans else op.name_span, message)
+    right = expected if op.name == "affine.load" else INDEX
+    fixes = (
+        (Fix(f"Declare the result as {right}", (TextEdit(spans[0], str(right)),), True),)
+        if spans
+        else ()
+    )
+    ctx.report(RESULT_TYPE, spans[0] if spans else op.name_span, message, fixes=fixes)
 
 
 @op_rule(
