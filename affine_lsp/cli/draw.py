@@ -1,7 +1,9 @@
-"""`affine-lsp draw FILE --line N [--param NAME=VALUE]... [--func NAME] [-o OUT.svg]`.
+"""`affine-lsp draw FILE --line N [--param NAME=VALUE]... [--func NAME]
+[--dependences KINDS] [-o OUT.svg]`.
 
 Draws the iteration space of the loop nest headed by the `affine.for` or
-`affine.parallel` on line N, with its loop-carried dependences, as SVG (to
+`affine.parallel` on line N, with its loop-carried dependences of the kinds asked
+for (RAW by default; the others are listed with their distances), as SVG (to
 stdout, or to OUT through a temporary file and an atomic rename). Exit status
 (`output.EXIT_STATUSES`): 0 when drawn; 1 for errors in the code; 2 for usage
 errors (also an unreadable file, and a line N that heads no loop); 3 when the
@@ -26,7 +28,7 @@ from affine_lsp.cli.output import (
     say,
 )
 from affine_lsp.cli.results import report_errors, write_result
-from affine_lsp.ide.picture import draw, loop_on_line
+from affine_lsp.ide.picture import DEFAULT_KINDS, KINDS, draw, loop_on_line
 from affine_lsp.ir import build_module, function_of
 from affine_lsp.poly import Unknown
 from affine_lsp.syntax import SourceDocument
@@ -43,13 +45,29 @@ def _parameter(text: str) -> tuple[str, int]:
     return match.group(1), int(match.group(2))
 
 
+def _kinds(text: str) -> tuple[str, ...]:
+    words = {w.strip().upper() for w in text.replace("+", ",").split(",") if w.strip()}
+    if words == {"ALL"}:
+        return KINDS
+    if words == {"NONE"}:
+        return ()
+    unknown = sorted(words - set(KINDS))
+    if unknown or not words:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give kinds of dependence among RAW, WAR and WAW, separated by commas, "
+            "or all, or none"
+        )
+    return tuple(kind for kind in KINDS if kind in words)
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers,
         "draw",
         "Draw the iteration space of the loop nest headed by the affine.for or "
         "affine.parallel on line N: one circle per integer point, one arrow per loop-carried "
-        "dependence (RAW, WAR, WAW). Writes SVG to stdout unless -o is given.",
+        "dependence of the kinds asked for (RAW by default). Writes SVG to stdout unless -o "
+        "is given.",
     )
     parser.add_argument("file", metavar="FILE")
     parser.add_argument(
@@ -65,6 +83,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "with a default, and the picture says so)",
     )
     parser.add_argument("--func", metavar="NAME", help="the loop must be in this function")
+    parser.add_argument(
+        "--dependences",
+        type=_kinds,
+        default=DEFAULT_KINDS,
+        metavar="KINDS",
+        help="the kinds of dependence to draw arrows for: RAW, WAR, WAW (separated by "
+        "commas), all or none (default: RAW; the legend lists every kind found)",
+    )
     parser.add_argument("-o", "--output", metavar="OUT", help="write the SVG to OUT")
     parser.set_defaults(handler=run)
 
@@ -102,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         if function is None or function.symbol.lstrip("@") != wanted:
             return fail("draw", USAGE, f"the loop on line {args.line} is not in @{wanted}")
     values = dict(args.param)
-    result = draw(loop, model, document, values, first_line=first_line)
+    result = draw(loop, model, document, values, first_line=first_line, kinds=args.dependences)
     if isinstance(result, Unknown):
         return fail("draw", REFUSED, f"cannot draw the nest on line {args.line}: {result.reason}")
     space, svg = result
@@ -116,6 +142,12 @@ def run(args: argparse.Namespace) -> int:
             )
     if space.sampled:
         _say(f"note: {len(space.points):,} of {space.total:,} points drawn (sampled)")
+    hidden = [kind for kind in KINDS if kind in space.carried and kind not in space.kinds]
+    if hidden:
+        _say(
+            f"note: {' and '.join(hidden)} dependences not drawn (listed in the legend; "
+            f"--dependences {','.join([*space.kinds, *hidden])} draws them)"
+        )
     if space.dependences_unavailable:
         _say(f"note: dependences not drawn: {space.dependences_unavailable}")
     return write_result("draw", args, svg.encode())

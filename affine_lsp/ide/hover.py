@@ -38,7 +38,7 @@ from affine_lsp.ide.locate import (
 )
 from affine_lsp.ide.navigation import symbol_definition
 from affine_lsp.ide.op_docs import op_doc
-from affine_lsp.ide.picture import SMALL, draw, markdown_image
+from affine_lsp.ide.picture import DEFAULT_KINDS, SMALL, draw, markdown_image
 from affine_lsp.ir import (
     AffineAccessOp,
     AffineForOp,
@@ -202,6 +202,7 @@ def _picture_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) 
         style=SMALL,
         limits=budgets.HOVER_PICTURE_LIMITS,
         budget=budgets.HOVER_PICTURE,
+        kinds=DEFAULT_KINDS,
     )
     if isinstance(drawn, Unknown):
         return f"\n\nPicture unavailable: {drawn.reason}"

@@ -23,7 +23,7 @@ from affine_lsp.checks import TextEdit
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.describe import loop_header
 from affine_lsp.ide.hover import too_deep
-from affine_lsp.ide.picture import PANEL, render
+from affine_lsp.ide.picture import DEFAULT_KINDS, PANEL, render
 from affine_lsp.ide.records import ItemRecord
 from affine_lsp.ir import ModuleModel, Operation
 from affine_lsp.poly import (
@@ -62,6 +62,8 @@ class Picture:
     arrows: int  # dependence arrows drawn
     tiles: int  # tiles outlined
     moved: int  # points drawn elsewhere than their origin
+    dependences: dict[str, int]  # arrows by kind (RAW, WAR, WAW), each kind a group of the SVG
+    shown: tuple[str, ...]  # the kinds whose arrows show; the others' groups are hidden
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -107,7 +109,7 @@ def _picture(
 ) -> Picture:
     line = first_line + document.point(space.loop.span.start_byte)[0]
     return Picture(
-        svg=svg if svg is not None else render(space, document, PANEL, first_line),
+        svg=svg if svg is not None else render(space, document, PANEL, first_line, DEFAULT_KINDS),
         caption=f"{loop_header(document, space.loop)} (line {line + 1})",
         domain=space.domain,
         line=line,
@@ -116,6 +118,8 @@ def _picture(
         arrows=len(space.arrows),
         tiles=len(set(space.tiles.values())),
         moved=len(space.moved),
+        dependences={kind: sum(a.kind == kind for a in space.arrows) for kind in space.kinds},
+        shown=DEFAULT_KINDS,
     )
 
 

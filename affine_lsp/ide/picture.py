@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from math import ceil, hypot
 from xml.sax.saxutils import escape
@@ -40,6 +40,9 @@ from affine_lsp.poly import (
 from affine_lsp.syntax import SourceDocument
 
 KINDS = ("RAW", "WAR", "WAW")
+DEFAULT_KINDS = ("RAW",)
+"""The kinds of dependence pictures draw unless asked for others: what a value
+depends on (the others are listed in the legend, with their distances)."""
 KIND_WORDS = {"RAW": "read after write", "WAR": "write after read", "WAW": "write after write"}
 COLOURS = {"RAW": "#e5534b", "WAR": "#3b8eea", "WAW": "#2da44e"}
 DASHES = {"RAW": "", "WAR": "4 2", "WAW": "1.5 2"}
@@ -69,6 +72,7 @@ class Style:
     titled: bool  # title and domain text on the picture (the hover has them around it)
     beside: bool  # the words to the right of the plot rather than above and below it
     assumed_hint: str  # how to give a symbol a value, `{name}` for its name
+    kinds_hint: str = "not drawn"  # what the legend says of kinds whose arrows are not drawn
 
 
 FULL = Style(
@@ -82,6 +86,7 @@ FULL = Style(
     titled=True,
     beside=False,
     assumed_hint="give --param {name}=VALUE",
+    kinds_hint="not drawn: give --dependences {kind}",
 )
 PANEL = Style(
     plot=400,
@@ -318,10 +323,14 @@ def render_svg(
     style: Style = FULL,
     title: str | None = None,
     line_of: Callable[[Operation], int] | None = None,
+    shown: Sequence[str] | None = None,
 ) -> str:
     """The picture as SVG text. `title` goes on top (FULL style); `line_of` gives the
-    line of an op, for the notes."""
+    line of an op, for the notes. The arrows of the kinds not in `shown` (default:
+    all those drawn) are in the picture but hidden (`display="none"` on their group,
+    which a client may toggle)."""
     layout = _Layout(space, style) if space.points else None
+    visible = tuple(space.kinds if shown is None else (k for k in space.kinds if k in shown))
     font = style.font
     line_height = font * 1.45
 
@@ -368,12 +377,16 @@ def render_svg(
         )
     if space.marks_unavailable is not None:
         footer.append((f"affine.if regions not marked: {space.marks_unavailable}", "note", ""))
+    drawn_kinds = [k for k in visible if k in space.carried]
     if space.dependences_unavailable is not None:
         footer.append((f"dependences not drawn: {space.dependences_unavailable}", "note", ""))
     elif space.points and not space.carried:
         footer.append(("no loop-carried dependences", "", ""))
-    elif space.points and not space.arrows:
-        kinds = ", ".join(sorted(space.carried))
+    elif space.points and not drawn_kinds:
+        kinds = " or ".join(visible) if visible else "any kind drawn"
+        footer.append((f"no loop-carried dependence of {kinds}", "", ""))
+    elif space.points and not any(a.kind in visible for a in space.arrows):
+        kinds = ", ".join(drawn_kinds)
         footer.append((f"{kinds}: no arrow starts at a drawn point", "note", ""))
     groups = space.distances
     for kind in KINDS:
@@ -386,25 +399,16 @@ def render_svg(
             more = len(distances) - len(listed)
             if more > 0:
                 listed.append(f"+{more} more")
-            footer.append(
-                (f"{kind} ({KIND_WORDS[kind]}) on {memref}: {', '.join(listed)}", "", kind)
-            )
-    if space.arrows:
-        notes = []
-        if space.nearest_only:
-            notes.append("each arrow goes to the first later point of its dependence")
-        if space.arrow_stride > 1:
-            notes.append(
-                f"{len(space.arrows):,} of {space.arrow_total:,} arrows drawn: those from every "
-                f"{_ordinal(space.arrow_stride)} drawn point along each axis"
-            )
-        if space.sampled:
-            notes.append("arrows from the sampled points only")
-        for note in notes:
-            footer.append((note, "note", ""))
+            line = f"{kind} ({KIND_WORDS[kind]}) on {memref}: {', '.join(listed)}"
+            if kind in visible:
+                footer.append((line, "", kind))
+            else:
+                footer.append((f"{line} ({style.kinds_hint.format(kind=kind)})", "note", ""))
+    if any(a.kind in visible for a in space.arrows):
+        footer += [(note, "note", "") for note in _arrow_notes(space)]
 
     if style.beside and (layout is None or layout.width * 2 <= style.width):
-        return _beside(space, style, layout, header, footer)
+        return _beside(space, style, layout, header, footer, visible)
     plot_w = layout.width if layout else 0.0
     text_w = max(
         [_text_width(t, font) for t, _ in header]
@@ -423,7 +427,7 @@ def render_svg(
         y += line_height
     if layout is not None:
         plot_top = y - font * 0.4
-        parts += _plot(space, layout, plot_top, font / 2)
+        parts += _plot(space, layout, plot_top, font / 2, visible)
         y = plot_top + layout.height + font * 0.6
     else:
         parts.append(_text(font / 2, y, EMPTY, cls="note"))
@@ -431,10 +435,35 @@ def render_svg(
     y += font * 0.3
     parts += _legend(footer_lines, font / 2, y, font)
     y += line_height * len(footer_lines)
-    return _document(width, y - font * 0.6, style, parts)
+    return _document(width, y - font * 0.6, style, parts, _head(layout, font))
 
 
 EMPTY = "the domain is empty for these values"
+
+
+def _arrow_notes(space: IterationSpace) -> list[str]:
+    """What the arrows leave out: later targets, thinning, sampling."""
+    notes = []
+    if space.nearest_only:
+        notes.append("each arrow goes to the first later point of its dependence")
+    if space.arrow_stride > 1:
+        axes = (
+            f"along {', '.join(space.ivs[d] for d in space.thinned)} in every panel"
+            if len(space.ivs) >= 3
+            else "along each axis"
+        )
+        notes.append(
+            f"{len(space.arrows):,} of {space.arrow_total:,} arrows drawn: those from every "
+            f"{_ordinal(space.arrow_stride)} drawn point {axes}"
+        )
+    if space.snapped:
+        notes.append(
+            "sampled: an arrow joins a drawn point to the next drawn point in the direction "
+            "of its dependence (the distances listed are exact)"
+        )
+    elif space.sampled:
+        notes.append("arrows from the sampled points only")
+    return notes
 
 
 def _footer_lines(footer: list[tuple[str, str, str]], limit: int) -> list[tuple[str, str, str]]:
@@ -462,6 +491,7 @@ def _beside(
     layout: _Layout | None,
     header: list[tuple[str, str]],
     footer: list[tuple[str, str, str]],
+    visible: tuple[str, ...],
 ) -> str:
     """The words in a column to the right of the plot: a wide, short picture (hovers
     are short and scroll)."""
@@ -478,7 +508,7 @@ def _beside(
     parts: list[str] = []
     plot_h = 0.0
     if layout is not None:
-        parts += _plot(space, layout, font * 0.2, font / 2)
+        parts += _plot(space, layout, font * 0.2, font / 2, visible)
         plot_h = layout.height + font * 0.2
     y = font * 1.3
     for text, cls, swatch in lines:
@@ -489,7 +519,7 @@ def _beside(
         y += line_height
     width = column + text_w + font / 2
     height = max(plot_h + font * 0.4, y - font * 0.6)
-    return _document(width, height, style, parts)
+    return _document(width, height, style, parts, _head(layout, font))
 
 
 def _text(x: float, y: float, content: str, anchor: str = "start", cls: str = "") -> str:
@@ -526,7 +556,22 @@ def _swatch(x: float, y: float, font: int, kind: str) -> str:
     )
 
 
-def _plot(space: IterationSpace, layout: _Layout, top: float, left: float) -> list[str]:
+def _stroke(layout: _Layout) -> float:
+    """The width of the arrows: thin between small points, never a hairline."""
+    return max(0.9, min(layout.cell * 0.08, 2.0))
+
+
+def _head(layout: _Layout | None, font: int) -> float:
+    """The side of the arrowheads, in pixels (the same in the legend): a fixed share of
+    a cell, legible on small cells, never larger than a point's spacing allows."""
+    if layout is None:
+        return font * 0.6
+    return max(4.5, min(layout.cell * 0.42, 8.0))
+
+
+def _plot(
+    space: IterationSpace, layout: _Layout, top: float, left: float, visible: Sequence[str]
+) -> list[str]:
     parts = [f'<g transform="translate({_num(left)} {_num(top)})">']
     for x1, y1, x2, y2 in layout.lines:
         parts.append(f'<path class="axis" d="M{_num(x1)} {_num(y1)}L{_num(x2)} {_num(y2)}"/>')
@@ -582,14 +627,15 @@ def _plot(space: IterationSpace, layout: _Layout, top: float, left: float) -> li
         else:
             path = _arrow_path(start, end, gap, BENDS[arrow.kind])
         by_kind[arrow.kind].append(path)
-    width = _num(max(0.6, min(layout.cell * 0.07, 1.6)))
+    width = _num(_stroke(layout))
     for groups_of, extra in ((across, ' opacity="0.4"'), (by_kind, "")):
         for kind, paths in groups_of.items():
             if paths:
                 dash = f' stroke-dasharray="{DASHES[kind]}"' if DASHES[kind] else ""
+                hidden = "" if kind in visible else ' display="none"'
                 parts.append(
                     f'<g class="deps {kind}" stroke="{COLOURS[kind]}" stroke-width="{width}"'
-                    f'{dash}{extra} marker-end="url(#head-{kind})">{"".join(paths)}</g>'
+                    f'{dash}{extra}{hidden} marker-end="url(#head-{kind})">{"".join(paths)}</g>'
                 )
     parts.append("</g>")
     return parts
@@ -654,12 +700,13 @@ def _arrow_path(
     )
 
 
-def _document(width: float, height: float, style: Style, parts: list[str]) -> str:
+def _document(width: float, height: float, style: Style, parts: list[str], head: float) -> str:
     font = style.font
+    size = _num(head)
     markers = "".join(
-        f'<marker id="head-{kind}" viewBox="0 0 6 6" refX="5" refY="3" markerWidth="5" '
-        f'markerHeight="5" orient="auto"><path d="M0 0L6 3L0 6z" fill="{COLOURS[kind]}"/>'
-        "</marker>"
+        f'<marker id="head-{kind}" viewBox="0 0 6 6" refX="5" refY="3" markerWidth="{size}" '
+        f'markerHeight="{size}" markerUnits="userSpaceOnUse" orient="auto">'
+        f'<path d="M0 0L6 3L0 6z" fill="{COLOURS[kind]}"/></marker>'
         for kind in KINDS
     )
     css = (
@@ -721,23 +768,29 @@ def draw(
     limits: PictureLimits | None = None,
     budget: Budget | None = None,
     first_line: int = 0,
+    kinds: Sequence[str] = DEFAULT_KINDS,
 ) -> tuple[IterationSpace, str] | Unknown:
-    """The iteration space of the nest headed by `op` and its SVG picture; lines are
-    counted from `first_line` (where a `// -----` chunk starts in its file)."""
-    space = iteration_space(op, model, values, limits=limits, budget=budget)
+    """The iteration space of the nest headed by `op` and its SVG picture, with the
+    arrows of the dependences of `kinds`; lines are counted from `first_line` (where
+    a `// -----` chunk starts in its file)."""
+    space = iteration_space(op, model, values, limits=limits, budget=budget, kinds=kinds)
     if isinstance(space, Unknown):
         return space
     return space, render(space, document, style, first_line)
 
 
 def render(
-    space: IterationSpace, document: SourceDocument, style: Style = FULL, first_line: int = 0
+    space: IterationSpace,
+    document: SourceDocument,
+    style: Style = FULL,
+    first_line: int = 0,
+    shown: Sequence[str] | None = None,
 ) -> str:
     """The SVG of a space of `document`, titled with its loop's header and line (lines
-    counted from `first_line`)."""
+    counted from `first_line`); the arrows of kinds not `shown` are hidden."""
 
     def line_of(target: Operation) -> int:
         return first_line + document.point(target.span.start_byte)[0] + 1
 
     title = f"{loop_header(document, space.loop)} (line {line_of(space.loop)})"
-    return render_svg(space, style, title, line_of)
+    return render_svg(space, style, title, line_of, shown)

@@ -14,8 +14,14 @@ each dependence (RAW, WAR, WAW) between two memory accesses of the nest, and
 only when the two instances are in different iterations of the loops both
 accesses are in (loop-carried); dependences inside one point are not drawn.
 When a source has several later targets, only the first is drawn
-(`nearest_only`). Spaces larger than `limits.points` are sampled on a lattice
-(`strides`), never cut.
+(`nearest_only`). Arrows are drawn for the kinds asked for (`kinds`); the
+distances of every kind are counted, drawn or not. Spaces larger than
+`limits.points` are sampled on a lattice (`strides`), never cut; there an arrow
+joins a drawn point to the drawn point nearest its target on the lattice in the
+direction of its distance (`snapped`), so that a dependence shorter than the
+lattice step is still seen (its exact distances are in `distances`). More arrows
+than `limits.arrows` are thinned (`arrow_stride`) within each panel of a 3-D or
+deeper space, so that every panel drawn shows its dependences.
 
 For a before/after picture of a transformation, a space can also carry where
 each point came from (`origin_names`: the values of the original loops' ivs,
@@ -66,6 +72,9 @@ MAX_DIMENSIONS = 12
 
 LOOPS = (AffineForOp, AffineParallelOp)
 
+KINDS = ("RAW", "WAR", "WAW")
+"""Kinds of dependence, in the order pictures list them."""
+
 SetOrMap = TypeVar("SetOrMap", isl.Set, isl.Map)
 
 
@@ -106,7 +115,9 @@ class IterationSpace:
     guards: list[Operation] = field(default_factory=list)  # the affine.if ops marked
     arrows: list[Arrow] = field(default_factory=list)
     arrow_total: int = 0  # arrows before thinning
-    arrow_stride: int = 1  # > 1: only arrows from every n-th drawn point along each axis
+    arrow_stride: int = 1  # > 1: only arrows from every n-th drawn point along `thinned` axes
+    kinds: tuple[str, ...] = KINDS  # the kinds of dependence arrows are drawn for
+    snapped: bool = False  # sampled: some arrows join drawn points nearer than their target
     distances: dict[tuple[str, str], dict[tuple[int, ...], int]] = field(default_factory=dict)
     """(kind, memref) -> distance vector -> arrows over the whole domain (before sampling
     and thinning; for dependences of more than MAX_DISTANCES distances in a sampled
@@ -129,6 +140,13 @@ class IterationSpace:
     @property
     def sampled(self) -> bool:
         return any(s > 1 for s in self.strides)
+
+    @property
+    def thinned(self) -> list[int]:
+        """The dimensions along which arrows are thinned: those of each panel (the
+        last two) in a 3-D or deeper space, every one otherwise."""
+        k = len(self.ivs)
+        return list(range(k - 2, k)) if k >= 3 else list(range(k))
 
 
 def chain_of(op: Operation) -> tuple[list[Operation], list[Operation]]:
@@ -308,17 +326,26 @@ def iteration_space(
     limits: PictureLimits | None = None,
     budget: Budget | None = None,
     origin_names: Sequence[str] = (),
+    kinds: Sequence[str] = KINDS,
 ) -> IterationSpace | Unknown:
     """The iteration space of the nest headed by the loop `op`; `values` give the
     symbols numbers (source names, with or without `%`; DEFAULT_VALUE otherwise).
     With `origin_names` (source names of values, e.g. the ivs of the loops a
-    transformation rewrote), each drawn point's `origins` are their values there."""
+    transformation rewrote), each drawn point's `origins` are their values there.
+    Arrows are drawn for the dependences of `kinds` (RAW, WAR, WAW)."""
     if not isinstance(op, LOOPS):
         return Unknown("not an affine loop")
     try:
         drawing = _Drawing(op, model, budget or budgets.DRAW)
         with drawing.session.errors("the picture"):
-            return _space(drawing, dict(values or {}), limits or budgets.DRAW_LIMITS, origin_names)
+            space = _space(
+                drawing,
+                dict(values or {}),
+                limits or budgets.DRAW_LIMITS,
+                origin_names,
+                tuple(k for k in KINDS if k in kinds),
+            )
+            return space
     except Unbounded as error:
         return Unknown(f"the domain is unbounded ({error})")
     except PolyError as error:
@@ -326,7 +353,11 @@ def iteration_space(
 
 
 def _space(
-    drawing: _Drawing, values: dict[str, int], limits: PictureLimits, origin_names: Sequence[str]
+    drawing: _Drawing,
+    values: dict[str, int],
+    limits: PictureLimits,
+    origin_names: Sequence[str],
+    kinds: tuple[str, ...],
 ) -> IterationSpace:
     """`iteration_space` of `drawing`'s nest (isl errors and `PolyError`s propagate)."""
     op = drawing.op
@@ -370,6 +401,7 @@ def _space(
         marks_unavailable=unmarked,
         unused_values=unused,
         origins_unavailable=no_origins,
+        kinds=kinds,
     )
     if not total:
         return space
@@ -579,28 +611,40 @@ class _Sources:
             if key in self.points:
                 self.points[key].update(self._scan(self.sets.pop(key), 1))
 
+    def _steps(self, factor: int) -> list[int]:
+        """The lattice of the drawn points, `factor` times coarser along the thinned axes."""
+        thinned = set(self.space.thinned)
+        return [s * (factor if d in thinned else 1) for d, s in enumerate(self.space.strides)]
+
     def _lattice(self, factor: int) -> isl.Set | None:
-        strides = [s * factor for s in self.space.strides]
+        strides = self._steps(factor)
         if all(s == 1 for s in strides):
             return None
         return lattice_of(self.session, strides, self.space.box)
 
+    def _shown(self, key: Key) -> bool:
+        return key[0] in self.space.kinds
+
     def counts(self, factor: int | None) -> dict[Key, int]:
-        """Arrows per key from the drawn points on the lattice `factor` times coarser,
-        or (None) from every point of the domain (pair by pair: the drawn ones)."""
+        """Arrows per key from the drawn points on the lattice `factor` times coarser
+        (the kinds drawn), or (None) from every point of the domain (every kind; pair
+        by pair: the drawn points)."""
         lattice = self._lattice(factor) if factor is not None else None
         found = {}
         for key, sources in self.sets.items():
+            if factor is not None and not self._shown(key):
+                continue
             if lattice is not None:
                 sources = self.session.run(lambda s=sources: s.intersect(lattice))
             found[key] = count(self.session, sources)
         for key, points in self.points.items():
-            found[key] = len(self._kept(points, factor or 1))
+            if factor is None or self._shown(key):
+                found[key] = len(self._kept(points, factor or 1))
         return found
 
     def _kept(self, points: set[Point], factor: int) -> list[Point]:
         origin = [low for low, _ in self.space.box]
-        steps = [s * factor for s in self.space.strides]
+        steps = self._steps(factor)
         return [
             p
             for p in points
@@ -609,21 +653,48 @@ class _Sources:
 
     def _scan(self, sources: isl.Set, factor: int) -> list[Point]:
         origin = [low for low, _ in self.space.box]
-        steps = [s * factor for s in self.space.strides]
-        return scan(sources, steps, origin, check=self.session.check_time)
+        return scan(sources, self._steps(factor), origin, check=self.session.check_time)
 
     def arrows(self, factor: int) -> list[Arrow]:
+        """The arrows of the kinds drawn; in a sampled space, each to the drawn point
+        nearest its target in the direction of its distance (dropped when that point
+        is not drawn)."""
+        strides = self.space.strides
+        drawn = set(self.space.points) if self.space.sampled else None
         found = []
-        for (kind, memref, distance), sources in self.sets.items():
-            for start in self._scan(sources, factor):
-                end = tuple(x + d for x, d in zip(start, distance, strict=True))
-                found.append(Arrow(kind, memref, start, end))
-        for (kind, memref, distance), points in self.points.items():
-            for start in self._kept(points, factor):
-                end = tuple(x + d for x, d in zip(start, distance, strict=True))
-                found.append(Arrow(kind, memref, start, end))
+        keys = [
+            (key, self._scan(sources, factor))
+            for key, sources in self.sets.items()
+            if self._shown(key)
+        ]
+        keys += [
+            (key, self._kept(points, factor))
+            for key, points in self.points.items()
+            if self._shown(key)
+        ]
+        for (kind, memref, distance), starts in keys:
+            if drawn is None:
+                for start in starts:
+                    end = tuple(x + d for x, d in zip(start, distance, strict=True))
+                    found.append(Arrow(kind, memref, start, end))
+                continue
+            step = _on_lattice(distance, strides)
+            before = len(found)
+            for start in starts:
+                end = tuple(x + d for x, d in zip(start, step, strict=True))
+                if end in drawn:
+                    found.append(Arrow(kind, memref, start, end))
+            self.space.snapped |= step != distance and len(found) > before
         found.sort(key=lambda arrow: (arrow.source, arrow.target, arrow.kind, arrow.memref))
         return found
+
+
+def _on_lattice(distance: Point, strides: Sequence[int]) -> Point:
+    """`distance` rounded away from zero to a multiple of the lattice's steps."""
+    return tuple(
+        0 if d == 0 else (1 if d > 0 else -1) * ceil(abs(d) / s) * s
+        for d, s in zip(distance, strides, strict=True)
+    )
 
 
 def _arrows(

@@ -171,3 +171,44 @@ def test_the_installed_command(tmp_path):
     assert result.returncode == 0, result.stderr
     picture = read_svg(result.stdout)
     assert len(picture.circles) == 120 and len(picture.arrows) == 90
+
+
+def test_raw_arrows_by_default_and_the_other_kinds_on_request(capsysbinary):
+    line = str(_line("reduction"))
+    status, out, err = _draw(capsysbinary, str(NESTS), "--line", line)
+    assert status == 0
+    picture = read_svg(out)
+    assert len(picture.arrows) == len(picture.arrows_of("RAW")) == 5
+    assert "note: WAR and WAW dependences not drawn" in err
+    text = " ".join(picture.text().split())
+    assert "WAW (write after write) on %s: (1) ×5 (not drawn: give --dependences WAW)" in text
+    status, out, err = _draw(capsysbinary, str(NESTS), "--line", line, "--dependences", "all")
+    assert status == 0 and "not drawn" not in err
+    picture = read_svg(out)
+    assert [len(picture.arrows_of(kind)) for kind in ("RAW", "WAR", "WAW")] == [5, 5, 5]
+    status, out, _ = _draw(capsysbinary, str(NESTS), "--line", line, "--dependences", "war,WAW")
+    assert [len(read_svg(out).arrows_of(kind)) for kind in ("RAW", "WAR", "WAW")] == [0, 5, 5]
+    status, out, _ = _draw(capsysbinary, str(NESTS), "--line", line, "--dependences", "none")
+    assert status == 0 and read_svg(out).arrows == []
+
+
+@pytest.mark.parametrize("kinds", ["RAWW", "", "all,RAW"])
+def test_unknown_kinds_of_dependence_are_usage_errors(kinds, capsysbinary):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["draw", str(NESTS), "--line", str(_line("reduction")), "--dependences", kinds])
+    assert exit_info.value.code == 2
+    assert "RAW, WAR and WAW" in capsysbinary.readouterr().err.decode()
+
+
+def test_a_sampled_nest_shows_the_dependences_of_every_panel(tmp_path, capsysbinary):
+    from tests.draw.test_sampled_pictures import MATMUL
+
+    path = tmp_path / "matmul.mlir"
+    path.write_text(MATMUL)
+    status, out, err = _draw(capsysbinary, str(path), "--line", "2")
+    assert status == 0 and "4,096 of 262,144 points drawn (sampled)" in err
+    picture = read_svg(out)
+    panels = [t for t in picture.texts if t.startswith("%i = ")]
+    assert len(panels) == 16
+    # Every panel has its arrows (one per drawn point below the top row of each column).
+    assert len(picture.arrows_of("RAW")) == 16 * 16 * 15

@@ -80,7 +80,19 @@ def test_the_loop_at_the_cursor_is_drawn_with_its_counts_and_domain():
         "arrows",
         "tiles",
         "moved",
+        "dependences",
+        "shown",
     }
+    # Every kind's arrows are in the picture, each kind a group a client may show or
+    # hide; RAW shows, the others' groups are hidden.
+    assert picture.shown == ("RAW",)
+    assert sum(picture.dependences.values()) == picture.arrows
+    for kind, count in picture.dependences.items():
+        assert len(drawn.arrows_of(kind)) == count
+        groups = [
+            g for g in drawn.root.iter(f"{NS}g") if g.get("class", "").split() == ["deps", kind]
+        ]
+        assert all((g.get("display") == "none") == (kind != "RAW") for g in groups), kind
 
 
 def test_the_loop_at_the_cursor_is_the_one_on_its_line_else_the_innermost_around():
