@@ -566,7 +566,7 @@ def _head(layout: _Layout | None, font: int) -> float:
     a cell, legible on small cells, never larger than a point's spacing allows."""
     if layout is None:
         return font * 0.6
-    return max(4.5, min(layout.cell * 0.42, 8.0))
+    return max(3.5, min(layout.cell * 0.45, 8.0))
 
 
 def _plot(

@@ -88,7 +88,7 @@ def test_arrows_of_the_kinds_asked_for_and_the_others_listed():
 def test_arrowheads_and_strokes_are_legible_on_small_cells():
     svg = render_svg(_matmul(), FULL)
     heads = re.findall(r'<marker id="head-\w+"[^>]*markerWidth="([\d.]+)"[^>]*>', svg)
-    assert heads and all(float(size) >= 4.5 for size in heads)
+    assert heads and all(float(size) >= 4.5 for size in heads)  # (cells of 10 px)
     assert 'markerUnits="userSpaceOnUse"' in svg
     widths = re.findall(r'<g class="deps \w+" stroke="[^"]+" stroke-width="([\d.]+)"', svg)
     assert widths and all(float(width) >= 0.9 for width in widths)
