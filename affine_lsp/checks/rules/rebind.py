@@ -23,12 +23,15 @@ from affine_lsp.checks.rules.base import body_node, is_generic, node_at
 from affine_lsp.ir import (
     AffineAccessOp,
     AffineApplyOp,
+    AffineBinary,
+    AffineDim,
     AffineDmaOp,
     AffineExpr,
     AffineForOp,
     AffineIfOp,
     AffineMap,
     AffineParallelOp,
+    AffineSymbol,
     IntegerSet,
     MapRef,
     Operation,
@@ -64,11 +67,36 @@ def symbol_as_dimension(ctx: CheckContext, use: Use, user: Operation) -> tuple[F
     return (Fix(f"Bind {name} as a dimension", edits, preferred=True),)
 
 
+def _parses_as_dimension(exprs: list[AffineExpr], symbol: int) -> bool:
+    """Whether the expressions stay affine as MLIR parses them with the symbol at
+    `symbol` made a dimension: every product keeps a side without dimensions, every
+    divisor and modulus has none (`d0 * s0` is affine, `d0 * d1` is not)."""
+
+    def has_dimension(expr: AffineExpr) -> bool:
+        return any(
+            isinstance(n, AffineDim) or (isinstance(n, AffineSymbol) and n.position == symbol)
+            for n in expr.walk()
+        )
+
+    for expr in exprs:
+        for node in expr.walk():
+            if not isinstance(node, AffineBinary):
+                continue
+            if node.op == "*" and has_dimension(node.lhs) and has_dimension(node.rhs):
+                return False
+            if node.op in ("floordiv", "ceildiv", "mod") and has_dimension(node.rhs):
+                return False
+    return True
+
+
 def _unwrapped(user: Operation, use: Use) -> tuple[TextEdit, ...]:
     """`symbol(%v)` -> `%v` wherever the subscripts holding `use` write it so."""
     subscripts = _subscripts_holding(user, use)
     top = node_at(user, subscripts.span) if subscripts is not None else None
-    if top is None:
+    if subscripts is None or top is None:
+        return ()
+    position = next(k for k, u in enumerate(subscripts.symbols) if u is use)
+    if not _parses_as_dimension(list(subscripts.map.results), position):
         return ()
     edits = []
     stack = [top]
@@ -117,6 +145,8 @@ def _rebound(
         split = split_again(ctx, user, inputs, dims, symbols, _lists(holder))
         return split[0].edits if split else ()
     moved = next(k for k, u in enumerate(symbols) if u is use)
+    if not _parses_as_dimension(_expressions(inputs), moved):
+        return ()
     count = inputs.num_dims
 
     def symbol_name(position: int) -> str:
@@ -138,6 +168,12 @@ def _lists(holder: Node) -> tuple[Span | None, Span | None]:
     dims = operands.child_by_field_id(FIELD["dims"])
     symbols = operands.child_by_field_id(FIELD["symbols"])
     return (Span.of(dims) if dims else None, Span.of(symbols) if symbols else None)
+
+
+def _expressions(inputs: AffineMap | IntegerSet) -> list[AffineExpr]:
+    if isinstance(inputs, AffineMap):
+        return list(inputs.results)
+    return [side for c in inputs.constraints for side in (c.lhs, c.rhs)]
 
 
 def _map_and_operands(holder: Node | None) -> Span | None:
