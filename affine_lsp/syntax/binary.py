@@ -98,12 +98,13 @@ def binary_start(
 
 
 def binary_message(data: bytes | bytearray, at: int) -> tuple[str, int]:
-    """The error at the first not-text byte `at`, and how many bytes it covers."""
+    """The error at the first not-text byte `at`, and how many bytes it covers. Bytes
+    are written as `\\xNN` (never raw: the message goes to terminals and editors)."""
     byte, length = data[at], 1
     if byte == 0:
-        what = "a NUL byte"
+        what = "\\x00, a NUL byte"
     elif _CONTROL.fullmatch(bytes([byte])):
-        what = f"the control character 0x{byte:02x}"
+        what = f"\\x{byte:02x}, a control character"
     elif data[at : at + 3] == _REPLACEMENT:
         what, length = "U+FFFD, the character put for bytes that are not UTF-8", 3
     else:
@@ -111,6 +112,6 @@ def binary_message(data: bytes | bytearray, at: int) -> tuple[str, int]:
             bytes(data[at : at + 4]).decode("utf-8")
         except UnicodeDecodeError as error:
             length = max(1, error.end) if error.start == 0 else 1
-        shown = " ".join(f"0x{b:02x}" for b in data[at : at + length])
+        shown = "".join(f"\\x{b:02x}" for b in data[at : at + length])
         what = f"{shown}, not UTF-8"
     return f"not MLIR text: {what} (a binary file?); no syntax error after it is reported", length

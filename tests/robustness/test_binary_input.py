@@ -84,9 +84,12 @@ def test_the_messages_name_the_byte():
         (found,) = _checked(data)
         return found.message.split(" (")[0]
 
-    assert message(b"\x7fELF\x02\x01") == "not MLIR text: the control character 0x7f"
-    assert message(b"func.func @f() {\n  %x = \0\x01 : i32\n}\n") == "not MLIR text: a NUL byte"
-    assert message(b"\xff\xfe\xfd\xfc") == "not MLIR text: 0xff, not UTF-8"
+    # (bytes written as \xNN, never raw)
+    assert message(b"\x7fELF\x02\x01") == "not MLIR text: \\x7f, a control character"
+    assert message(b"func.func @f() {\n  %x = \0\x01 : i32\n}\n") == (
+        "not MLIR text: \\x00, a NUL byte"
+    )
+    assert message(b"\xff\xfe\xfd\xfc") == "not MLIR text: \\xff, not UTF-8"
     # as an editor shows bytes that are not UTF-8
     assert message("\ufffd\ufffd\ufffd".encode()) == (
         "not MLIR text: U+FFFD, the character put for bytes that are not UTF-8"
@@ -123,4 +126,4 @@ def test_the_commands_print_one_line(command, tmp_path, capsys):
     assert main([command, str(path)]) == 1
     out = capsys.readouterr().out
     assert out.count("\n") == 1
-    assert out.startswith(f"{path}:1:1: error: not MLIR text: the control character 0x7f")
+    assert out.startswith(f"{path}:1:1: error: not MLIR text: \\x7f, a control character")
