@@ -1,6 +1,6 @@
 """`affine-lsp transform FILE --line N (--interchange | --permute P | --tile S1[,S2...]
-| --unroll F|full | --unroll-jam F | --parallelize | --hoist | --distribute | --skew F)
-[-o OUT | --in-place]`.
+| --unroll F|full | --unroll-jam F | --parallelize | --hoist | --distribute
+| --skew F1[,F2...] | --wavefront [R] [--tile-sizes S1[,S2...]]) [-o OUT | --in-place]`.
 
 Transforms the `affine.for` that starts on line N, proven legal, and prints the
 whole file to stdout (or writes it). Exit status (`output.EXIT_STATUSES`): 0
@@ -37,6 +37,7 @@ from affine_lsp.transforms.loops import (
     TILE,
     UNROLL,
     UNROLL_JAM,
+    WAVEFRONT,
     Spec,
     transform,
 )
@@ -70,6 +71,13 @@ def _permutation(text: str) -> tuple[int, ...]:
     return values
 
 
+def _skew_factors(text: str) -> tuple[int, ...]:
+    values = _integers(text, "skew factors")
+    if any(v < 0 for v in values) or not any(values):
+        raise argparse.ArgumentTypeError("skew factors must be >= 0, one of them positive")
+    return values
+
+
 def _factor(text: str, least: int = 1) -> int:
     try:
         value = int(text)
@@ -84,6 +92,10 @@ def _factor(text: str, least: int = 1) -> int:
 
 def _unroll_jam_factor(text: str) -> int:
     return _factor(text, least=2)  # (unrolling by 1 changes nothing, whatever the loop)
+
+
+def _wavefront_rows(text: str) -> int:
+    return _factor(text)
 
 
 FULL = 0  # `--unroll full`
@@ -137,9 +149,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     what.add_argument(
         "--skew",
-        type=_factor,
-        metavar="F",
-        help="skew the loop directly inside by F times this loop's iv",
+        type=_skew_factors,
+        metavar="F1[,F2...]",
+        help="skew the loops inside: the k-th loop below this one by Fk times this "
+        "loop's iv (the band stays perfect; skews compose)",
+    )
+    what.add_argument(
+        "--wavefront",
+        nargs="?",
+        const=0,
+        type=_wavefront_rows,
+        metavar="R",
+        help="run the diagonals of the band's first two loops one after the other, the "
+        "points of a diagonal in parallel (R: R rows at once instead); with --tile-sizes, "
+        "tile and run the tiles of each diagonal in parallel",
+    )
+    parser.add_argument(
+        "--tile-sizes",
+        type=_sizes,
+        metavar="S1[,S2...]",
+        help="with --wavefront: the tile sizes",
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
@@ -167,7 +196,13 @@ def spec_of(args: argparse.Namespace) -> Spec:
     if args.distribute:
         return Spec(DISTRIBUTE)
     if args.skew is not None:
-        return Spec(SKEW, factor=args.skew)
+        factors = args.skew
+        if len(factors) == 1:
+            return Spec(SKEW, factor=factors[0])
+        rows = tuple((f,) + (0,) * k for k, f in enumerate(factors))
+        return Spec(SKEW, skews=rows)
+    if args.wavefront is not None:
+        return Spec(WAVEFRONT, sizes=args.tile_sizes or (), factor=args.wavefront or None)
     return Spec(UNROLL, factor=None if args.unroll == FULL else args.unroll)
 
 
@@ -180,6 +215,8 @@ def loop_on_line(model: ModuleModel, document: SourceDocument, line: int) -> Aff
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.tile_sizes is not None and args.wavefront is None:
+        return fail("transform", USAGE, "--tile-sizes goes with --wavefront (use --tile to tile)")
     spec = spec_of(args)
     data = read_input("transform", args.file)
     if data is None:
@@ -195,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     if not result.applied or result.new_text is None:
         _error(f"refused: {result.reason}")
         if result.hint is not None:
-            _error(f"a legal variant: {_hint_words(result.hint)}")
+            _error(f"a legal variant: {_hint_words(result.hint, args.line)}")
         return REFUSED
     if report_errors("<transformed>", SourceDocument(result.new_text)):
         _error("internal error: the transformed text does not verify; nothing was transformed")
@@ -205,10 +242,44 @@ def run(args: argparse.Namespace) -> int:
     return write_result("transform", args, result.new_text)
 
 
-def _hint_words(spec: Spec) -> str:
+def _hint_words(spec: Spec, line: int) -> str:
+    sizes = ",".join(str(s) for s in spec.sizes)
     options = {
         INTERCHANGE: "--interchange",
         PERMUTE: "--permute " + ",".join(str(p) for p in spec.permutation),
-        TILE: "--tile " + ",".join(str(s) for s in spec.sizes),
+        TILE: f"--tile {sizes}",
+        WAVEFRONT: f"--wavefront --tile-sizes {sizes}" if sizes else "--wavefront",
     }
-    return f"--skew {spec.skew} on this line, then {options.get(spec.kind, spec.kind)}"
+    steps = _skew_steps(spec.skew_rows(), line)
+    if steps is None:
+        return f"the skew of the message, then {options.get(spec.kind, spec.kind)}"
+    return ", then ".join([*steps, f"{options.get(spec.kind, spec.kind)} on this line"])
+
+
+def _skew_steps(rows: tuple[tuple[int, ...], ...], line: int) -> list[str] | None:
+    """A skew as `--skew` steps on the band's lines (its k-th loop on line + k), each by
+    non-negative factors of one loop's iv (None if there are none).
+
+    With R the skew (unit lower triangular), the steps on loops 0, 1, ... are the
+    columns of I - R^-1: R = L_last ... L_0, L_m = I - (column m of R^-1)."""
+    n = len(rows) + 1
+    skew = [[1 if k == m else 0 for m in range(n)] for k in range(n)]
+    for k, row in enumerate(rows, start=1):
+        for m, factor in enumerate(row[:k]):
+            skew[k][m] = factor
+    inverse = [[0] * n for _ in range(n)]
+    for m in range(n):
+        inverse[m][m] = 1
+        for k in range(m + 1, n):
+            inverse[k][m] = -sum(skew[k][j] * inverse[j][m] for j in range(m, k))
+    steps = []
+    for m in range(n - 1):
+        column = [-inverse[k][m] for k in range(m + 1, n)]
+        if any(f < 0 for f in column):
+            return None
+        while column and column[-1] == 0:
+            column.pop()
+        if column:
+            where = "on this line" if m == 0 else f"on line {line + m}"
+            steps.append(f"--skew {','.join(str(f) for f in column)} {where}")
+    return steps

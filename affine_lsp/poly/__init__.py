@@ -18,7 +18,8 @@ The machinery transformations prove their rewrites with:
   isl sessions (`session`): IslSession, Unknown, PolyError, NotAffine, BudgetExceeded
   windows of a block as statements (`program`): Window, Statement, window_ops,
     is_under, is_function_argument, array_name
-  exact dataflow comparison (`equivalence`): compare, Mismatch, on isl's dataflow
+  exact dataflow comparison (`equivalence`): compare, Mismatch, keeps_every_dependence
+    (the cheap sufficient condition for reorderings), on isl's dataflow
     checked exactly (`dataflow`): Dataflow, WrongDataflow, last_images
   iteration domains (`domain`): Domain, DomainBuilder, Level, enclosing_levels
   SSA values as isl terms (`exprs`): Scope, Term, minmax, integer_constant
@@ -48,7 +49,7 @@ from affine_lsp.poly.describe import (
     describe_loop,
 )
 from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
-from affine_lsp.poly.equivalence import Mismatch, compare
+from affine_lsp.poly.equivalence import Mismatch, compare, keeps_every_dependence
 from affine_lsp.poly.exprs import Scope, Term, integer_constant, minmax
 from affine_lsp.poly.forms import (
     AffineForm,
@@ -116,6 +117,7 @@ __all__ = [
     "is_function_argument",
     "is_under",
     "iteration_space",
+    "keeps_every_dependence",
     "maps_of",
     "mark_moved",
     "minmax",

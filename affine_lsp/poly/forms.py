@@ -164,14 +164,15 @@ def render_math(form: AffineForm, rename: Callable[[str], str] = str) -> str:
     return _render(form, rename, scaled, lambda inner, d: f"floor(({inner})/{d})")
 
 
-def render_isl(form: AffineForm) -> str:
-    """isl syntax (`2*x + floor((y + 1)/2) - 3`), readable back by isl."""
+def render_isl(form: AffineForm, rename: Callable[[str], str] = str) -> str:
+    """isl syntax (`2*x + floor((y + 1)/2) - 3`), readable back by isl; `rename`
+    maps each name to an isl term (parenthesised if it is not atomic)."""
 
     def scaled(coefficient: int, text: str) -> tuple[int, str]:
         magnitude = abs(coefficient)
         return (1 if coefficient > 0 else -1), text if magnitude == 1 else f"{magnitude}*{text}"
 
-    return _render(form, str, scaled, lambda inner, d: f"floor(({inner})/{d})")
+    return _render(form, rename, scaled, lambda inner, d: f"floor(({inner})/{d})")
 
 
 def render_mlir(form: AffineForm, rename: Callable[[str], str]) -> str:

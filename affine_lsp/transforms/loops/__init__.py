@@ -15,11 +15,14 @@ the dependences (`legality.py`), whose violations name the dependence broken.
     hoist(data, model, loop)                 loop-invariant code moved out
     distribute(data, model, loop)            fission along dependence cycles
     skew(data, model, loop, factor)          the inner loop of a pair by the outer iv
+    wavefront(data, model, loop, rows=None, sizes=())
+                                             the diagonals of a band (or of its tiles) in turn
     transform(data, model, loop, spec)       any of them from a `Spec`
     module_of(kind)                          the module implementing a kind
 
-The kinds (`KINDS`): INTERCHANGE, PERMUTE, TILE, SKEW, UNROLL, UNROLL_JAM,
-PARALLELIZE, HOIST, DISTRIBUTE.
+The kinds (`KINDS`): INTERCHANGE, PERMUTE, TILE, SKEW, WAVEFRONT, UNROLL,
+UNROLL_JAM, PARALLELIZE, HOIST, DISTRIBUTE. Skews, tiles of skewed or imperfect
+bands and wavefronts are written by the code generator (`transforms.schedule`).
 
 The editor's code actions: loop_actions(...) -> list[LoopAction] (options in
 `LoopOptions`), loop_at(model, start, end) the loop a range designates.
@@ -47,6 +50,7 @@ from affine_lsp.transforms.loops.core import (
     TILE,
     UNROLL,
     UNROLL_JAM,
+    WAVEFRONT,
     Result,
     Spec,
     module_of,
@@ -122,6 +126,19 @@ def skew(
     return transform(data, model, loop, Spec(SKEW, factor=factor), budget)
 
 
+def wavefront(
+    data: bytes,
+    model: ModuleModel,
+    loop: AffineForOp,
+    rows: int | None = None,
+    sizes: Sequence[int] = (),
+    budget: Budget | None = None,
+) -> Result:
+    return transform(
+        data, model, loop, Spec(WAVEFRONT, sizes=tuple(sizes), factor=rows), budget
+    )
+
+
 __all__ = [
     "DISTRIBUTE",
     "HOIST",
@@ -133,6 +150,7 @@ __all__ = [
     "TILE",
     "UNROLL",
     "UNROLL_JAM",
+    "WAVEFRONT",
     "LoopAction",
     "LoopOptions",
     "NestAnalysis",
@@ -153,4 +171,5 @@ __all__ = [
     "transform",
     "unroll",
     "unroll_jam",
+    "wavefront",
 ]

@@ -1,36 +1,40 @@
-"""Interchange, permute, tile and skew a perfect band of loops.
+"""Interchange, permute, tile, skew and wavefront of a band of loops.
 
-All four are a change of coordinates of the band's iterations, optionally tiled:
-skew (`x1 += f * x0`), then permute (`y[P[k]] = x[k]`), then tile the outer
-loops of the new order by `T_k` (tile loops step over origins that are multiples
-of `T_k`, or, for a rectangular band kept in its order, over `lb + k * step * T`).
-Legality: the new schedule of every statement (the tile index
-`floor(y_k / T_k)`, then `y`) must keep every dependence's source first.
+All are a change of coordinates of the band's iterations, optionally tiled:
+skew (`x_k += sum F[k][m] * x_m` for outer loops `m`), then permute (`y[P[k]] =
+x[k]`), then tile the outer loops of the new order by `T_k` (tile loops step
+over origins that are multiples of `T_k`, or, for a rectangular band kept in its
+order, over `lb + k * step * T`), and for a wavefront run the diagonals of
+tiles (or of points) one after the other. Legality: the new schedule of every
+statement must keep every dependence's source first (and a parallel loop must
+carry none).
 
-Text: a rectangular band keeps its headers (interchange swaps them; tiling adds
-`%i_tile` loops stepping over the original bounds and bounds the point loops by
-`min(ub, %i_tile + step * T)`); otherwise every header is computed from the
-band's domain with isl (`bounds.py`), and a skewed loop gets a fresh iv
-(`%j_skew`) with the old one recomputed at the top of the body.
+Text: a rectangular, perfect band that is not skewed keeps its headers
+(interchange swaps them; tiling adds `%i_tile` loops stepping over the original
+bounds and bounds the point loops by `min(ub, %i_tile + step * T)`); anything
+else is generated from per-statement schedules (`scheduled.py`): the band stays
+perfect (a skewed loop gets a fresh iv, `%j_skew`, substituted into the
+subscripts), skews compose, and imperfect bands (statements beside an inner
+loop) are tiled with those statements sunk into it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import islpy as isl
-
 from affine_lsp.ir import AffineForOp
 from affine_lsp.poly import AffineForm, Level, Statement
 from affine_lsp.syntax import Span, decode
-from affine_lsp.transforms.bounds import forms_of, map_text, operand_namer, render_bound
+from affine_lsp.transforms.bounds import forms_of, map_text, operand_namer
 from affine_lsp.transforms.edits import line_start, next_line_start
-from affine_lsp.transforms.loops.bounds import dim_bounds, loops_between
+from affine_lsp.transforms.loops import scheduled as generated
+from affine_lsp.transforms.loops.bounds import loops_between
 from affine_lsp.transforms.loops.core import (
     INTERCHANGE,
     PERMUTE,
     SKEW,
     TILE,
+    WAVEFRONT,
     Context,
     Refused,
     Spec,
@@ -38,18 +42,22 @@ from affine_lsp.transforms.loops.core import (
 )
 from affine_lsp.transforms.loops.legality import NestAnalysis
 from affine_lsp.transforms.loops.nest import (
+    band_chain,
     body_block,
     defined_under,
     header_span,
-    iv,
     iv_name,
     perfect_band,
 )
 from affine_lsp.transforms.loops.proof import Rewrite
 from affine_lsp.transforms.loops.text import Builder, Renames, indent_of, step_indent
+from affine_lsp.transforms.schedule import Scheduled
 
 SKEW_FACTORS = (1, 2, 3)
 """Skew factors tried when a band transformation is illegal."""
+
+WAVEFRONT_COEFFICIENTS = 4
+"""Wavefront coefficients tried (1..this) for a point wavefront."""
 
 
 @dataclass
@@ -57,9 +65,18 @@ class BandPlan:
     band: list[AffineForOp]
     order: list[int]  # new position -> index in `band`
     sizes: list[int]  # tile sizes of the outer loops of the new order
-    skew: int | None
-    keep_headers: bool  # rectangular, not skewed: keep the header texts
+    skews: list[list[int]]  # row k - 1: factors of loops 0..k-1 added to loop k
+    keep_headers: bool  # rectangular, perfect, not skewed: keep the header texts
     what: str  # for messages: "interchange", "tiling 32×32"...
+    scheduled: Scheduled | None = None  # generated code: the statements' schedules
+    wavefront: str = ""  # for the summary: "tiles", "2i + j"...
+
+    @property
+    def skew(self) -> int | None:
+        """The skew as one factor, when it is the second loop's by the first's."""
+        if len(self.skews) == 1 and len(self.skews[0]) == 1:
+            return self.skews[0][0]
+        return None
 
 
 def _words(spec: Spec, band: list[AffineForOp]) -> str:
@@ -69,14 +86,33 @@ def _words(spec: Spec, band: list[AffineForOp]) -> str:
         return "the permutation"
     if spec.kind == TILE:
         return "tiling " + "×".join(str(s) for s in spec.sizes)
+    if spec.kind == WAVEFRONT:
+        return "the wavefront"
     return "the skew"
+
+
+def _skew_words(rows: tuple[tuple[int, ...], ...], band: list[AffineForOp]) -> str:
+    """'%j by 1' (the second loop by the first), else '%i by %t, %j by 2×%t + %i'."""
+    if len(rows) == 1 and len(rows[0]) == 1 and len(band) > 1:
+        return f"{iv_name(band[1])} by {rows[0][0]}"
+    parts = []
+    for k, row in enumerate(rows, start=1):
+        if k >= len(band):
+            break
+        terms = [
+            iv_name(band[m]) if f == 1 else f"{f}×{iv_name(band[m])}"
+            for m, f in enumerate(row)
+            if f
+        ]
+        if terms:
+            parts.append(f"{iv_name(band[k])} by {' + '.join(terms)}")
+    return ", ".join(parts)
 
 
 def title(spec: Spec, band: list[AffineForOp]) -> str:
     """The code action's title."""
-    prefix = ""
-    if spec.skew is not None and len(band) > 1:
-        prefix = f"Skew {iv_name(band[1])} by {spec.skew} and "
+    rows = spec.skew_rows() if spec.kind != SKEW else ()
+    prefix = f"Skew {_skew_words(rows, band)} and " if rows and len(band) > 1 else ""
     if spec.kind == INTERCHANGE:
         text = f"interchange {iv_name(band[0])} and {iv_name(band[1])}"
     elif spec.kind == PERMUTE:
@@ -85,20 +121,38 @@ def title(spec: Spec, band: list[AffineForOp]) -> str:
         )
     elif spec.kind == TILE:
         text = "tile " + "×".join(str(s) for s in spec.sizes)
+    elif spec.kind == WAVEFRONT:
+        if spec.sizes:
+            text = "tile " + "×".join(str(s) for s in spec.sizes) + " and run the tiles in wavefront"
+        elif spec.factor:
+            text = f"wavefront of {iv_name(band[0])}, {spec.factor} at once"
+        else:
+            text = f"wavefront of {iv_name(band[0])} and {iv_name(band[1])}"
     else:
-        return f"Skew {iv_name(band[1])} by {spec.factor} (against {iv_name(band[0])})"
+        rows = spec.skew_rows()
+        if len(rows) == 1 and len(rows[0]) == 1 and len(band) > 1:
+            return f"Skew {iv_name(band[1])} by {rows[0][0]} (against {iv_name(band[0])})"
+        return f"Skew {_skew_words(rows, band)}"
     return (prefix + text)[0].upper() + (prefix + text)[1:]
 
 
 def _band_for(context: Context, spec: Spec) -> tuple[list[AffineForOp], list[int], list[int]]:
     loop = context.loop
     full = perfect_band(loop)
+    chain = band_chain(loop)
+    rows = spec.skew_rows()
+    skewed = 1 + max((k + 1 for k, row in enumerate(rows) if any(row)), default=0)
+    if rows and skewed > len(chain):
+        raise Refused(
+            f"the skew needs {skewed} nested loops but only {len(chain)} are nested "
+            f"from {iv_name(loop)}"
+        )
     if spec.kind == INTERCHANGE:
         if len(full) < 2:
             raise Refused(
                 f"no loop is nested directly in {iv_name(loop)} (its body holds other ops)"
             )
-        return full[:2], [1, 0], []
+        return _widened(full[:2], chain, skewed), [1, 0], []
     if spec.kind == PERMUTE:
         permutation = list(spec.permutation)
         if sorted(permutation) != list(range(len(permutation))) or len(permutation) < 2:
@@ -109,26 +163,43 @@ def _band_for(context: Context, spec: Spec) -> tuple[list[AffineForOp], list[int
                 f"perfectly nested from {iv_name(loop)}"
             )
         order = [permutation.index(k) for k in range(len(permutation))]
-        return full[: len(permutation)], order, []
-    if spec.kind == TILE:
+        band = _widened(full[: len(permutation)], chain, skewed)
+        return band, order + list(range(len(order), len(band))), []
+    if spec.kind in (TILE, WAVEFRONT) and spec.sizes:
         sizes = list(spec.sizes)
-        if not sizes or any(s < 1 for s in sizes):
+        if any(s < 1 for s in sizes):
             raise Refused("tile sizes must be positive integers")
-        if len(sizes) > len(full):
+        if len(sizes) > len(chain):
             raise Refused(
-                f"{len(sizes)} tile sizes for {len(full)} perfectly nested "
-                f"loop{'s' if len(full) > 1 else ''} from {iv_name(loop)}"
+                f"{len(sizes)} tile sizes for {len(chain)} nested "
+                f"loop{'s' if len(chain) > 1 else ''} from {iv_name(loop)}"
             )
-        depth = max(len(sizes), 2 if spec.skew is not None else 1)
-        band = full[: min(depth, len(full))]
+        depth = max(len(sizes), skewed, 2 if spec.kind == WAVEFRONT else 1)
+        band = chain[: min(depth, len(chain))]
+        if len(sizes) <= len(full) and depth <= len(full):
+            band = full[: min(depth, len(full))]
         return band, list(range(len(band))), sizes
+    if spec.kind == TILE:
+        raise Refused("tile sizes must be positive integers")
+    if spec.kind == WAVEFRONT:
+        if len(chain) < 2:
+            raise Refused(f"no loop is nested in {iv_name(loop)} to run a wavefront over")
+        if spec.factor is not None and spec.factor < 1:
+            raise Refused("the number of rows at once must be a positive integer")
+        band = chain[: max(2, skewed)]
+        return band, list(range(len(band))), []
     if spec.kind == SKEW:
-        if len(full) < 2:
+        if len(chain) < 2:
             raise Refused(f"no loop is nested directly in {iv_name(loop)} to skew")
-        if not spec.factor or spec.factor < 1:
+        if not rows or any(f < 0 for row in rows for f in row) or not any(map(any, rows)):
             raise Refused("the skew factor must be a positive integer")
-        return full[:2], [0, 1], []
+        return chain[: max(2, skewed)], list(range(max(2, skewed))), []
     raise Refused(f"unknown band transformation {spec.kind}")
+
+
+def _widened(band: list[AffineForOp], chain: list[AffineForOp], depth: int) -> list[AffineForOp]:
+    """`band` extended along the chain to hold `depth` loops (for a skew)."""
+    return band if len(band) >= depth else chain[:depth]
 
 
 def _rectangular(band: list[AffineForOp]) -> bool:
@@ -156,10 +227,17 @@ def _check_structure(context: Context, band: list[AffineForOp]) -> None:
 def plan(context: Context, spec: Spec, check: bool = True) -> BandPlan:
     band, order, sizes = _band_for(context, spec)
     _check_structure(context, band)
-    skew = spec.factor if spec.kind == SKEW else spec.skew
+    skews = [list(row) for row in spec.skew_rows()]
     rectangular = _rectangular(band)
     identity = order == list(range(len(order)))
-    keep = rectangular and skew is None and (not sizes or identity)
+    perfect = band == perfect_band(band[0], len(band))
+    keep = (
+        rectangular
+        and not skews
+        and perfect
+        and (not sizes or identity)
+        and spec.kind != WAVEFRONT
+    )
     if not keep and any((loop.step or 1) != 1 for loop in band):
         raise Refused(
             "loops with a step other than 1 are only transformed when their bounds do not "
@@ -167,28 +245,115 @@ def plan(context: Context, spec: Spec, check: bool = True) -> BandPlan:
         )
     if spec.kind == PERMUTE and identity:
         raise Refused("nothing to do: the permutation keeps every loop in place")
-    result = BandPlan(band, order, sizes, skew, keep, _words(spec, band))
+    result = BandPlan(band, order, sizes, skews, keep, _words(spec, band))
+    if not keep:
+        _schedule(context, spec, result, check)
     if check:
         violation = _violation(context, result)
         if violation is not None:
-            hint = _skew_hint(context, spec, result) if skew is None else None
+            hint = _skew_hint(context, spec, result) if not skews else None
             reason = violation
             if hint is not None:
-                reason += f"; skew {iv_name(band[1])} by {hint.skew} first"
+                reason += f"; skew {_skew_words(hint.skew_rows(), band)} first"
             raise Refused(reason, hint)
     return result
 
 
+def _schedule(context: Context, spec: Spec, plan: BandPlan, check: bool) -> None:
+    """The statements' schedules for the code generator."""
+    statements = generated.statements(context)
+    band = generated.Band(plan.band, plan.skews, plan.order, plan.sizes)
+    if spec.kind == WAVEFRONT:
+        if plan.sizes:
+            if len(plan.sizes) < 2:
+                raise Refused("a wavefront of tiles needs at least 2 tile sizes")
+            band.tile_wavefront = True
+            plan.wavefront = "tiles"
+        else:
+            band.wavefront, plan.wavefront = _front(context, band, statements, check)
+            band.rows = spec.factor
+    band.distribute = bool(plan.sizes) and _distributable(statements, plan.band)
+    plan.scheduled = generated.band_schedule(context, band, statements)
+    if band.distribute and generated.violation(context, plan.scheduled, plan.what) is not None:
+        band.distribute = False
+        plan.scheduled = generated.band_schedule(context, band, statements)
+
+
+def _distributable(statements: list, band: list[AffineForOp]) -> bool:
+    """Several statements under the band's last loop over different domains (their
+    shifts differ): each gets its own innermost loop, free of guards."""
+    inner = band[-1]
+    under = [s for s in statements if s.dim_of(inner) is not None]
+    if len(under) < 2:
+        return False
+    first = under[0].instances.set_tuple_name("")
+    return any(not s.instances.set_tuple_name("").is_equal(first) for s in under[1:])
+
+
+def _front(
+    context: Context, band: generated.Band, statements: list, check: bool
+) -> tuple[tuple[int, ...], str]:
+    """The smallest wavefront `a * x0 + b * x1` that every dependence of the band's
+    first two loops moves forward (a diagonal holds independent points)."""
+    names = [iv_name(loop).lstrip("%") for loop in band.loops[:2]]
+    candidates = sorted(
+        (
+            (a, b)
+            for a in range(1, WAVEFRONT_COEFFICIENTS + 1)
+            for b in range(1, WAVEFRONT_COEFFICIENTS + 1)
+        ),
+        key=lambda ab: (ab[0] + ab[1], ab),
+    )
+    for a, b in candidates:
+        band.wavefront = (a, b)
+        scheduled = generated.band_schedule(context, band, statements)
+        if not check or generated.violation(context, scheduled, "the wavefront") is None:
+            text = f"{'' if a == 1 else a}{names[0]} + {'' if b == 1 else b}{names[1]}"
+            return (a, b), text
+    raise Refused(
+        f"no wavefront a{names[0]} + b{names[1]} (a, b <= {WAVEFRONT_COEFFICIENTS}) leaves "
+        "the points of a diagonal independent"
+    )
+
+
 def _skew_hint(context: Context, spec: Spec, failed: BandPlan) -> Spec | None:
-    if spec.kind not in (INTERCHANGE, PERMUTE, TILE) or len(failed.band) < 2:
+    if spec.kind not in (INTERCHANGE, PERMUTE, TILE, WAVEFRONT) or len(failed.band) < 2:
+        return None
+    if spec.kind == WAVEFRONT and not spec.sizes:
         return None
     if any((loop.step or 1) != 1 for loop in failed.band):
         return None
     for factor in SKEW_FACTORS:
-        candidate = BandPlan(failed.band, failed.order, failed.sizes, factor, False, failed.what)
-        if _violation(context, candidate) is None:
+        found = _legal_with(context, spec.with_skew(factor))
+        if found:
             return spec.with_skew(factor)
+    if spec.kind in (TILE, WAVEFRONT) and len(failed.band) >= 3:
+        for rows in _skew_matrices(len(failed.band)):
+            if _legal_with(context, spec.with_skews(rows)):
+                return spec.with_skews(rows)
     return None
+
+
+def _legal_with(context: Context, spec: Spec) -> bool:
+    try:
+        plan(context, spec, True)
+    except Refused:
+        return False
+    return True
+
+
+def _skew_matrices(depth: int) -> list[tuple[tuple[int, ...], ...]]:
+    """Skews of a 3-deep band with factors up to 2, fewest and smallest first."""
+    if depth < 3:
+        return []
+    found = []
+    for a in range(3):
+        for b in range(3):
+            for c in range(3):
+                if a or b or c:
+                    found.append(((a,), (b, c)))
+    found.sort(key=lambda rows: (sum(map(sum, rows)), rows))
+    return found[:12]
 
 
 # -- legality ---------------------------------------------------------------------------
@@ -197,12 +362,20 @@ def _skew_hint(context: Context, spec: Spec, failed: BandPlan) -> Spec | None:
 def _coordinates(plan: BandPlan, x: list[str]) -> list[str]:
     """The new coordinates `y` (new order) as expressions of the old ones."""
     skewed = list(x)
-    if plan.skew is not None:
-        skewed[1] = f"({x[1]} + {plan.skew}*{x[0]})"
+    for k in range(1, len(x)):
+        row = plan.skews[k - 1] if k - 1 < len(plan.skews) else []
+        terms = [f"{f}*{x[m]}" for m, f in enumerate(row) if f and m < k]
+        if terms:
+            skewed[k] = f"({x[k]} + {' + '.join(terms)})"
     return [skewed[index] for index in plan.order]
 
 
 def _violation(context: Context, plan: BandPlan) -> str | None:
+    if plan.scheduled is not None:
+        found = generated.violation(context, plan.scheduled, plan.what)
+        if found is None:
+            found = generated.parallel_violation(context, plan.scheduled, plan.what)
+        return found
     analysis = context.analysis(plan.band[0])
 
     def entries(statement: Statement) -> list[str]:
@@ -216,13 +389,10 @@ def _violation(context: Context, plan: BandPlan) -> str | None:
         y = _coordinates(plan, x)
         tiles = []
         for k, size in enumerate(plan.sizes):
-            if plan.keep_headers:
-                loop = plan.band[k]
-                start = analysis.lower_bound(statement, loop)
-                step = (loop.step or 1) * size
-                tiles.append(f"floor(({x[k]} - ({start}))/{step})")
-            else:
-                tiles.append(f"floor(({y[k]})/{size})")
+            loop = plan.band[k]
+            start = analysis.lower_bound(statement, loop)
+            step = (loop.step or 1) * size
+            tiles.append(f"floor(({x[k]} - ({start}))/{step})")
         return old[:first] + tiles + y + old[last + 1 :]
 
     found = analysis.violation(entries)
@@ -236,6 +406,8 @@ def _violation(context: Context, plan: BandPlan) -> str | None:
 
 
 def rewrite(context: Context, plan: BandPlan) -> Rewrite:
+    if plan.scheduled is not None:
+        return generated.rewrite(context, plan.scheduled)
     data = context.data
     band = plan.band
     root = band[0]
@@ -247,25 +419,14 @@ def rewrite(context: Context, plan: BandPlan) -> Rewrite:
     unit = step_indent(data, root, band[1]) if len(band) > 1 else 2
     inner_block = body_block(inner)
     body_ops = inner_block.operations if inner_block is not None else []
-    if plan.keep_headers and not plan.sizes:
+    if not plan.sizes:
         _swap_headers(builder, context, plan, end)
     else:
-        headers = (
-            _tiled_headers(context, plan) if plan.keep_headers else _isl_headers(context, plan)
-        )
+        headers = _tiled_headers(context, plan)
         for depth, header in enumerate(headers):
             builder.line(indent + " " * (unit * depth), header + " {")
         depth = len(headers)
         old_depth = len(band)
-        inner_indent = indent + " " * (unit * depth)
-        if plan.skew is not None:
-            skewed = band[1]
-            builder.line(
-                inner_indent,
-                f"{iv_name(skewed)} = affine.apply affine_map<(d0, d1) -> "
-                f"(d0 - {_times('d1', plan.skew)})>"
-                f"({_skew_name(context, skewed)}, {iv_name(band[0])})",
-            )
         if body_ops:
             body_start = next_line_start(data, inner.body.span.start_byte)  # type: ignore[union-attr]
             body_end = line_start(data, inner.body.span.end_byte - 1)  # type: ignore[union-attr]
@@ -289,23 +450,8 @@ def _swap_headers(builder: Builder, context: Context, plan: BandPlan, end: int) 
     builder.copy(position, end, [band[-1]], Renames())
 
 
-def _times(name: str, factor: int) -> str:
-    return name if factor == 1 else f"{name} * {factor}"
-
-
-def _skew_name(context: Context, loop: AffineForOp) -> str:
-    key = "_skew_name"
-    names: dict[int, str] = context.__dict__.setdefault(key, {})
-    if id(loop) not in names:
-        names[id(loop)] = context.fresh(iv_name(loop), "skew")
-    return names[id(loop)]
-
-
 def _tile_name(context: Context, loop: AffineForOp) -> str:
-    names: dict[int, str] = context.__dict__.setdefault("_tile_names", {})
-    if id(loop) not in names:
-        names[id(loop)] = context.fresh(iv_name(loop), "tile")
-    return names[id(loop)]
+    return generated.tile_name(context, loop)
 
 
 def _tiled_headers(context: Context, plan: BandPlan) -> list[str]:
@@ -367,88 +513,17 @@ def _point_upper(
     return map_text(forms, operand, "min")
 
 
-def _isl_headers(context: Context, plan: BandPlan) -> list[str]:
-    """Headers computed from the band's domain: tile loops, then the band's loops in
-    the new order (steps are 1)."""
-    band = plan.band
-    analysis = context.analysis(band[0])
-    builder = analysis.window.builder
-    levels: list[Level] = [Level(op) for op in loops_between(context.loop, band[0])]
-    levels += [Level(op) for op in band]
-    domain = builder.build(levels)
-    assert domain.set is not None
-    outer = len(levels) - len(band)
-    x = domain.dims[outer:]
-    y = _coordinates(plan, x)
-    m = len(plan.sizes)
-    outs = [f"_o{k}" for k in range(m)] + [f"_y{k}" for k in range(len(band))]
-    constraints = [f"_y{k} = {expr}" for k, expr in enumerate(y)]
-    constraints += [f"_o{k} <= _y{k} < _o{k} + {size}" for k, size in enumerate(plan.sizes)]
-    params = ", ".join(sorted(domain.params))
-    kept = domain.dims[:outer]
-    # Loops around the band inside the window are parameters of the new headers.
-    relation = context.session.map(
-        f"[{params}] -> {{ [{', '.join(domain.dims)}] -> [{', '.join(kept + outs)}] : "
-        + " and ".join(constraints)
-        + " }"
-    )
-    domain_set = domain.set
-    new_set = context.session.run(lambda: domain_set.apply(relation), "the new domain")
-    for position, name in enumerate(kept + outs):
-        new_set = new_set.set_dim_name(isl.dim_type.set, position, name)
-    tile_names = [_tile_name(context, band[plan.order[k]]) for k in range(m)]
-    loop_names = []
-    for k in range(len(band)):
-        loop = band[plan.order[k]]
-        loop_names.append(
-            _skew_name(context, loop)
-            if plan.skew is not None and loop is band[1]
-            else iv_name(loop)
-        )
-    ssa = {f"_o{k}": tile_names[k] for k in range(m)}
-    ssa.update({f"_y{k}": loop_names[k] for k in range(len(band))})
-    for position, dim in enumerate(kept):
-        ssa[dim] = iv(levels[position].op).name  # type: ignore[arg-type]
-
-    operand = operand_namer(analysis.window, ssa)
-
-    headers = []
-    for position in range(len(kept), len(kept) + len(outs)):
-        lowers, uppers = dim_bounds(context.session, new_set, position)
-        k = position - len(kept)
-        if k < m:
-            size = plan.sizes[k]
-            lowers = [_aligned(form, size) for form in lowers]
-            headers.append(
-                f"affine.for {tile_names[k]} = {render_bound(lowers, True, operand)} to "
-                f"{render_bound(uppers, False, operand)} step {size}"
-            )
-        else:
-            name = loop_names[k - m]
-            headers.append(
-                f"affine.for {name} = {render_bound(lowers, True, operand)} to "
-                f"{render_bound(uppers, False, operand)}"
-            )
-    return headers
-
-
-def _aligned(form: AffineForm, size: int) -> AffineForm:
-    """The smallest multiple of `size` at least `form`."""
-    if size == 1:
-        return form
-    if form.is_constant:
-        return AffineForm((), (), -(-form.constant // size) * size)
-    inner = AffineForm(form.terms, form.floors, form.constant + size - 1)
-    return AffineForm((), ((inner, size, size),), 0)
-
-
 def summary(context: Context, plan: BandPlan) -> str:
     names = [iv_name(loop) for loop in plan.band]
     done = []
-    if plan.skew is not None:
-        done.append(f"skewed {names[1]} by {plan.skew}")
+    if plan.skews:
+        done.append("skewed " + _skew_words(tuple(map(tuple, plan.skews)), plan.band))
     if plan.order != list(range(len(plan.order))):
         done.append("reordered the loops to " + ", ".join(names[k] for k in plan.order))
     if plan.sizes:
         done.append("tiled by " + "×".join(str(s) for s in plan.sizes))
+    if plan.wavefront == "tiles":
+        done.append("the tiles of each diagonal in parallel")
+    elif plan.wavefront:
+        done.append(f"the points in wavefront along {plan.wavefront}")
     return "; ".join(done) or "nothing"

@@ -32,7 +32,19 @@ PARALLELIZE = "parallelize"
 HOIST = "hoist"
 DISTRIBUTE = "distribute"
 SKEW = "skew"
-KINDS = (INTERCHANGE, PERMUTE, TILE, UNROLL, UNROLL_JAM, PARALLELIZE, HOIST, DISTRIBUTE, SKEW)
+WAVEFRONT = "wavefront"
+KINDS = (
+    INTERCHANGE,
+    PERMUTE,
+    TILE,
+    UNROLL,
+    UNROLL_JAM,
+    PARALLELIZE,
+    HOIST,
+    DISTRIBUTE,
+    SKEW,
+    WAVEFRONT,
+)
 
 TOO_COMPLEX = "too complex to analyse in time"
 INTERNAL_ERROR = "cannot transform this loop (internal error)"
@@ -43,10 +55,15 @@ class Spec:
     """One transformation request.
 
     permutation: for PERMUTE, `P[k]` = new position of the band's k-th loop;
-    sizes: for TILE, one per loop from the outside (fewer: the outer loops only);
-    factor: for UNROLL (None: full), UNROLL_JAM and SKEW;
-    skew: for INTERCHANGE, PERMUTE and TILE, skew the band's second loop by this
-    factor of the first loop's iv first (None: no skew).
+    sizes: for TILE and WAVEFRONT (tiles in wavefront), one per loop from the
+    outside (fewer: the outer loops only);
+    factor: for UNROLL (None: full), UNROLL_JAM, SKEW (the second loop by this
+    factor of the first loop's iv) and WAVEFRONT (rows at once; None: a whole
+    diagonal in parallel);
+    skew: for INTERCHANGE, PERMUTE, TILE and WAVEFRONT, skew the band's second loop
+    by this factor of the first loop's iv first (None: no skew);
+    skews: a general skew (for SKEW, and first for the others): row k - 1 holds the
+    factors of loops 0..k-1 added to the band's k-th loop.
     """
 
     kind: str
@@ -54,9 +71,25 @@ class Spec:
     sizes: tuple[int, ...] = ()
     factor: int | None = None
     skew: int | None = None
+    skews: tuple[tuple[int, ...], ...] = ()
 
     def with_skew(self, factor: int) -> Spec:
         return Spec(self.kind, self.permutation, self.sizes, self.factor, factor)
+
+    def with_skews(self, rows: tuple[tuple[int, ...], ...]) -> Spec:
+        if len(rows) == 1 and len(rows[0]) == 1:
+            return self.with_skew(rows[0][0])
+        return Spec(self.kind, self.permutation, self.sizes, self.factor, None, rows)
+
+    def skew_rows(self) -> tuple[tuple[int, ...], ...]:
+        """The skew asked for, as rows (empty: none)."""
+        if self.skews:
+            return self.skews
+        if self.skew is not None:
+            return ((self.skew,),)
+        if self.kind == SKEW and self.factor is not None:
+            return ((self.factor,),)
+        return ()
 
 
 class Refused(PolyError):
@@ -204,6 +237,7 @@ _MODULES = {
     PERMUTE: "band",
     TILE: "band",
     SKEW: "band",
+    WAVEFRONT: "band",
     UNROLL: "unroll",
     UNROLL_JAM: "unroll",
     PARALLELIZE: "parallel",

@@ -51,6 +51,22 @@ def perfect_band(loop: AffineForOp, limit: int | None = None) -> list[AffineForO
     return band
 
 
+def band_chain(loop: AffineForOp, limit: int | None = None) -> list[AffineForOp]:
+    """`loop` and the loops nested in it one per body, other ops beside them allowed
+    (an imperfect band), outermost first (at most `limit`)."""
+    band = [loop]
+    while limit is None or len(band) < limit:
+        ops = body_ops(band[-1])
+        loops = [op for op in ops if isinstance(op, AffineForOp)]
+        others = [op for op in ops if op.regions and not isinstance(op, AffineForOp)]
+        if len(loops) != 1 or any(
+            isinstance(inner, AffineForOp) for op in others for inner in op.walk()
+        ):
+            break
+        band.append(loops[0])
+    return band
+
+
 def iv(loop: AffineForOp) -> Value:
     value = loop.induction_variable
     if value is None:

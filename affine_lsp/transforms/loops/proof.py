@@ -9,12 +9,18 @@ the new text itself: each induction variable of the original op's loops, under
 the copy's renaming, names a value of the new text, whose affine expression in
 the new loops (through `affine.apply` and the like) gives that coordinate (an
 iv that names nothing there — a loop the op was hoisted out of — stays free,
-ranging over the original loop). This gives the origin relation of every new
+ranging over the original loop); in generated code (`transforms.schedule`) the
+copy records each iv's value as an affine form of the new loops' ivs
+(`Origin.substitution`), substituted into its affine maps. This gives the
+origin relation of every new
 statement, and then:
 
 1. **memory** (`poly.equivalence.compare`, as for fusion): every new instance
    has an origin and touches what it touched, every read and the final
-   contents of every memref see the write whose origin the original saw;
+   contents of every memref see the write whose origin the original saw; a
+   rewrite that only reorders is shown first by the cheaper sufficient condition
+   `keeps_every_dependence` (each original instance once, same elements, every
+   pair touching one element in the same order), the comparison deciding if not;
 2. **values**: every new op computes what its origin computed from the same
    operands: same op text up to SSA names; each operand either the same value
    from outside, an index value equal (as an affine expression, checked by isl)
@@ -46,6 +52,7 @@ import islpy as isl
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import (
+    AffineAccessOp,
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
@@ -57,6 +64,7 @@ from affine_lsp.ir import (
     Value,
 )
 from affine_lsp.poly import (
+    AffineForm,
     Domain,
     DomainBuilder,
     IslSession,
@@ -68,6 +76,8 @@ from affine_lsp.poly import (
     compare,
     enclosing_levels,
     is_under,
+    keeps_every_dependence,
+    render_isl,
     union_of_maps,
 )
 from affine_lsp.syntax import Span, encode
@@ -85,6 +95,7 @@ from affine_lsp.transforms.loops.text import Origin, Renames
 
 _SSA_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+(#\d+)?")
 _INDEX_OPS = ("affine.apply", "affine.min", "affine.max", "arith.constant")
+_SUBSCRIPT_ROLES = ("dim", "symbol")
 _STRUCTURE = (AffineForOp, AffineParallelOp, AffineIfOp)
 
 
@@ -256,7 +267,9 @@ class Prover:
         self.sigmas: dict[int, isl.Map] = {}
         origin_map = self._statement_origins(new, origins)
         live = set(self.original.memrefs)
-        mismatches = compare(self.session, self.original, window, origin_map, live)
+        mismatches = []
+        if not keeps_every_dependence(self.session, self.original, window, origin_map):
+            mismatches = compare(self.session, self.original, window, origin_map, live)
         if mismatches:
             raise ProofFailed(self._describe(mismatches[0], window))
         self._check_values(new, origins, rewrite)
@@ -306,9 +319,16 @@ class Prover:
         params: set[str] = set(new_domain.params) | set(old_domain.params)
         outputs: list[str] = []
         constraints: list[str] = []
+        substitution = origin.substitution or {}
         for position, old_iv in enumerate(old_domain.ivs):
             out = f"_o{position}"
             outputs.append(out)
+            form = substitution.get(id(old_iv))
+            if form is not None:
+                text, used = self._substituted(new, op, form, new_domain)
+                params |= used
+                constraints.append(f"{out} = {text}")
+                continue
             value = _visible(op, origin.renames.get(old_iv))
             if value is None:
                 continue  # hoisted out of that loop: any of its iterations
@@ -332,6 +352,25 @@ class Prover:
         )
         self.sigmas[key] = found
         return found
+
+    def _substituted(
+        self, new: _Side, op: Operation, form: AffineForm, domain: Domain
+    ) -> tuple[str, set[str]]:
+        """An iv's substituted value (a form over SSA names visible at `op`) as an isl
+        term over `domain`'s dims, and the parameters it uses."""
+        terms: dict[str, str] = {}
+        params: set[str] = set()
+        for name in form.names():
+            value = _visible(op, name)
+            if value is None:
+                raise ProofFailed(f"{self._line_of(op)} uses {name}, which is not defined there")
+            try:
+                term = new.window.resolver.value(value, domain.scope)
+            except NotAffine:
+                raise ProofFailed(f"{self._line_of(op)}: {name} is not affine") from None
+            terms[name] = f"({term.text})"
+            params |= term.params
+        return render_isl(form, terms.__getitem__), params
 
     def _named(self, relation: isl.Map, new_name: str, old_name: str) -> isl.Map:
         relation = relation.set_tuple_name(isl.dim_type.in_, new_name)
@@ -438,6 +477,9 @@ class Prover:
                             f"{value.display_name} held in the original"
                         )
                 continue
+            if origin.substitution is not None and isinstance(op, AffineAccessOp):
+                self._check_substituted(op, old)
+                continue
             if isinstance(op, _STRUCTURE) and not _same_text(self.data, old, self.new_data, op):
                 # A header the transformation wrote (domains are compared): only
                 # the values it carries in must be the original's.
@@ -455,6 +497,20 @@ class Prover:
                 uses, old_uses = op.operands, old.operands
             for use, old_use in zip(uses, old_uses, strict=True):
                 self._check_operand(op, old, use, old_use)
+
+    def _check_substituted(self, op: AffineAccessOp, old: Operation) -> None:
+        """A copy whose subscripts were rewritten by substitution: the element it
+        touches is proven by the memory comparison; the rest must be the original's."""
+        if not isinstance(old, AffineAccessOp) or op.name != old.name:
+            raise ProofFailed(f"{self._line_of(op)} does not repeat {old.name}")
+        if _without_subscripts(self.data, old) != _without_subscripts(self.new_data, op):
+            raise ProofFailed(f"{self._line_of(op)} differs from the original op")
+        uses = [u for u in op.operands if u.role not in _SUBSCRIPT_ROLES]
+        old_uses = [u for u in old.operands if u.role not in _SUBSCRIPT_ROLES]
+        if len(uses) != len(old_uses):
+            raise ProofFailed(f"{self._line_of(op)} does not repeat {old.name}")
+        for use, old_use in zip(uses, old_uses, strict=True):
+            self._check_operand(op, old, use, old_use)
 
     def _check_inits(self, op: Operation, old: Operation) -> None:
         if not isinstance(op, AffineForOp) or not isinstance(old, AffineForOp):
@@ -764,6 +820,19 @@ def _op_text(data: bytes, op: Operation) -> str:
     if op.regions:
         end = min(end, op.regions[0].span.start_byte)
     return data[start:end].decode("utf-8", errors="replace")
+
+
+def _without_subscripts(data: bytes, op: AffineAccessOp) -> str:
+    """The op's text with SSA names and its subscripts blanked."""
+    text = _op_text(data, op)
+    subscripts = op.subscripts
+    if subscripts is not None and subscripts.result_spans and op.map_ref is None:
+        base = op.name_span.start_byte
+        first = subscripts.result_spans[0].start_byte - base
+        last = subscripts.result_spans[-1].end_byte - base
+        encoded = text.encode()
+        text = (encoded[:first] + b"..." + encoded[last:]).decode("utf-8", errors="replace")
+    return _normalised(text)
 
 
 def _same_text(old_data: bytes, old: Operation, new_data: bytes, new: Operation) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import Operation, Value, split_use_name
+from affine_lsp.poly import AffineForm
 from affine_lsp.syntax import Span, decode, encode
 from affine_lsp.transforms.edits import apply_edits, indentation, line_start, next_line_start
 
@@ -41,6 +42,9 @@ class Origin:
     op: Operation
     renames: Renames
     copy: int  # which copy (unroll index, component...), for messages and chains
+    substitution: dict[int, AffineForm] | None = None
+    """Generated code (`transforms.schedule`): each original iv (by id) as an affine
+    form over SSA names of the new text, substituted into the op's affine maps."""
 
 
 def _ops_in(start: int, end: int, roots: list[Operation]) -> list[Operation]:

@@ -1,0 +1,309 @@
+"""Loop transformations written by the code generator (`transforms.schedule`): the
+statements of one loop nest, a time vector for each, the legality of the new
+order from the dependences, and the rewrite (text and origins) for the proof.
+
+A *band* here is a chain of loops from the nest's root, each holding the next
+(perfectly, or with other ops beside it: an imperfect band). Its transformed
+coordinates are `y_k = x_k + sum(F[k][m] * x_m for m < k)` (a skew), permuted,
+and the outer ones tiled (`T * floor(y / T)`: the tile loops step over tile
+origins). A statement beside an inner band loop runs at that loop's first
+iteration (before it) or past its last (after it): it is *sunk* into the band.
+After the band come the statement's positions and inner loops as they were.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from affine_lsp.ir import AffineForOp
+from affine_lsp.poly import Scope, Term, minmax
+from affine_lsp.transforms.edits import line_start, next_line_start
+from affine_lsp.transforms.loops.core import Context, Refused
+from affine_lsp.transforms.loops.nest import iv_name
+from affine_lsp.transforms.loops.proof import Rewrite
+from affine_lsp.transforms.loops.text import Origin, Renames, indent_of, step_indent
+from affine_lsp.transforms.schedule import (
+    Dimension,
+    Scheduled,
+    Statement,
+    Unschedulable,
+    generate,
+    statements_of,
+)
+
+
+@dataclass
+class Band:
+    """How a band is transformed: skew rows, order, tile sizes, wavefronts."""
+
+    loops: list[AffineForOp]
+    skews: list[list[int]] = field(default_factory=list)  # row k: factors of loops 0..k-1
+    order: list[int] = field(default_factory=list)  # new position -> index in `loops`
+    sizes: list[int] = field(default_factory=list)  # tile sizes of the outer new positions
+    tile_wavefront: bool = False  # tiles of a diagonal run in parallel
+    wavefront: tuple[int, ...] = ()  # coefficients of a point wavefront over the band
+    rows: int | None = None  # the point wavefront: this many of the first loop's values at once
+    distribute: bool = False  # one innermost loop per statement
+
+    def __post_init__(self) -> None:
+        if not self.order:
+            self.order = list(range(len(self.loops)))
+
+    def factor(self, k: int, m: int) -> int:
+        if k < len(self.skews) + 1 and k >= 1 and m < len(self.skews[k - 1]):
+            return self.skews[k - 1][m]
+        return 0
+
+    def skewed(self, k: int) -> bool:
+        return any(self.factor(k, m) for m in range(k))
+
+
+def statements(context: Context) -> list[Statement]:
+    try:
+        return statements_of(context.analysis().window)
+    except Unschedulable as error:
+        raise Refused(error.reason) from None
+
+
+def _sunk(context: Context, statement: Statement, band: Band) -> list[str]:
+    """The band coordinates `x` of a statement (its dims, or the loops' first
+    iteration / one past their last for a statement beside an inner band loop)."""
+    found: list[str] = []
+    builder = context.analysis().window.builder
+    scope: Scope | None = None
+    for loop in band.loops:
+        dim = statement.dim_of(loop)
+        if dim is not None:
+            found.append(dim)
+            continue
+        if scope is None:
+            scope = Scope(dict(statement.domain.scope.dims), statement.domain.scope.inside)
+        before = _is_before(statement, loop)
+        bound = loop.lower if before else loop.upper
+        terms = builder.bound_terms(bound, scope)
+        term = minmax("max" if before else "min", terms)
+        found.append(term.text)
+        assert loop.induction_variable is not None
+        scope.bind(loop.induction_variable, Term(f"({term.text})", term.value, term.params))
+    return found
+
+
+def _is_before(statement: Statement, loop: AffineForOp) -> bool:
+    return statement.ops[0].span.start_byte < loop.span.start_byte
+
+
+def _tail(statement: Statement, band: Band) -> list[object]:
+    """The statement's original schedule path without the band's ivs."""
+    ivs = {id(loop.induction_variable) for loop in band.loops}
+    return [e for e in statement.path if isinstance(e, int) or id(e) not in ivs]
+
+
+def band_schedule(context: Context, band: Band, found: list[Statement]) -> Scheduled:
+    """The time vectors of the statements under `band.loops[0]` and the dimensions."""
+    n = len(band.loops)
+    times: dict[str, list[str]] = {}
+    tails: dict[str, list[object]] = {}
+    for statement in found:
+        x = _sunk(context, statement, band)
+        y = []
+        for k in range(n):
+            terms = [f"({x[k]})"] + [
+                f"{band.factor(k, m)}*({x[m]})" for m in range(k) if band.factor(k, m)
+            ]
+            y.append(" + ".join(terms))
+        y = [y[index] for index in band.order]
+        head = _head(band, y)
+        tail = _tail(statement, band)
+        tails[statement.name] = tail
+        names = dict(
+            zip((id(iv) for iv in statement.domain.ivs), statement.domain.dims, strict=True)
+        )
+        times[statement.name] = head + [
+            str(e) if isinstance(e, int) else names[id(e)] for e in tail
+        ]
+    dims = _band_dims(context, band)
+    width = max(len(t) for t in times.values())
+    base = len(dims)
+    for position in range(base, width):
+        loops: dict[str, AffineForOp] = {}
+        for statement in found:
+            tail = tails[statement.name]
+            index = position - base
+            if index < len(tail) and not isinstance(tail[index], int):
+                loop = _loop_of(statement, tail[index])
+                if loop is not None:
+                    loops[statement.name] = loop
+        dims.append(Dimension(loops=loops))
+    return Scheduled(found, times, dims)
+
+
+def _loop_of(statement: Statement, iv: object) -> AffineForOp | None:
+    for loop in statement.loops:
+        if loop.induction_variable is iv:
+            return loop
+    return None
+
+
+def _head(band: Band, y: list[str]) -> list[str]:
+    """Tile origins, wavefronts and the band's coordinates."""
+    sizes = band.sizes
+    tiles = [f"{size}*floor(({y[k]})/{size})" for k, size in enumerate(sizes)]
+    head: list[str] = []
+    if band.tile_wavefront and len(sizes) >= 2:
+        head.append(" + ".join(f"floor(({y[k]})/{size})" for k, size in enumerate(sizes)))
+        head += tiles[1:]
+    else:
+        head += tiles
+    points = list(y)
+    if band.wavefront:
+        front = " + ".join(
+            f"{c}*({y[k]})" for k, c in enumerate(band.wavefront) if c
+        )
+        group = [f"{band.rows}*floor(({y[0]})/{band.rows})"] if band.rows else []
+        points = group + [front] + points[: len(band.wavefront) - 1] + points[len(band.wavefront) :]
+    if band.distribute:
+        points = points[:-1] + ["_s_"] + points[-1:]
+    return head + points
+
+
+def _band_dims(context: Context, band: Band) -> list[Dimension]:
+    n = len(band.loops)
+    names = []
+    for position in range(n):
+        index = band.order[position]
+        loop = band.loops[index]
+        if band.skewed(index):
+            names.append(_skewed_name(context, loop))
+        else:
+            names.append(iv_name(loop))
+    dims: list[Dimension] = []
+    tile_names = [_tile_name(context, band.loops[band.order[k]]) for k in range(len(band.sizes))]
+    if band.tile_wavefront and len(band.sizes) >= 2:
+        dims.append(Dimension(context.fresh("%tiles", "front"), separate=False))
+        dims += [Dimension(name, parallel=True, separate=False) for name in tile_names[1:]]
+    else:
+        dims += [Dimension(name, separate=False) for name in tile_names]
+    points: list[Dimension] = []
+    for position in range(n):
+        loop = band.loops[band.order[position]]
+        identity = not band.skewed(band.order[position])
+        points.append(
+            Dimension(names[position], loops={} if not identity else {"*": loop}),
+        )
+    if band.wavefront:
+        first = band.loops[band.order[0]]
+        group = [Dimension(_tile_name(context, first), separate=False)] if band.rows else []
+        front = Dimension(context.fresh(f"{iv_name(first)}", "front"))
+        rest = points[: len(band.wavefront) - 1] + points[len(band.wavefront) :]
+        if rest:
+            rest[0] = Dimension(rest[0].name, parallel=band.rows is None)
+        points = group + [front] + rest
+    if band.distribute:
+        points = points[:-1] + [Dimension()] + points[-1:]
+    return dims + points
+
+
+def _skewed_name(context: Context, loop: AffineForOp) -> str:
+    names: dict[int, str] = context.__dict__.setdefault("_skewed_names", {})
+    if id(loop) not in names:
+        base = iv_name(loop)
+        if base.endswith("_skew"):  # skewed again: its iv goes, the name stays
+            names[id(loop)] = base
+        else:
+            names[id(loop)] = context.fresh(base, "skew")
+    return names[id(loop)]
+
+
+def tile_name(context: Context, loop: AffineForOp) -> str:
+    """`%i_tile` for the tile loops of `loop` (the same name for every use)."""
+    return _tile_name(context, loop)
+
+
+def _tile_name(context: Context, loop: AffineForOp) -> str:
+    names: dict[int, str] = context.__dict__.setdefault("_tile_names", {})
+    if id(loop) not in names:
+        names[id(loop)] = context.fresh(iv_name(loop), "tile")
+    return names[id(loop)]
+
+
+# -- legality -------------------------------------------------------------------------------
+
+
+def violation(context: Context, scheduled: Scheduled, what: str) -> str | None:
+    """The dependence the new schedule would break, in words (None: legal)."""
+    analysis = context.analysis()
+    place: dict[int, tuple[Statement, int]] = {}
+    for statement in scheduled.statements:
+        for index, op in enumerate(statement.ops):
+            place[id(op)] = (statement, index)
+
+    def entries(access: object) -> list[str]:
+        statement, index = place[id(access.op)]  # type: ignore[attr-defined]
+        return [*_concrete(scheduled.times[statement.name], statement), str(index)]
+
+    found = analysis.violation(entries)
+    if found is None:
+        return None
+    dependence, relation = found
+    return analysis.explain(dependence, relation, what)
+
+
+def parallel_violation(context: Context, scheduled: Scheduled, what: str) -> str | None:
+    """A dependence between two iterations of a loop written as affine.parallel (its
+    iterations may run in any order: as well backwards)."""
+    for position, dim in enumerate(scheduled.dims):
+        if not dim.parallel:
+            continue
+        times = {}
+        for statement in scheduled.statements:
+            time = list(scheduled.times[statement.name])
+            if position < len(time):
+                time[position] = f"-({time[position]})"
+            times[statement.name] = time
+        found = violation(
+            context, Scheduled(scheduled.statements, times, scheduled.dims), f"{what} in parallel"
+        )
+        if found is not None:
+            return found
+    return None
+
+
+def _concrete(time: list[str], statement: Statement) -> list[str]:
+    """A time vector with the statement's own order in place of `_s_` (distribution)."""
+    return [str(int(statement.name[1:])) if entry == "_s_" else entry for entry in time]
+
+
+def concrete(scheduled: Scheduled) -> Scheduled:
+    times = {s.name: _concrete(scheduled.times[s.name], s) for s in scheduled.statements}
+    return Scheduled(scheduled.statements, times, scheduled.dims)
+
+
+# -- text ---------------------------------------------------------------------------------
+
+
+def rewrite(context: Context, scheduled: Scheduled) -> Rewrite:
+    """The nest's lines replaced by the generated code."""
+    data = context.data
+    root = context.loop
+    start = line_start(data, root.span.start_byte)
+    end = next_line_start(data, root.span.end_byte)
+    inner = next((op for op in root.walk() if op is not root and isinstance(op, AffineForOp)), None)
+    unit = step_indent(data, root, inner) if inner is not None else 2
+    window = context.analysis().window
+    try:
+        generated = generate(
+            context.session,
+            data,
+            window,
+            concrete(scheduled),
+            indent_of(data, root),
+            unit,
+            context.names,
+        )
+    except Unschedulable as error:
+        raise Refused(error.reason) from None
+    origins = {
+        start + offset: Origin(copy.op, Renames(dict(copy.renames)), copy.copy, copy.substitution)
+        for offset, copy in generated.copies.items()
+    }
+    return Rewrite(start, end, generated.text, origins)

@@ -1,0 +1,282 @@
+"""One instance of a statement in generated code: a copy of its ops whose original
+ivs are replaced by affine expressions of the new loops' ivs.
+
+The copy keeps the original lines (comments included), re-indented. An iv that
+is exactly one new iv (or a value from outside) is renamed; otherwise it is
+substituted into the affine maps that use it — `affine.load %A[%i - 1]` becomes
+`affine.load %A[%i_skew - %t - 1]`, and an `affine.apply`, `affine.min` or
+`affine.max` gets its map composed — and only the remaining uses (an
+`arith.index_cast %i`) get an `affine.apply` named after the iv at the top of
+the copy. Each copied op records the op it repeats, its renaming and the
+substitution (old iv -> affine form over the new SSA names), which is what the
+proof reads back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from affine_lsp.checks import TextEdit
+from affine_lsp.ir import AffineAccessOp, AffineApplyOp, Operation, Use, Value
+from affine_lsp.poly import AffineForm, IslSession, NotAffine, Window, render_mlir
+from affine_lsp.syntax import Span, decode, encode
+from affine_lsp.transforms.bounds import forms_of, map_text
+from affine_lsp.transforms.edits import apply_edits, indentation, line_start, next_line_start
+from affine_lsp.transforms.schedule.expressions import substituted
+from affine_lsp.transforms.schedule.statements import Statement, Unschedulable
+
+Operand = Callable[[str], tuple[str, bool]]
+"""isl name -> (SSA name, is a valid symbol)."""
+
+_INDEX_OPS = ("affine.apply", "affine.min", "affine.max")
+
+
+@dataclass(frozen=True)
+class Copy:
+    """The op a generated op repeats; `renames`: new names of original values (by
+    id) in this copy; `substitution`: each original iv (by id) as an affine form
+    over SSA names of the generated text."""
+
+    op: Operation
+    renames: dict[int, str] = field(default_factory=dict)
+    substitution: dict[int, AffineForm] = field(default_factory=dict)
+    copy: int = 0
+
+
+@dataclass
+class Written:
+    """The text of one instance and the ops it repeats (offsets in `text`)."""
+
+    text: str
+    copies: dict[int, Copy]
+
+
+class InstanceWriter:
+    """Writes instances of statements of one window."""
+
+    def __init__(self, session: IslSession, data: bytes, window: Window) -> None:
+        self.session = session
+        self.data = data
+        self.window = window
+        self._terms: dict[int, list[AffineForm]] = {}
+
+    def write(
+        self,
+        statement: Statement,
+        values: list[AffineForm],
+        operand: Operand,
+        indent: str,
+        taken: Callable[[str], bool],
+        fresh: Callable[[str], str],
+        result_names: dict[int, str],
+        copy: int,
+    ) -> Written:
+        """`values[m]`: the statement's m-th dim as a form over isl names that
+        `operand` turns into SSA names; `taken(name)`: the name is visible here
+        already; `result_names`: new names of the statement's results."""
+        domain = statement.domain
+        by_dim = dict(zip(domain.dims, values, strict=True))
+        ssa_forms = {
+            id(iv): _renamed(form, operand) for iv, form in zip(domain.ivs, values, strict=True)
+        }
+        plain: dict[int, str] = {}
+        for iv, form in zip(domain.ivs, values, strict=True):
+            name = form.single_name()
+            if name is not None:
+                plain[id(iv)] = operand(name)[0]
+        renames: dict[int, str] = dict(result_names)
+        renames.update(plain)
+        edits: list[TextEdit] = []
+        introduced: set[int] = set()
+        recompute: list[Value] = []
+        start = line_start(self.data, statement.ops[0].span.start_byte)
+        end = next_line_start(self.data, statement.ops[-1].span.end_byte)
+
+        def rename(span: Span, new: str, old: str) -> None:
+            if new != old:
+                local = Span(span.start_byte - start, span.start_byte - start + len(encode(old)))
+                edits.append(TextEdit(local, new))
+
+        for op in statement.ops:
+            for value in op.results:
+                if value.index == 0 and id(value) in result_names:
+                    rename(value.span, result_names[id(value)], value.name)
+            if self._substitutes(op):
+                edit = self._rewritten(op, statement, by_dim, operand, start)
+                if edit is not None:
+                    edits.append(edit)
+                    if isinstance(op, AffineApplyOp):
+                        introduced.add(id(op))
+                    skipped = _map_operands(op)
+                    for use in op.operands:
+                        if id(use) not in skipped:
+                            self._rename_use(use, renames, plain, recompute, domain.ivs, rename)
+                    continue
+            for use in op.operands:
+                self._rename_use(use, renames, plain, recompute, domain.ivs, rename)
+        header = ""
+        for iv in recompute:
+            name = iv.name if not taken(iv.name) else fresh(iv.name)
+            renames[id(iv)] = name
+            form = by_dim[domain.dims[domain.ivs.index(iv)]]
+            header += f"{indent}{name} = affine.apply {map_text([form], operand)}\n"
+        if recompute:  # the remaining uses of those ivs: their recomputed values
+            for op in statement.ops:
+                for use in op.operands:
+                    if use.value is not None and use.value in recompute and not (
+                        self._substitutes(op) and id(use) in _map_operands(op)
+                    ):
+                        rename(use.span, renames[id(use.value)], use.value.name)
+        delta = len(indent) - len(indentation(self.data, statement.ops[0].span.start_byte))
+        edits += _indent_edits(self.data, start, end, delta)
+        text = apply_edits(self.data[start:end], edits)
+        base = len(encode(header))
+        copies: dict[int, Copy] = {}
+        for op in statement.ops:
+            if id(op) in introduced:
+                continue
+            offset = base + _shift(edits, op.span.start_byte - start)
+            copies[offset] = Copy(op, renames, ssa_forms, copy)
+        return Written(header + decode(text), copies)
+
+    # -- affine maps ---------------------------------------------------------------
+
+    def _substitutes(self, op: Operation) -> bool:
+        """Whether the op's affine map uses values of the window (ivs or values
+        computed in it): then it is rewritten."""
+        if isinstance(op, AffineAccessOp):
+            subscripts = op.subscripts
+            if subscripts is None:
+                return False
+            uses = subscripts.operands
+        elif isinstance(op, AffineApplyOp) and op.name in _INDEX_OPS:
+            uses = op.operands
+        else:
+            return False
+        return any(u.value is not None and self._inside(u.value) for u in uses)
+
+    def _inside(self, value: Value) -> bool:
+        owner = value.owner_block.parent_op if value.owner_block is not None else value.defining_op
+        return owner is not None and self.window.contains(owner)
+
+    def _rewritten(
+        self,
+        op: Operation,
+        statement: Statement,
+        by_dim: dict[str, AffineForm],
+        operand: Operand,
+        start: int,
+    ) -> TextEdit | None:
+        forms = [substituted(form, by_dim) for form in self._map_forms(op, statement)]
+        if isinstance(op, AffineAccessOp):
+            subscripts = op.subscripts
+            assert subscripts is not None
+            if op.map_ref is not None or not subscripts.result_spans:
+                raise Unschedulable(f"{op.name} in the generic form uses a loop iv")
+            first = subscripts.result_spans[0].start_byte
+            last = subscripts.result_spans[-1].end_byte
+            text = ", ".join(render_mlir(form, lambda n: operand(n)[0]) for form in forms)
+            return TextEdit(Span(first - start, last - start), text)
+        span = Span(op.name_span.start_byte - start, op.span.end_byte - start)
+        return TextEdit(span, f"{op.name} {map_text(forms, operand)}")
+
+    def _map_forms(self, op: Operation, statement: Statement) -> list[AffineForm]:
+        """The results of the op's map over the statement's dims (and parameters)."""
+        found = self._terms.get(id(op))
+        if found is not None:
+            return found
+        domain = statement.domain
+        resolver = self.window.resolver
+        try:
+            if isinstance(op, AffineAccessOp):
+                subscripts = op.subscripts
+                assert subscripts is not None
+                terms = resolver.map_results(
+                    subscripts.map, subscripts.dims, subscripts.symbols, domain.scope
+                )
+            else:
+                assert isinstance(op, AffineApplyOp)
+                terms = resolver.map_results(
+                    resolver.affine_map(op.map_ref), op.dims, op.symbols, domain.scope
+                )
+            params = sorted(set(domain.params).union(*(t.params for t in terms)))
+            found = forms_of(
+                self.session, params, domain.dims, [t.text for t in terms], f"{op.name}'s map"
+            )
+        except NotAffine as error:
+            raise Unschedulable(error.reason) from None
+        self._terms[id(op)] = found
+        return found
+
+    def _rename_use(
+        self,
+        use: Use,
+        renames: dict[int, str],
+        plain: dict[int, str],
+        recompute: list[Value],
+        ivs: list[Value],
+        rename: Callable[[Span, str, str], None],
+    ) -> None:
+        value = use.value
+        if value is None:
+            return
+        if any(value is iv for iv in ivs):
+            if id(value) in plain:
+                rename(use.span, plain[id(value)], value.name)
+            elif value not in recompute:
+                recompute.append(value)
+            return
+        new = renames.get(id(value))
+        if new is not None and not use.name.startswith(new):
+            base = use.name.split("#")[0]
+            if self.data[use.span.start_byte : use.span.end_byte].startswith(encode(base)):
+                rename(use.span, new, base)
+
+
+def _map_operands(op: Operation) -> set[int]:
+    if isinstance(op, AffineAccessOp) and op.subscripts is not None:
+        return {id(u) for u in op.subscripts.operands}
+    if isinstance(op, AffineApplyOp):
+        return {id(u) for u in op.operands}
+    return set()
+
+
+def _renamed(form: AffineForm, operand: Operand) -> AffineForm:
+    """`form` over SSA names instead of isl names."""
+    return AffineForm(
+        tuple((operand(n)[0], c) for n, c in form.terms),
+        tuple((_renamed(inner, operand), d, c) for inner, d, c in form.floors),
+        form.constant,
+    )
+
+
+def _indent_edits(data: bytes, start: int, end: int, delta: int) -> list[TextEdit]:
+    """Edits (relative to `start`) shifting every line of [start, end) by `delta` spaces."""
+    if delta == 0:
+        return []
+    edits = []
+    position = start
+    while position < end:
+        if delta > 0:
+            if data[position : position + 1] not in (b"\n", b"\r", b""):
+                edits.append(TextEdit(Span(position - start, position - start), " " * delta))
+        else:
+            strip = 0
+            while strip < -delta and data[position + strip : position + strip + 1] == b" ":
+                strip += 1
+            if strip:
+                edits.append(TextEdit(Span(position - start, position - start + strip), ""))
+        position = next_line_start(data, position)
+    return edits
+
+
+def _shift(edits: list[TextEdit], offset: int) -> int:
+    """Where relative offset `offset` (an op's start) lands after `edits`."""
+    delta = 0
+    for edit in edits:
+        if edit.span.end_byte <= offset and not (
+            edit.span.start_byte == edit.span.end_byte == offset and edit.new_text.strip()
+        ):
+            delta += len(encode(edit.new_text)) - (edit.span.end_byte - edit.span.start_byte)
+    return offset + delta

@@ -1,0 +1,188 @@
+"""The ops of a window as statements: each maximal run of non-loop ops of one block,
+with the iteration domain of the loops and `affine.if`s around it.
+
+Code generation repeats each statement once per instance, in the order a new
+schedule gives, so values may flow between statements only through memory:
+a value defined in one statement and used in another (or in a loop bound the
+statement does not lie under), values carried by `iter_args`, ops with regions
+of their own (other than affine loops and conditions) and `affine.if`s with
+results are refused with the reason in the user's terms (`Unschedulable`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from affine_lsp.ir import (
+    AffineForOp,
+    AffineIfOp,
+    AffineParallelOp,
+    Block,
+    Operation,
+    Value,
+)
+from affine_lsp.poly import Domain, NotAffine, PolyError, Window, enclosing_levels
+
+_STRUCTURE = (AffineForOp, AffineIfOp, AffineParallelOp)
+
+
+class Unschedulable(PolyError):
+    """The window cannot be regenerated from statements: `reason` says why."""
+
+
+@dataclass(eq=False)
+class Statement:
+    """A run of consecutive ops of one block, repeated as a whole."""
+
+    name: str  # "S0": the isl tuple of its instances
+    ops: list[Operation]
+    domain: Domain
+    path: list[object]  # the original schedule: block positions (int) and ivs (Value)
+
+    @property
+    def instances(self) -> isl.Set:
+        assert self.domain.set is not None
+        return self.domain.set.set_tuple_name(self.name)
+
+    @property
+    def dims(self) -> list[str]:
+        return self.domain.dims
+
+    @property
+    def loops(self) -> list[AffineForOp]:
+        return [lv.op for lv in self.domain.levels if isinstance(lv.op, AffineForOp)]
+
+    def original_time(self) -> list[str]:
+        """The original schedule (`2d + 1`: positions and ivs) as isl expressions."""
+        names = {id(iv): dim for iv, dim in zip(self.domain.ivs, self.domain.dims, strict=True)}
+        return [str(e) if isinstance(e, int) else names[id(e)] for e in self.path]
+
+    def dim_of(self, loop: Operation) -> str | None:
+        """The statement's dim for one of the loops around it."""
+        for level_iv, dim in zip(self.domain.ivs, self.domain.dims, strict=True):
+            if isinstance(loop, AffineForOp) and loop.induction_variable is level_iv:
+                return dim
+        return None
+
+
+def _loop_name(loop: Operation) -> str:
+    if isinstance(loop, AffineForOp) and loop.induction_variable is not None:
+        return loop.induction_variable.name
+    return loop.name
+
+
+def _check_structure(op: Operation) -> None:
+    if isinstance(op, AffineForOp):
+        if op.iter_args or op.results:
+            raise Unschedulable(f"{_loop_name(op)} carries values through iter_args")
+        if op.body is None or op.body.entry is None:
+            raise Unschedulable(f"{_loop_name(op)} has no body")
+        if (op.step or 1) < 1:
+            raise Unschedulable(f"{_loop_name(op)} has a step that is not positive")
+    elif isinstance(op, AffineIfOp):
+        if op.results:
+            raise Unschedulable("an affine.if yields values")
+    elif isinstance(op, AffineParallelOp):
+        raise Unschedulable("the code holds an affine.parallel")
+
+
+def _blocks(op: Operation) -> list[Block]:
+    return [block for region in op.regions for block in region.blocks]
+
+
+def statements_of(window: Window) -> list[Statement]:
+    """The statements of `window`'s ops, in document order."""
+    found: list[Statement] = []
+    # (block, ops of that block in the window, path prefix)
+    work: list[tuple[list[Operation], list[object], int]] = [(list(window.ops), [], 0)]
+    while work:
+        ops, prefix, base = work.pop(0)
+        run: list[Operation] = []
+        run_start = 0
+        nested: list[tuple[list[Operation], list[object], int]] = []
+
+        def close() -> None:
+            if run:
+                found.append(_statement(window, len(found), list(run), [*prefix, base + run_start]))
+                run.clear()
+
+        for index, op in enumerate(ops):
+            if op.name == "affine.yield":
+                continue
+            if isinstance(op, _STRUCTURE):
+                close()
+                _check_structure(op)
+                position = base + index
+                if isinstance(op, AffineForOp):
+                    body = op.body.entry if op.body is not None else None
+                    assert body is not None
+                    nested.append((body.operations, [*prefix, position, op.induction_variable], 0))
+                else:
+                    for branch, block in enumerate(_blocks(op)):
+                        nested.append((block.operations, [*prefix, position, branch], 0))
+                continue
+            if op.regions:
+                raise Unschedulable(f"'{op.name}' holds code of its own")
+            if not run:
+                run_start = index
+            run.append(op)
+        close()
+        work[0:0] = nested
+    _order(found)
+    _check_flows(found)
+    return found
+
+
+def _order(statements: list[Statement]) -> None:
+    """Statements in execution order of the original (their names follow it)."""
+
+    def key(statement: Statement) -> tuple[int, ...]:
+        return (statement.ops[0].span.start_byte,)
+
+    statements.sort(key=key)
+    for index, statement in enumerate(statements):
+        statement.name = f"S{index}"
+
+
+def _statement(window: Window, index: int, ops: list[Operation], path: list[object]) -> Statement:
+    levels, blocker = enclosing_levels(ops[0], window.block)
+    if blocker is not None:
+        raise Unschedulable(f"'{blocker.name}' around the code is not affine")
+    try:
+        domain = window.builder.build(levels)
+    except NotAffine as error:
+        raise Unschedulable(error.reason) from None
+    return Statement(f"S{index}", ops, domain, path)
+
+
+def _defined_in(statement: Statement) -> dict[int, Value]:
+    values: dict[int, Value] = {}
+    for op in statement.ops:
+        for value in op.results:
+            values[id(value)] = value
+    return values
+
+
+def _check_flows(statements: list[Statement]) -> None:
+    """Values defined by a statement are used only by that statement's own ops
+    (or loop bounds and conditions, which are read into the domains)."""
+    owner: dict[int, Statement] = {}
+    for statement in statements:
+        for key in _defined_in(statement):
+            owner[key] = statement
+    for statement in statements:
+        for op in statement.ops:
+            for use in op.operands:
+                value = use.value
+                if value is None:
+                    continue
+                source = owner.get(id(value))
+                if source is not None and source is not statement:
+                    raise Unschedulable(
+                        f"{value.display_name} is computed in one loop body and used in "
+                        "another; only values passed through memory can be reordered"
+                    )
+                if value.role == "iter_arg":
+                    raise Unschedulable(f"{value.display_name} is carried through iter_args")
