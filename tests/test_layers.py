@@ -10,9 +10,9 @@ those inside functions and under TYPE_CHECKING included):
   what it binds;
 - modules do not import each other in a cycle.
 
-Inside a layer, modules import each other directly; `transforms.fusion` and
-`transforms.loops` are layers of their own that also use the shared modules of
-`transforms` directly.
+Inside a layer, modules import each other directly; `transforms.schedule`,
+`transforms.fusion` and `transforms.loops` are layers of their own that also use
+the shared modules of `transforms` directly.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ LAYERS = (
     "checks",
     "poly",
     "transforms",
+    "transforms.schedule",
     "transforms.loops",
     "transforms.fusion",
     "ide",

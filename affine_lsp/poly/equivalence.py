@@ -212,23 +212,28 @@ def keeps_every_dependence(
     element (one of them writing) run in the same order in the transformed window.
     Then every read sees the write its origin saw (an earlier write of its element
     would break a WAR or WAW pair, a later source a RAW one) and the final contents
-    agree. False when not shown (`compare` decides then)."""
+    agree. Only the values of the parameters the window runs for count (its
+    context: the iterations of the loops around it). False when not shown
+    (`compare` decides then)."""
 
     def run() -> bool:
-        originals = original.instances()
-        instances = transformed.instances()
+        # The values the loops around the window take (its code runs only for those).
+        context = original.context.intersect(transformed.context)
+        originals = original.instances().intersect_params(context)
+        instances = transformed.instances().intersect_params(context)
         relation = origin.intersect_domain(instances).intersect_range(originals)
         if not (relation.is_single_valued() and relation.is_injective()):
             return False
         if not (relation.domain().is_equal(instances) and relation.range().is_equal(originals)):
             return False
         touched = union_of_maps([s.access for s in transformed.statements], session.ctx)
+        touched = touched.intersect_params(context)
         expected = relation.apply_range(
             union_of_maps([s.access for s in original.statements], session.ctx)
         )
         if not touched.is_equal(expected):
             return False
-        old = original.schedule()
+        old = original.schedule().intersect_params(context)
         new = relation.reverse().apply_range(transformed.schedule())
         writes, reads = original.writes(), original.reads()
         same = writes.apply_range(writes.union(reads).reverse())

@@ -134,9 +134,7 @@ def wavefront(
     sizes: Sequence[int] = (),
     budget: Budget | None = None,
 ) -> Result:
-    return transform(
-        data, model, loop, Spec(WAVEFRONT, sizes=tuple(sizes), factor=rows), budget
-    )
+    return transform(data, model, loop, Spec(WAVEFRONT, sizes=tuple(sizes), factor=rows), budget)
 
 
 __all__ = [

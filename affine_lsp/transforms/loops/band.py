@@ -70,6 +70,7 @@ class BandPlan:
     what: str  # for messages: "interchange", "tiling 32×32"...
     scheduled: Scheduled | None = None  # generated code: the statements' schedules
     wavefront: str = ""  # for the summary: "tiles", "2i + j"...
+    distributed: bool = False  # one innermost loop per statement
 
     @property
     def skew(self) -> int | None:
@@ -123,7 +124,9 @@ def title(spec: Spec, band: list[AffineForOp]) -> str:
         text = "tile " + "×".join(str(s) for s in spec.sizes)
     elif spec.kind == WAVEFRONT:
         if spec.sizes:
-            text = "tile " + "×".join(str(s) for s in spec.sizes) + " and run the tiles in wavefront"
+            text = (
+                "tile " + "×".join(str(s) for s in spec.sizes) + " and run the tiles in wavefront"
+            )
         elif spec.factor:
             text = f"wavefront of {iv_name(band[0])}, {spec.factor} at once"
         else:
@@ -232,11 +235,7 @@ def plan(context: Context, spec: Spec, check: bool = True) -> BandPlan:
     identity = order == list(range(len(order)))
     perfect = band == perfect_band(band[0], len(band))
     keep = (
-        rectangular
-        and not skews
-        and perfect
-        and (not sizes or identity)
-        and spec.kind != WAVEFRONT
+        rectangular and not skews and perfect and (not sizes or identity) and spec.kind != WAVEFRONT
     )
     if not keep and any((loop.step or 1) != 1 for loop in band):
         raise Refused(
@@ -272,29 +271,39 @@ def _schedule(context: Context, spec: Spec, plan: BandPlan, check: bool) -> None
         else:
             band.wavefront, plan.wavefront = _front(context, band, statements, check)
             band.rows = spec.factor
-    band.distribute = bool(plan.sizes) and _distributable(statements, plan.band)
+    band.distribute = bool(plan.sizes) and _distributable(context, statements, plan.band)
     plan.scheduled = generated.band_schedule(context, band, statements)
     if band.distribute and generated.violation(context, plan.scheduled, plan.what) is not None:
         band.distribute = False
         plan.scheduled = generated.band_schedule(context, band, statements)
+    plan.distributed = band.distribute
 
 
-def _distributable(statements: list, band: list[AffineForOp]) -> bool:
-    """Several statements under the band's last loop over different domains (their
-    shifts differ): each gets its own innermost loop, free of guards."""
+def _distributable(context: Context, statements: list, band: list[AffineForOp]) -> bool:
+    """Statements under the band's last loop that depend on each other across its
+    iterations (their shifts differ): each gets an innermost loop of its own, which
+    vectorises without guards."""
     inner = band[-1]
-    under = [s for s in statements if s.dim_of(inner) is not None]
-    if len(under) < 2:
+    under = {id(op): s for s in statements if s.dim_of(inner) is not None for op in s.ops}
+    if len({id(s) for s in under.values()}) < 2:
         return False
-    first = under[0].instances.set_tuple_name("")
-    return any(not s.instances.set_tuple_name("").is_equal(first) for s in under[1:])
+    analysis = context.analysis()
+    depth = len(band) - 1
+    for dependence in analysis.dependences():
+        a = under.get(id(dependence.source.op))
+        b = under.get(id(dependence.target.op))
+        if a is None or b is None or a is b:
+            continue
+        if generated.carried(context, dependence.relation, depth):
+            return True
+    return False
 
 
 def _front(
     context: Context, band: generated.Band, statements: list, check: bool
-) -> tuple[tuple[int, ...], str]:
+) -> tuple[tuple[int, int], str]:
     """The smallest wavefront `a * x0 + b * x1` that every dependence of the band's
-    first two loops moves forward (a diagonal holds independent points)."""
+    first two loops moves forward: the points of a diagonal are independent."""
     names = [iv_name(loop).lstrip("%") for loop in band.loops[:2]]
     candidates = sorted(
         (
@@ -307,12 +316,15 @@ def _front(
     for a, b in candidates:
         band.wavefront = (a, b)
         scheduled = generated.band_schedule(context, band, statements)
-        if not check or generated.violation(context, scheduled, "the wavefront") is None:
+        position = generated.front_position(band)
+        if not check or (
+            generated.reversed_violation(context, scheduled, position, "the wavefront") is None
+        ):
             text = f"{'' if a == 1 else a}{names[0]} + {'' if b == 1 else b}{names[1]}"
             return (a, b), text
     raise Refused(
-        f"no wavefront a{names[0]} + b{names[1]} (a, b <= {WAVEFRONT_COEFFICIENTS}) leaves "
-        "the points of a diagonal independent"
+        f"no wavefront a*{names[0]} + b*{names[1]} with a, b <= {WAVEFRONT_COEFFICIENTS} "
+        "leaves the points of each diagonal independent"
     )
 
 
@@ -346,7 +358,7 @@ def _skew_matrices(depth: int) -> list[tuple[tuple[int, ...], ...]]:
     """Skews of a 3-deep band with factors up to 2, fewest and smallest first."""
     if depth < 3:
         return []
-    found = []
+    found: list[tuple[tuple[int, ...], ...]] = []
     for a in range(3):
         for b in range(3):
             for c in range(3):
@@ -522,6 +534,8 @@ def summary(context: Context, plan: BandPlan) -> str:
         done.append("reordered the loops to " + ", ".join(names[k] for k in plan.order))
     if plan.sizes:
         done.append("tiled by " + "×".join(str(s) for s in plan.sizes))
+    if plan.distributed:
+        done.append("one innermost loop per statement")
     if plan.wavefront == "tiles":
         done.append("the tiles of each diagonal in parallel")
     elif plan.wavefront:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import islpy as isl
+
 from affine_lsp.ir import AffineForOp
 from affine_lsp.poly import Scope, Term, minmax
 from affine_lsp.transforms.edits import line_start, next_line_start
@@ -41,7 +43,7 @@ class Band:
     order: list[int] = field(default_factory=list)  # new position -> index in `loops`
     sizes: list[int] = field(default_factory=list)  # tile sizes of the outer new positions
     tile_wavefront: bool = False  # tiles of a diagonal run in parallel
-    wavefront: tuple[int, ...] = ()  # coefficients of a point wavefront over the band
+    wavefront: tuple[int, int] | None = None  # a point wavefront a * y0 + b * y1
     rows: int | None = None  # the point wavefront: this many of the first loop's values at once
     distribute: bool = False  # one innermost loop per statement
 
@@ -148,22 +150,28 @@ def _head(band: Band, y: list[str]) -> list[str]:
     """Tile origins, wavefronts and the band's coordinates."""
     sizes = band.sizes
     tiles = [f"{size}*floor(({y[k]})/{size})" for k, size in enumerate(sizes)]
-    head: list[str] = []
-    if band.tile_wavefront and len(sizes) >= 2:
-        head.append(" + ".join(f"floor(({y[k]})/{size})" for k, size in enumerate(sizes)))
-        head += tiles[1:]
-    else:
-        head += tiles
+    if band.tile_wavefront:
+        diagonal = " + ".join(f"floor(({y[k]})/{size})" for k, size in enumerate(sizes))
+        tiles = [diagonal, *tiles[1:]]
     points = list(y)
     if band.wavefront:
-        front = " + ".join(
-            f"{c}*({y[k]})" for k, c in enumerate(band.wavefront) if c
-        )
+        a, b = band.wavefront
         group = [f"{band.rows}*floor(({y[0]})/{band.rows})"] if band.rows else []
-        points = group + [front] + points[: len(band.wavefront) - 1] + points[len(band.wavefront) :]
+        points = [*group, f"{a}*({y[0]}) + {b}*({y[1]})", y[0], *y[2:]]
     if band.distribute:
-        points = points[:-1] + ["_s_"] + points[-1:]
-    return head + points
+        points = [*points[:-1], DISTRIBUTED, points[-1]]
+    return tiles + points
+
+
+DISTRIBUTED = "_s_"
+"""The time entry that stands for the statement's own position (one innermost loop
+per statement)."""
+
+
+def front_position(band: Band) -> int:
+    """Where the first band loop's coordinate is in a point wavefront's time vector
+    (the loop that runs along a diagonal)."""
+    return len(band.sizes) + (1 if band.rows else 0) + 1
 
 
 def _band_dims(context: Context, band: Band) -> list[Dimension]:
@@ -172,35 +180,34 @@ def _band_dims(context: Context, band: Band) -> list[Dimension]:
     for position in range(n):
         index = band.order[position]
         loop = band.loops[index]
-        if band.skewed(index):
-            names.append(_skewed_name(context, loop))
-        else:
-            names.append(iv_name(loop))
-    dims: list[Dimension] = []
+        names.append(_skewed_name(context, loop) if band.skewed(index) else iv_name(loop))
     tile_names = [_tile_name(context, band.loops[band.order[k]]) for k in range(len(band.sizes))]
-    if band.tile_wavefront and len(band.sizes) >= 2:
-        dims.append(Dimension(context.fresh("%tiles", "front"), separate=False))
-        dims += [Dimension(name, parallel=True, separate=False) for name in tile_names[1:]]
-    else:
-        dims += [Dimension(name, separate=False) for name in tile_names]
-    points: list[Dimension] = []
+    dims = [Dimension(name, separate=False) for name in tile_names]
+    if band.tile_wavefront:
+        front = Dimension(_named(context, "tile_front", "%tile_front"), separate=False)
+        parallel = [Dimension(d.name, parallel=True, separate=False) for d in dims[1:]]
+        dims = [front, *parallel]
+    points = []
     for position in range(n):
-        loop = band.loops[band.order[position]]
-        identity = not band.skewed(band.order[position])
-        points.append(
-            Dimension(names[position], loops={} if not identity else {"*": loop}),
-        )
+        index = band.order[position]
+        loops = {} if band.skewed(index) else {"*": band.loops[index]}
+        points.append(Dimension(names[position], loops=loops))
     if band.wavefront:
-        first = band.loops[band.order[0]]
-        group = [Dimension(_tile_name(context, first), separate=False)] if band.rows else []
-        front = Dimension(context.fresh(f"{iv_name(first)}", "front"))
-        rest = points[: len(band.wavefront) - 1] + points[len(band.wavefront) :]
-        if rest:
-            rest[0] = Dimension(rest[0].name, parallel=band.rows is None)
-        points = group + [front] + rest
+        group = [Dimension(_tile_name(context, band.loops[0]), separate=False)] if band.rows else []
+        front = Dimension(_named(context, "front", "%front"))
+        along = Dimension(points[0].name, parallel=band.rows is None, loops=points[0].loops)
+        points = [*group, front, along, *points[2:]]
     if band.distribute:
-        points = points[:-1] + [Dimension()] + points[-1:]
+        points = [*points[:-1], Dimension(), points[-1]]
     return dims + points
+
+
+def _named(context: Context, key: str, like: str) -> str:
+    """A fresh name, the same for every use of `key` in this context."""
+    names: dict[str, str] = context.__dict__.setdefault("_scheduled_names", {})
+    if key not in names:
+        names[key] = context.names.reuse(like)
+    return names[key]
 
 
 def _skewed_name(context: Context, loop: AffineForOp) -> str:
@@ -248,29 +255,54 @@ def violation(context: Context, scheduled: Scheduled, what: str) -> str | None:
     return analysis.explain(dependence, relation, what)
 
 
+def carried(context: Context, relation: isl.Map, depth: int) -> bool:
+    """Whether dependent instances (`relation`, between statements of the window) have
+    the same first `depth` dims and differ in the next one."""
+
+    def run() -> bool:
+        space = relation.get_space()
+        same = isl.Map.universe(space)
+        for k in range(depth):
+            same = same.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
+        if depth >= min(relation.dim(isl.dim_type.in_), relation.dim(isl.dim_type.out)):
+            return False
+        differ = isl.Map.universe(space).order_lt(isl.dim_type.in_, depth, isl.dim_type.out, depth)
+        differ = differ.union(
+            isl.Map.universe(space).order_gt(isl.dim_type.in_, depth, isl.dim_type.out, depth)
+        )
+        return not relation.intersect(same).intersect(differ).is_empty()
+
+    return bool(context.session.run(run, "a dependence"))
+
+
 def parallel_violation(context: Context, scheduled: Scheduled, what: str) -> str | None:
     """A dependence between two iterations of a loop written as affine.parallel (its
     iterations may run in any order: as well backwards)."""
     for position, dim in enumerate(scheduled.dims):
-        if not dim.parallel:
-            continue
-        times = {}
-        for statement in scheduled.statements:
-            time = list(scheduled.times[statement.name])
-            if position < len(time):
-                time[position] = f"-({time[position]})"
-            times[statement.name] = time
-        found = violation(
-            context, Scheduled(scheduled.statements, times, scheduled.dims), f"{what} in parallel"
-        )
-        if found is not None:
-            return found
+        if dim.parallel:
+            found = reversed_violation(context, scheduled, position, f"{what} in parallel")
+            if found is not None:
+                return found
     return None
 
 
+def reversed_violation(
+    context: Context, scheduled: Scheduled, position: int, what: str
+) -> str | None:
+    """The dependence broken when time dimension `position` runs backwards (None: its
+    values at equal outer times are independent, and the schedule legal)."""
+    times = {}
+    for statement in scheduled.statements:
+        time = list(scheduled.times[statement.name])
+        if position < len(time):
+            time[position] = f"-({time[position]})"
+        times[statement.name] = time
+    return violation(context, Scheduled(scheduled.statements, times, scheduled.dims), what)
+
+
 def _concrete(time: list[str], statement: Statement) -> list[str]:
-    """A time vector with the statement's own order in place of `_s_` (distribution)."""
-    return [str(int(statement.name[1:])) if entry == "_s_" else entry for entry in time]
+    """A time vector with the statement's own order in place of `DISTRIBUTED`."""
+    return [str(int(statement.name[1:])) if entry == DISTRIBUTED else entry for entry in time]
 
 
 def concrete(scheduled: Scheduled) -> Scheduled:

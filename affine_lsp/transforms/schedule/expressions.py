@@ -14,10 +14,12 @@ from dataclasses import dataclass
 import islpy as isl
 
 from affine_lsp.poly import AffineForm, NotAffine
+from affine_lsp.transforms.schedule import isl_ast
 
 Env = dict[str, AffineForm]
 
-_OP = isl.ast_expr_op_type
+
+_op = isl_ast.op
 
 
 def constant(value: int) -> AffineForm:
@@ -108,32 +110,32 @@ def _args(expr: isl.AstExpr) -> list[isl.AstExpr]:
 def form_of(expr: isl.AstExpr, env: Env) -> AffineForm:
     """An AST expression without min/max as an affine form."""
     kind = expr.get_type()
-    if kind == isl.ast_expr_type.int:
+    if kind == isl_ast.EXPR_INT:
         return constant(_int(expr))
-    if kind == isl.ast_expr_type.id:
+    if kind == isl_ast.EXPR_ID:
         name = expr.get_id().get_name()
         return env.get(name, name_form(name))
     op = expr.op_get_type()
     args = _args(expr)
-    if op == _OP.add:
+    if op == _op("add"):
         return plus(form_of(args[0], env), form_of(args[1], env))
-    if op == _OP.sub:
+    if op == _op("sub"):
         return minus(form_of(args[0], env), form_of(args[1], env))
-    if op == _OP.minus:
+    if op == _op("minus"):
         return scaled(form_of(args[0], env), -1)
-    if op == _OP.mul:
+    if op == _op("mul"):
         left, right = form_of(args[0], env), form_of(args[1], env)
         if left.is_constant:
             return scaled(right, left.constant)
         if right.is_constant:
             return scaled(left, right.constant)
         raise NotAffine("a product of two loop variables")
-    if op in (_OP.fdiv_q, _OP.pdiv_q, _OP.div):
+    if op in (_op("fdiv_q"), _op("pdiv_q"), _op("div")):
         divisor = form_of(args[1], env)
         if not divisor.is_constant:
             raise NotAffine("a division by a variable")
         return floor_of(form_of(args[0], env), divisor.constant)
-    if op in (_OP.pdiv_r, _OP.zdiv_r):
+    if op in (_op("pdiv_r"), _op("zdiv_r")):
         divisor = form_of(args[1], env)
         if not divisor.is_constant:
             raise NotAffine("a remainder by a variable")
@@ -144,12 +146,12 @@ def form_of(expr: isl.AstExpr, env: Env) -> AffineForm:
 
 def bound_forms(expr: isl.AstExpr, env: Env, keyword: str) -> list[AffineForm]:
     """The operands of a (nested) `max` (keyword "max") or `min`, as forms."""
-    wanted = _OP.max if keyword == "max" else _OP.min
+    wanted = _op("max") if keyword == "max" else _op("min")
     found: list[AffineForm] = []
     stack = [expr]
     while stack:
         current = stack.pop()
-        if current.get_type() == isl.ast_expr_type.op and current.op_get_type() == wanted:
+        if current.get_type() == isl_ast.EXPR_OP and current.op_get_type() == wanted:
             stack.extend(reversed(_args(current)))
         else:
             form = form_of(current, env)
@@ -173,14 +175,14 @@ def conditions(expr: isl.AstExpr, env: Env) -> list[Constraint]:
     stack = [expr]
     while stack:
         current = stack.pop()
-        if current.get_type() != isl.ast_expr_type.op:
+        if current.get_type() != isl_ast.EXPR_OP:
             raise NotAffine("a guard that is not a comparison")
         op = current.op_get_type()
         args = _args(current)
-        if op in (_OP.and_, _OP.and_then):
+        if op in (_op("and_"), _op("and_then")):
             stack.extend(reversed(args))
             continue
-        if op in (_OP.or_, _OP.or_else):
+        if op in (_op("or_"), _op("or_else")):
             raise NotAffine("a guard with a disjunction")
         left_forms = _sides(args[0], env, op, left=True)
         right_forms = _sides(args[1], env, op, left=False)
@@ -193,24 +195,24 @@ def conditions(expr: isl.AstExpr, env: Env) -> list[Constraint]:
 def _sides(expr: isl.AstExpr, env: Env, op: object, left: bool) -> list[AffineForm]:
     """A side of a comparison: a min on the small side of `<=` (or a max on the big
     side) is several conditions at once."""
-    if expr.get_type() == isl.ast_expr_type.op and expr.op_get_type() in (_OP.min, _OP.max):
-        small = op in (_OP.le, _OP.lt)
+    if expr.get_type() == isl_ast.EXPR_OP and expr.op_get_type() in (_op("min"), _op("max")):
+        small = op in (_op("le"), _op("lt"))
         keyword = "max" if (left == small) else "min"
-        if expr.op_get_type() == (_OP.max if keyword == "max" else _OP.min):
+        if expr.op_get_type() == (_op("max") if keyword == "max" else _op("min")):
             return bound_forms(expr, env, keyword)
         raise NotAffine("a guard comparing with min/max the wrong way")
     return [form_of(expr, env)]
 
 
 def _compare(op: object, left: AffineForm, right: AffineForm) -> Constraint:
-    if op == _OP.eq:
+    if op == _op("eq"):
         return Constraint(minus(left, right), True)
-    if op == _OP.ge:
+    if op == _op("ge"):
         return Constraint(minus(left, right))
-    if op == _OP.gt:
+    if op == _op("gt"):
         return Constraint(plus(minus(left, right), constant(-1)))
-    if op == _OP.le:
+    if op == _op("le"):
         return Constraint(minus(right, left))
-    if op == _OP.lt:
+    if op == _op("lt"):
         return Constraint(plus(minus(right, left), constant(-1)))
     raise NotAffine(f"a guard with '{op}'")

@@ -36,6 +36,7 @@ from affine_lsp.poly import (
 from affine_lsp.syntax import decode, encode
 from affine_lsp.transforms.bounds import forms_of, operand_namer, render_bound
 from affine_lsp.transforms.naming import FreshNames
+from affine_lsp.transforms.schedule import isl_ast
 from affine_lsp.transforms.schedule.expressions import (
     Constraint,
     Env,
@@ -195,6 +196,7 @@ class _Writer:
 
     def run(self) -> Generated:
         root = self._ast()
+        self.main = _main_copies(root)
         # Work items: ("node", node, depth, env), ("line", text), ("pop",).
         work: list[tuple] = [("node", root, 0, {})]
         while work:
@@ -220,17 +222,16 @@ class _Writer:
     def _visit(self, node: isl.AstNode, depth: int, env: Env) -> list[tuple]:
         """Writes what comes first at `node`; returns the work that follows, in order."""
         kind = node.get_type()
-        if kind == isl.ast_node_type.block:
-            children = node.block_get_children()
-            return [("node", children.get_at(k), depth, env) for k in range(children.n_ast_node())]
-        if kind == isl.ast_node_type.mark:
+        if kind == isl_ast.BLOCK:
+            return [("node", child, depth, env) for child in isl_ast.children(node)]
+        if kind == isl_ast.MARK:
             return [("node", node.mark_get_node(), depth, env)]
-        if kind == isl.ast_node_type.user:
+        if kind == isl_ast.USER:
             self._instance(node.user_get_expr(), depth, env)
             return []
-        if kind == isl.ast_node_type.if_:
+        if kind == isl_ast.IF:
             return self._if(node, depth, env)
-        if kind == isl.ast_node_type.for_:
+        if kind == isl_ast.FOR:
             return self._for(node, depth, env)
         raise NotAffine("isl generated code we cannot write")
 
@@ -257,7 +258,9 @@ class _Writer:
                 inner[iterator] = lowers[0]
                 return [("node", node.for_get_body(), depth, inner)]
         loop = dim.loop_for(_statements_under(node))
-        name = dim.name or (loop.induction_variable.name if loop and loop.induction_variable else "")
+        name = dim.name or (
+            loop.induction_variable.name if loop and loop.induction_variable else ""
+        )
         if not name:
             raise NotAffine("a time dimension without a name needs a loop")
         lowers = bound_forms(init, env, "max")
@@ -301,8 +304,7 @@ class _Writer:
 
         suffix = f" step ({step})" if step != 1 else ""
         return (
-            f"affine.parallel ({name}) = ({side(lowers, 'max')}) to "
-            f"({side(uppers, 'min')}){suffix}"
+            f"affine.parallel ({name}) = ({side(lowers, 'max')}) to ({side(uppers, 'min')}){suffix}"
         )
 
     def _original_header(
@@ -385,13 +387,14 @@ class _Writer:
         values = [form_of(call.op_get_arg(k), env) for k in range(1, call.op_get_n_arg())]
         copy = self.emitted.get(name, 0)
         self.emitted[name] = copy + 1
+        main = self.main.get(name, 0) == copy  # the copy that keeps the source names
         result_names: dict[int, str] = {}
         for op in statement.ops:
             for value in op.results:
                 if value.index != 0:
                     continue
                 new = value.name
-                if self._taken(new):
+                if not main or self._taken(new):
                     new = self.names.fresh(value.name)
                 result_names[id(value)] = new
                 self._define(new)
@@ -410,6 +413,38 @@ class _Writer:
         self._raw(written.text)
 
 
+def _main_copies(root: isl.AstNode) -> dict[str, int]:
+    """Per statement, which of its copies (in the order they are written) is the most
+    deeply nested one, the first of them: the steady state, which keeps the source
+    names (peeled copies get fresh ones)."""
+    best: dict[str, tuple[int, int]] = {}  # name -> (depth, copy)
+    counts: dict[str, int] = {}
+    stack: list[tuple[isl.AstNode, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        kind = node.get_type()
+        if kind == isl_ast.USER:
+            name = isl_ast.called(node)
+            copy = counts.get(name, 0)
+            counts[name] = copy + 1
+            if name not in best or depth > best[name][0]:
+                best[name] = (depth, copy)
+        elif kind == isl_ast.BLOCK:
+            children = node.block_get_children()
+            stack.extend(
+                (children.get_at(k), depth) for k in reversed(range(children.n_ast_node()))
+            )
+        elif kind == isl_ast.FOR:
+            stack.append((node.for_get_body(), depth + 1))
+        elif kind == isl_ast.IF:
+            if node.if_has_else_node():
+                stack.append((node.if_get_else_node(), depth))
+            stack.append((node.if_get_then_node(), depth))
+        elif kind == isl_ast.MARK:
+            stack.append((node.mark_get_node(), depth))
+    return {name: copy for name, (_, copy) in best.items()}
+
+
 def _statements_under(node: isl.AstNode) -> list[str]:
     """The names of the statements called under an AST node."""
     found: list[str] = []
@@ -417,20 +452,19 @@ def _statements_under(node: isl.AstNode) -> list[str]:
     while stack:
         current = stack.pop()
         kind = current.get_type()
-        if kind == isl.ast_node_type.user:
-            name = current.user_get_expr().op_get_arg(0).get_id().get_name()
+        if kind == isl_ast.USER:
+            name = isl_ast.called(current)
             if name not in found:
                 found.append(name)
-        elif kind == isl.ast_node_type.block:
-            children = current.block_get_children()
-            stack.extend(children.get_at(k) for k in range(children.n_ast_node()))
-        elif kind == isl.ast_node_type.for_:
+        elif kind == isl_ast.BLOCK:
+            stack.extend(isl_ast.children(current))
+        elif kind == isl_ast.FOR:
             stack.append(current.for_get_body())
-        elif kind == isl.ast_node_type.if_:
+        elif kind == isl_ast.IF:
             stack.append(current.if_get_then_node())
             if current.if_has_else_node():
                 stack.append(current.if_get_else_node())
-        elif kind == isl.ast_node_type.mark:
+        elif kind == isl_ast.MARK:
             stack.append(current.mark_get_node())
     return found
 
@@ -449,8 +483,10 @@ def _uppers(cond: isl.AstExpr, iterator: str, env: Env) -> list[AffineForm]:
     for constraint in conditions(cond, env):
         form = constraint.form
         own = dict(form.terms).get(iterator, 0)
-        if own >= 0 or constraint.equality or any(
-            iterator in inner.names() for inner, _, _ in form.floors
+        if (
+            own >= 0
+            or constraint.equality
+            or any(iterator in inner.names() for inner, _, _ in form.floors)
         ):
             raise NotAffine("a loop condition that is not an upper bound")
         rest = AffineForm(tuple((n, c) for n, c in form.terms if n != iterator), form.floors, 0)
@@ -483,4 +519,3 @@ def _set_text(constraints: list[Constraint], operand: Callable[[str], tuple[str,
         header += f"[{', '.join(f's{k}' for k in range(len(symbols)))}]"
     operands = f"({', '.join(dims)})" + (f"[{', '.join(symbols)}]" if symbols else "")
     return f"affine_set<{header} : ({', '.join(parts)})>{operands}"
-

@@ -90,7 +90,7 @@ class InstanceWriter:
         edits: list[TextEdit] = []
         introduced: set[int] = set()
         recompute: list[Value] = []
-        start = line_start(self.data, statement.ops[0].span.start_byte)
+        start = _with_comments_above(self.data, statement.ops[0].span.start_byte)
         end = next_line_start(self.data, statement.ops[-1].span.end_byte)
 
         def rename(span: Span, new: str, old: str) -> None:
@@ -124,8 +124,10 @@ class InstanceWriter:
         if recompute:  # the remaining uses of those ivs: their recomputed values
             for op in statement.ops:
                 for use in op.operands:
-                    if use.value is not None and use.value in recompute and not (
-                        self._substitutes(op) and id(use) in _map_operands(op)
+                    if (
+                        use.value is not None
+                        and use.value in recompute
+                        and not (self._substitutes(op) and id(use) in _map_operands(op))
                     ):
                         rename(use.span, renames[id(use.value)], use.value.name)
         delta = len(indent) - len(indentation(self.data, statement.ops[0].span.start_byte))
@@ -232,6 +234,17 @@ class InstanceWriter:
             base = use.name.split("#")[0]
             if self.data[use.span.start_byte : use.span.end_byte].startswith(encode(base)):
                 rename(use.span, new, base)
+
+
+def _with_comments_above(data: bytes, offset: int) -> int:
+    """The start of the line holding `offset`, or of the comment lines right above it."""
+    start = line_start(data, offset)
+    while start > 0:
+        above = line_start(data, start - 1)
+        if not data[above:start].strip().startswith(b"//"):
+            break
+        start = above
+    return start
 
 
 def _map_operands(op: Operation) -> set[int]:

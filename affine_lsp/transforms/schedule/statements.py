@@ -1,5 +1,6 @@
-"""The ops of a window as statements: each maximal run of non-loop ops of one block,
-with the iteration domain of the loops and `affine.if`s around it.
+"""The ops of a window as statements: the runs of non-loop ops of one block (cut
+where no value flows across), with the iteration domain of the loops and
+`affine.if`s around them.
 
 Code generation repeats each statement once per instance, in the order a new
 schedule gives, so values may flow between statements only through memory:
@@ -93,46 +94,78 @@ def _blocks(op: Operation) -> list[Block]:
 
 
 def statements_of(window: Window) -> list[Statement]:
-    """The statements of `window`'s ops, in document order."""
+    """The statements of `window`'s ops, in execution order."""
     found: list[Statement] = []
-    # (block, ops of that block in the window, path prefix)
-    work: list[tuple[list[Operation], list[object], int]] = [(list(window.ops), [], 0)]
+    # (ops of one block, the schedule path of that block)
+    work: list[tuple[list[Operation], list[object]]] = [(list(window.ops), [])]
     while work:
-        ops, prefix, base = work.pop(0)
-        run: list[Operation] = []
-        run_start = 0
-        nested: list[tuple[list[Operation], list[object], int]] = []
-
-        def close() -> None:
-            if run:
-                found.append(_statement(window, len(found), list(run), [*prefix, base + run_start]))
-                run.clear()
-
+        ops, prefix = work.pop()
+        for start, run in _runs(ops):
+            offset = 0
+            for part in _segments(run):
+                path = [*prefix, start + offset]
+                found.append(_statement(window, len(found), part, path))
+                offset += len(part)
         for index, op in enumerate(ops):
-            if op.name == "affine.yield":
+            if not isinstance(op, _STRUCTURE):
                 continue
-            if isinstance(op, _STRUCTURE):
-                close()
-                _check_structure(op)
-                position = base + index
-                if isinstance(op, AffineForOp):
-                    body = op.body.entry if op.body is not None else None
-                    assert body is not None
-                    nested.append((body.operations, [*prefix, position, op.induction_variable], 0))
-                else:
-                    for branch, block in enumerate(_blocks(op)):
-                        nested.append((block.operations, [*prefix, position, branch], 0))
-                continue
-            if op.regions:
-                raise Unschedulable(f"'{op.name}' holds code of its own")
-            if not run:
-                run_start = index
-            run.append(op)
-        close()
-        work[0:0] = nested
+            _check_structure(op)
+            if isinstance(op, AffineForOp):
+                body = op.body.entry if op.body is not None else None
+                assert body is not None
+                work.append((body.operations, [*prefix, index, op.induction_variable]))
+            else:
+                for branch, block in enumerate(_blocks(op)):
+                    work.append((block.operations, [*prefix, index, branch]))
     _order(found)
     _check_flows(found)
     return found
+
+
+def _runs(ops: list[Operation]) -> list[tuple[int, list[Operation]]]:
+    """(position of its first op, ops): the maximal runs of non-loop ops of a block."""
+    runs: list[tuple[int, list[Operation]]] = []
+    current: list[Operation] = []
+    first = 0
+    for index, op in enumerate(ops):
+        if isinstance(op, _STRUCTURE) or op.name == "affine.yield":
+            if current:
+                runs.append((first, current))
+            current = []
+            continue
+        if op.regions:
+            raise Unschedulable(f"'{op.name}' holds code of its own")
+        if not current:
+            first = index
+        current.append(op)
+    if current:
+        runs.append((first, current))
+    return runs
+
+
+def _segments(run: list[Operation]) -> list[list[Operation]]:
+    """A run cut wherever no value defined before the cut is used after it: each part
+    is a statement of its own (the two sweeps of a fused stencil are two statements)."""
+    parts: list[list[Operation]] = []
+    current: list[Operation] = []
+    live: set[int] = set()  # values defined in `current` and used after it
+    uses_after: dict[int, int] = {}  # value -> index of its last use in the run
+    for index, op in enumerate(run):
+        for use in op.operands:
+            if use.value is not None:
+                uses_after[id(use.value)] = index
+    for index, op in enumerate(run):
+        current.append(op)
+        for value in op.results:
+            if uses_after.get(id(value), -1) > index:
+                live.add(id(value))
+        live = {v for v in live if uses_after.get(v, -1) > index}
+        if not live:
+            parts.append(current)
+            current = []
+    if current:
+        parts.append(current)
+    return parts
 
 
 def _order(statements: list[Statement]) -> None:
