@@ -39,6 +39,7 @@ from affine_lsp.transforms.loops import (
     TILE,
     UNROLL,
     UNROLL_JAM,
+    WAVEFRONT,
     Spec,
     transform,
 )
@@ -59,8 +60,15 @@ SPECS: tuple[Spec, ...] = (
     Spec(HOIST),
     Spec(DISTRIBUTE),
     Spec(SKEW, factor=1),
+    Spec(SKEW, skews=((1,), (2, 0))),
+    Spec(TILE, sizes=(2, 2, 2)),
+    Spec(TILE, sizes=(2, 3), skew=2),
+    Spec(WAVEFRONT),
+    Spec(WAVEFRONT, factor=2),
+    Spec(WAVEFRONT, sizes=(2, 2)),
 )
-"""What is tried at every loop."""
+"""What is tried at every loop (the skews, the tiles of skewed, non-rectangular or
+imperfect bands and the wavefronts are written by the code generator)."""
 
 MLIR_PASSES: dict[str, tuple[str, ...]] = {
     "affine-loop-tile": ("--affine-loop-tile=tile-size=3",),
@@ -85,10 +93,14 @@ def describe(spec: Spec) -> str:
         text += " " + ",".join(map(str, spec.permutation))
     if spec.sizes:
         text += " " + "x".join(map(str, spec.sizes))
-    if spec.kind in (UNROLL, UNROLL_JAM, SKEW):
+    if spec.kind in (UNROLL, UNROLL_JAM) or (spec.kind == SKEW and not spec.skews):
         text += f" {spec.factor if spec.factor is not None else 'full'}"
+    if spec.kind == WAVEFRONT and spec.factor is not None:
+        text += f" {spec.factor} rows"
     if spec.skew is not None:
         text += f" (skew {spec.skew})"
+    if spec.skews:
+        text += " (skew " + "/".join(",".join(map(str, row)) for row in spec.skews) + ")"
     return text
 
 

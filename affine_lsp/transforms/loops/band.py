@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from affine_lsp.ir import AffineForOp
-from affine_lsp.poly import AffineForm, Level, Statement
+from affine_lsp.poly import AffineForm, BudgetExceeded, Level, Statement
 from affine_lsp.syntax import Span, decode
 from affine_lsp.transforms.bounds import forms_of, map_text, operand_namer
 from affine_lsp.transforms.edits import line_start, next_line_start
@@ -145,11 +145,26 @@ def _band_for(context: Context, spec: Spec) -> tuple[list[AffineForOp], list[int
     chain = band_chain(loop)
     rows = spec.skew_rows()
     skewed = 1 + max((k + 1 for k, row in enumerate(rows) if any(row)), default=0)
+    band, order, sizes = _band_of_kind(context, spec, full, chain, skewed)
     if rows and skewed > len(chain):
+        if len(chain) == 1:
+            raise Refused(f"no loop is nested in {iv_name(loop)} to skew")
         raise Refused(
             f"the skew needs {skewed} nested loops but only {len(chain)} are nested "
             f"from {iv_name(loop)}"
         )
+    return band, order, sizes
+
+
+def _band_of_kind(
+    context: Context,
+    spec: Spec,
+    full: list[AffineForOp],
+    chain: list[AffineForOp],
+    skewed: int,
+) -> tuple[list[AffineForOp], list[int], list[int]]:
+    loop = context.loop
+    rows = spec.skew_rows()
     if spec.kind == INTERCHANGE:
         if len(full) < 2:
             raise Refused(
@@ -193,7 +208,7 @@ def _band_for(context: Context, spec: Spec) -> tuple[list[AffineForOp], list[int
         return band, list(range(len(band))), []
     if spec.kind == SKEW:
         if len(chain) < 2:
-            raise Refused(f"no loop is nested directly in {iv_name(loop)} to skew")
+            raise Refused(f"no loop is nested in {iv_name(loop)} to skew")
         if not rows or any(f < 0 for row in rows for f in row) or not any(map(any, rows)):
             raise Refused("the skew factor must be a positive integer")
         return chain[: max(2, skewed)], list(range(max(2, skewed))), []
@@ -262,6 +277,7 @@ def _schedule(context: Context, spec: Spec, plan: BandPlan, check: bool) -> None
     """The statements' schedules for the code generator."""
     statements = generated.statements(context)
     band = generated.Band(plan.band, plan.skews, plan.order, plan.sizes)
+    band.separate = bool(plan.sizes) or spec.kind == WAVEFRONT
     if spec.kind == WAVEFRONT:
         if plan.sizes:
             if len(plan.sizes) < 2:
@@ -335,14 +351,16 @@ def _skew_hint(context: Context, spec: Spec, failed: BandPlan) -> Spec | None:
         return None
     if any((loop.step or 1) != 1 for loop in failed.band):
         return None
-    for factor in SKEW_FACTORS:
-        found = _legal_with(context, spec.with_skew(factor))
-        if found:
-            return spec.with_skew(factor)
-    if spec.kind in (TILE, WAVEFRONT) and len(failed.band) >= 3:
-        for rows in _skew_matrices(len(failed.band)):
-            if _legal_with(context, spec.with_skews(rows)):
+    try:
+        for factor in SKEW_FACTORS:
+            if _legal_with(context, spec.with_skew(factor)):
+                return spec.with_skew(factor)
+        if spec.kind in (TILE, WAVEFRONT) and len(failed.band) >= 3:
+            rows = generated.permutable_skew(context, failed.band, SKEW_FACTORS[-1])
+            if rows is not None and _legal_with(context, spec.with_skews(rows)):
                 return spec.with_skews(rows)
+    except BudgetExceeded:
+        pass  # (no hint found in time: the refusal stands without one)
     return None
 
 
@@ -352,20 +370,6 @@ def _legal_with(context: Context, spec: Spec) -> bool:
     except Refused:
         return False
     return True
-
-
-def _skew_matrices(depth: int) -> list[tuple[tuple[int, ...], ...]]:
-    """Skews of a 3-deep band with factors up to 2, fewest and smallest first."""
-    if depth < 3:
-        return []
-    found: list[tuple[tuple[int, ...], ...]] = []
-    for a in range(3):
-        for b in range(3):
-            for c in range(3):
-                if a or b or c:
-                    found.append(((a,), (b, c)))
-    found.sort(key=lambda rows: (sum(map(sum, rows)), rows))
-    return found[:12]
 
 
 # -- legality ---------------------------------------------------------------------------

@@ -3,7 +3,10 @@ statements of one loop nest, a time vector for each, the legality of the new
 order from the dependences, and the rewrite (text and origins) for the proof.
 
 A *band* here is a chain of loops from the nest's root, each holding the next
-(perfectly, or with other ops beside it: an imperfect band). Its transformed
+(perfectly, or with other ops beside it: an imperfect band). Untiled, the loops
+are written atomic (a statement's guard stays an `affine.if` inside, so the band
+stays perfect and can be transformed again); tiled or in wavefront, the point
+loops are separated (peeled: no guard inside them). Its transformed
 coordinates are `y_k = x_k + sum(F[k][m] * x_m for m < k)` (a skew), permuted,
 and the outer ones tiled (`T * floor(y / T)`: the tile loops step over tile
 origins). A statement beside an inner band loop runs at that loop's first
@@ -13,6 +16,7 @@ After the band come the statement's positions and inner loops as they were.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -46,6 +50,7 @@ class Band:
     wavefront: tuple[int, int] | None = None  # a point wavefront a * y0 + b * y1
     rows: int | None = None  # the point wavefront: this many of the first loop's values at once
     distribute: bool = False  # one innermost loop per statement
+    separate: bool = False  # peel the loops below the tile loops (no guards inside)
 
     def __post_init__(self) -> None:
         if not self.order:
@@ -135,7 +140,7 @@ def band_schedule(context: Context, band: Band, found: list[Statement]) -> Sched
                 loop = _loop_of(statement, tail[index])
                 if loop is not None:
                     loops[statement.name] = loop
-        dims.append(Dimension(loops=loops))
+        dims.append(_tail_dimension(band, loops))
     return Scheduled(found, times, dims)
 
 
@@ -150,9 +155,9 @@ def _head(band: Band, y: list[str]) -> list[str]:
     """Tile origins, wavefronts and the band's coordinates."""
     sizes = band.sizes
     tiles = [f"{size}*floor(({y[k]})/{size})" for k, size in enumerate(sizes)]
-    if band.tile_wavefront:
-        diagonal = " + ".join(f"floor(({y[k]})/{size})" for k, size in enumerate(sizes))
-        tiles = [diagonal, *tiles[1:]]
+    if band.tile_wavefront:  # tiles by their index (no strides: a cheaper proof)
+        indices = [f"floor(({y[k]})/{size})" for k, size in enumerate(sizes)]
+        tiles = [" + ".join(indices), *indices[1:]]
     points = list(y)
     if band.wavefront:
         a, b = band.wavefront
@@ -191,15 +196,24 @@ def _band_dims(context: Context, band: Band) -> list[Dimension]:
     for position in range(n):
         index = band.order[position]
         loops = {} if band.skewed(index) else {"*": band.loops[index]}
-        points.append(Dimension(names[position], loops=loops))
+        points.append(Dimension(names[position], separate=band.separate, loops=loops))
     if band.wavefront:
         group = [Dimension(_tile_name(context, band.loops[0]), separate=False)] if band.rows else []
-        front = Dimension(_named(context, "front", "%front"))
-        along = Dimension(points[0].name, parallel=band.rows is None, loops=points[0].loops)
+        front = Dimension(_named(context, "front", "%front"), separate=band.separate)
+        along = Dimension(
+            points[0].name,
+            parallel=band.rows is None,
+            separate=band.separate,
+            loops=points[0].loops,
+        )
         points = [*group, front, along, *points[2:]]
     if band.distribute:
         points = [*points[:-1], Dimension(), points[-1]]
     return dims + points
+
+
+def _tail_dimension(band: Band, loops: dict[str, AffineForOp]) -> Dimension:
+    return Dimension(separate=band.separate, loops=loops)
 
 
 def _named(context: Context, key: str, like: str) -> str:
@@ -253,6 +267,60 @@ def violation(context: Context, scheduled: Scheduled, what: str) -> str | None:
         return None
     dependence, relation = found
     return analysis.explain(dependence, relation, what)
+
+
+def permutable_skew(
+    context: Context, loops: list[AffineForOp], largest: int
+) -> tuple[tuple[int, ...], ...] | None:
+    """The smallest skew (factors up to `largest`, row by row) after which no
+    dependence goes backwards along any loop of the band: then it tiles."""
+    found = statements(context)
+    dependences = context.analysis().dependences()
+    rows: list[list[int]] = []
+    for k in range(1, len(loops)):
+        candidates = sorted(
+            itertools.product(range(largest + 1), repeat=k), key=lambda r: (sum(r), r[::-1])
+        )
+        for candidate in candidates:
+            band = Band(loops, [*rows, list(candidate)])
+            scheduled = band_schedule(context, band, found)
+            if _forward(context, scheduled, dependences, k):
+                rows.append(list(candidate))
+                break
+        else:
+            return None
+    if not any(map(any, rows)):
+        return None
+    return tuple(tuple(row) for row in rows)
+
+
+def _forward(context: Context, scheduled: Scheduled, dependences: list, position: int) -> bool:
+    """Whether no dependence goes backwards along time dimension `position`."""
+    by_op = {id(op): s for s in scheduled.statements for op in s.ops}
+
+    def entry(access: object) -> isl.Map:
+        statement = by_op[id(access.op)]  # type: ignore[attr-defined]
+        time = _concrete(scheduled.times[statement.name], statement)
+        domain = access.domain  # type: ignore[attr-defined]
+        text = domain.text(f" -> [{time[position]}]", access.name)  # type: ignore[attr-defined]
+        return context.session.map(text)
+
+    for dependence in dependences:
+        source, target = entry(dependence.source), entry(dependence.target)
+
+        def backwards(
+            relation: isl.Map = dependence.relation,
+            source: isl.Map = source,
+            target: isl.Map = target,
+        ) -> bool:
+            times = relation.apply_domain(source).apply_range(target)
+            space = times.get_space()
+            going_back = isl.Map.universe(space).order_gt(isl.dim_type.in_, 0, isl.dim_type.out, 0)
+            return not times.intersect(going_back).is_empty()
+
+        if context.session.run(backwards, "a dependence"):
+            return False
+    return True
 
 
 def carried(context: Context, relation: isl.Map, depth: int) -> bool:
