@@ -57,7 +57,7 @@ def test_skews_compose():
         "affine_map<(d0, d1) -> (d0 + d1 + 11)>(%t, %i_skew) {"
     )
     # (t, t + i, t + j) then j by the skewed i: the subscripts say where each point was.
-    assert "%a8 = affine.load %A[%i_skew - %t + 1, %j_skew - %i_skew - %t + 1]" in twice
+    assert "%a8 = affine.load %A[%i_skew - %t + 1, %j_skew - %t - %i_skew + 1]" in twice
     again = applied(twice, "affine.for %t", Spec(SKEW, skews=((0,), (1, 0))))
     assert "%a8 = affine.load %A[%i_skew - %t + 1, %j_skew - %t * 2 - %i_skew + 1]" in again
 

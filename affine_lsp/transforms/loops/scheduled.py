@@ -106,20 +106,68 @@ def _tail(statement: Statement, band: Band) -> list[object]:
 
 
 def band_schedule(context: Context, band: Band, found: list[Statement]) -> Scheduled:
-    """The time vectors of the statements under `band.loops[0]` and the dimensions."""
-    n = len(band.loops)
+    """The time vectors of the statements under `band.loops[0]` and the dimensions:
+    tiled or in wavefront, the band's coordinates come first (statements beside an
+    inner band loop sunk into it); otherwise they replace the band's ivs in each
+    statement's original schedule (statements stay beside the loops they were beside)."""
+    if band.sizes or band.wavefront is not None or band.tile_wavefront:
+        return _sunk_schedule(context, band, found)
+    return _interleaved_schedule(context, band, found)
+
+
+def _coordinates(band: Band, x: list[str]) -> list[str]:
+    """The skewed coordinates of the first `len(x)` band loops, in the new order."""
+    y = []
+    for k in range(len(x)):
+        terms = [f"({x[k]})"] + [
+            f"{band.factor(k, m)}*({x[m]})" for m in range(k) if band.factor(k, m)
+        ]
+        y.append(" + ".join(terms))
+    return [y[index] for index in band.order if index < len(x)]
+
+
+def _interleaved_schedule(context: Context, band: Band, found: list[Statement]) -> Scheduled:
+    slots = {id(loop.induction_variable): k for k, loop in enumerate(band.loops)}
+    times: dict[str, list[str]] = {}
+    for statement in found:
+        x = [d for d in (statement.dim_of(loop) for loop in band.loops) if d is not None]
+        y = _coordinates(band, x)
+        names = dict(
+            zip((id(iv) for iv in statement.domain.ivs), statement.domain.dims, strict=True)
+        )
+        time = []
+        for entry in statement.path:
+            if isinstance(entry, int):
+                time.append(str(entry))
+            elif id(entry) in slots:
+                time.append(y[slots[id(entry)]])
+            else:
+                time.append(names[id(entry)])
+        times[statement.name] = time
+    points = _band_dims(context, band)
+    dims: list[Dimension] = []
+    width = max(len(t) for t in times.values())
+    for position in range(width):
+        k = (position - 1) // 2
+        if position % 2 == 1 and k < len(band.loops):
+            dims.append(points[k])
+            continue
+        loops: dict[str, AffineForOp] = {}
+        for statement in found:
+            if position < len(statement.path) and not isinstance(statement.path[position], int):
+                loop = _loop_of(statement, statement.path[position])
+                if loop is not None:
+                    loops[statement.name] = loop
+        dims.append(_tail_dimension(band, loops))
+    return Scheduled(found, times, dims)
+
+
+def _sunk_schedule(context: Context, band: Band, found: list[Statement]) -> Scheduled:
     times: dict[str, list[str]] = {}
     tails: dict[str, list[object]] = {}
     for statement in found:
         x = _sunk(context, statement, band)
-        y = []
-        for k in range(n):
-            terms = [f"({x[k]})"] + [
-                f"{band.factor(k, m)}*({x[m]})" for m in range(k) if band.factor(k, m)
-            ]
-            y.append(" + ".join(terms))
-        y = [y[index] for index in band.order]
-        head = _head(band, y)
+        head = _head(band, _coordinates(band, x))
         tail = _tail(statement, band)
         tails[statement.name] = tail
         names = dict(
@@ -283,7 +331,7 @@ def permutable_skew(
         )
         for candidate in candidates:
             band = Band(loops, [*rows, list(candidate)])
-            scheduled = band_schedule(context, band, found)
+            scheduled = _sunk_schedule(context, band, found)  # (as tiles see them)
             if _forward(context, scheduled, dependences, k):
                 rows.append(list(candidate))
                 break

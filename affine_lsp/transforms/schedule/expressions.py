@@ -9,6 +9,7 @@ so that isl's remainders (`x + 1 - (x + 9) % 8`) print as `((x + 1) floordiv 8) 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import islpy as isl
@@ -65,6 +66,13 @@ def merged(form: AffineForm) -> AffineForm:
         tuple((inner, d, c) for (inner, d), c in floors.items() if c),
         form.constant,
     )
+
+
+def ordered(form: AffineForm, rank: Callable[[str], int]) -> AffineForm:
+    """`form` with its positive terms first, each group by `rank` (outer loops first)."""
+    terms = sorted(form.terms, key=lambda t: (t[1] < 0, rank(t[0])))
+    floors = tuple((ordered(inner, rank), d, c) for inner, d, c in form.floors)
+    return AffineForm(tuple(terms), floors, form.constant)
 
 
 def floor_of(inner: AffineForm, divisor: int) -> AffineForm:

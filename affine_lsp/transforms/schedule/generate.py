@@ -18,7 +18,7 @@ The text keeps a record of the op each generated op repeats (`Copy`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import islpy as isl
 
@@ -45,6 +45,7 @@ from affine_lsp.transforms.schedule.expressions import (
     constant,
     floor_of,
     form_of,
+    ordered,
     plus,
 )
 from affine_lsp.transforms.schedule.instances import Copy, InstanceWriter
@@ -120,8 +121,20 @@ def generate(
     unit: int,
     names: FreshNames,
 ) -> Generated:
-    """The code of `scheduled`, indented from `indent` by `unit` spaces a level."""
-    return _Writer(session, data, window, scheduled, indent, unit, names).run()
+    """The code of `scheduled`, indented from `indent` by `unit` spaces a level. Loops
+    that atomic dimensions would bound by a `min` of lower bounds (not an
+    affine.for) are separated instead."""
+    try:
+        return _Writer(session, data, window, scheduled, indent, unit, names).run()
+    except NotAffine as error:
+        if all(dim.separate for dim in scheduled.dims):
+            raise Unschedulable(f"cannot write the new loops: {error.reason}") from None
+    separated = [replace(dim, separate=True) for dim in scheduled.dims]
+    retry = Scheduled(scheduled.statements, scheduled.times, separated)
+    try:
+        return _Writer(session, data, window, retry, indent, unit, names).run()
+    except NotAffine as error:
+        raise Unschedulable(f"cannot write the new loops: {error.reason}") from None
 
 
 @dataclass
@@ -161,6 +174,7 @@ class _Writer:
         self.copies: dict[int, Copy] = {}
         self.emitted: dict[str, int] = {}
         self.frames: list[_Frame] = [_Frame(set())]
+        self.outer = _outer_ivs(window)
 
     # -- isl ---------------------------------------------------------------------------
 
@@ -235,6 +249,15 @@ class _Writer:
             return self._for(node, depth, env)
         raise NotAffine("isl generated code we cannot write")
 
+    def _rank(self, ssa_name: str) -> int:
+        """Outer loops first (those around the window too), then anything else."""
+        loops = self.outer + [self.ssa.get(f.iterator) for f in self.frames if f.iterator]
+        return loops.index(ssa_name) if ssa_name in loops else len(loops)
+
+    def _iterator_rank(self, name: str) -> int:
+        """`_rank` of an isl name (an iterator or a parameter)."""
+        return self._rank(self.operand(name)[0])
+
     def _frame(self) -> None:
         self.frames.append(_Frame(set()))
 
@@ -263,8 +286,10 @@ class _Writer:
         )
         if not name:
             raise NotAffine("a time dimension without a name needs a loop")
-        lowers = bound_forms(init, env, "max")
-        uppers = _uppers(node.for_get_cond(), iterator, env)
+        lowers = [ordered(f, self._iterator_rank) for f in bound_forms(init, env, "max")]
+        uppers = [
+            ordered(f, self._iterator_rank) for f in _uppers(node.for_get_cond(), iterator, env)
+        ]
         stride = form_of(node.for_get_inc(), env)
         if not stride.is_constant or stride.constant < 1:
             raise NotAffine("a loop whose step is not a positive constant")
@@ -362,7 +387,10 @@ class _Writer:
     # -- conditions ------------------------------------------------------------------------
 
     def _if(self, node: isl.AstNode, depth: int, env: Env) -> list[tuple]:
-        constraints = conditions(node.if_get_cond(), env)
+        constraints = [
+            Constraint(ordered(c.form, self._iterator_rank), c.equality)
+            for c in conditions(node.if_get_cond(), env)
+        ]
         pad = self._pad(depth)
         self._raw(f"{pad}affine.if {_set_text(constraints, self.operand)} {{\n")
         self._frame()
@@ -407,10 +435,22 @@ class _Writer:
             self.names.fresh,
             {k: v for k, v in result_names.items() if v != _value_name(statement, k)},
             copy,
+            self._rank,
         )
         for offset, origin in written.copies.items():
             self.copies[self.length + offset] = origin
         self._raw(written.text)
+
+
+def _outer_ivs(window: Window) -> list[str | None]:
+    """The names of the ivs of the loops around the window, outermost first."""
+    names: list[str | None] = []
+    op = window.block.parent_op
+    while op is not None:
+        if isinstance(op, AffineForOp) and op.induction_variable is not None:
+            names.append(op.induction_variable.name)
+        op = op.parent_op
+    return names[::-1]
 
 
 def _main_copies(root: isl.AstNode) -> dict[str, int]:

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineAccessOp, AffineApplyOp, Operation, Use, Value
-from affine_lsp.poly import AffineForm, IslSession, NotAffine, Window, render_mlir
+from affine_lsp.poly import AffineForm, IslSession, NotAffine, Scope, Term, Window, render_mlir
 from affine_lsp.syntax import Span, decode, encode
 from affine_lsp.transforms.bounds import forms_of, map_text
 from affine_lsp.transforms.edits import apply_edits, indentation, line_start, next_line_start
-from affine_lsp.transforms.schedule.expressions import substituted
+from affine_lsp.transforms.schedule.expressions import name_form, ordered, substituted
 from affine_lsp.transforms.schedule.statements import Statement, Unschedulable
 
 Operand = Callable[[str], tuple[str, bool]]
@@ -59,7 +59,6 @@ class InstanceWriter:
         self.session = session
         self.data = data
         self.window = window
-        self._terms: dict[int, list[AffineForm]] = {}
 
     def write(
         self,
@@ -71,10 +70,13 @@ class InstanceWriter:
         fresh: Callable[[str], str],
         result_names: dict[int, str],
         copy: int,
+        rank: Callable[[str], int] = lambda name: 0,
     ) -> Written:
         """`values[m]`: the statement's m-th dim as a form over isl names that
         `operand` turns into SSA names; `taken(name)`: the name is visible here
-        already; `result_names`: new names of the statement's results."""
+        already; `result_names`: new names of the statement's results; `rank`:
+        the order of SSA names in the expressions written (outer loops first)."""
+        self.rank = rank
         domain = statement.domain
         by_dim = dict(zip(domain.dims, values, strict=True))
         ssa_forms = {
@@ -98,28 +100,28 @@ class InstanceWriter:
                 local = Span(span.start_byte - start, span.start_byte - start + len(encode(old)))
                 edits.append(TextEdit(local, new))
 
+        substituted_ivs = {id(iv): ssa_forms[id(iv)] for iv in domain.ivs if id(iv) not in plain}
         for op in statement.ops:
             for value in op.results:
                 if value.index == 0 and id(value) in result_names:
                     rename(value.span, result_names[id(value)], value.name)
-            if self._substitutes(op):
-                edit = self._rewritten(op, statement, by_dim, operand, start)
-                if edit is not None:
-                    edits.append(edit)
-                    if isinstance(op, AffineApplyOp):
-                        introduced.add(id(op))
-                    skipped = _map_operands(op)
-                    for use in op.operands:
-                        if id(use) not in skipped:
-                            self._rename_use(use, renames, plain, recompute, domain.ivs, rename)
-                    continue
+            uses = _map_uses(op)
+            if any(u.value is not None and id(u.value) in substituted_ivs for u in uses):
+                edits.append(self._rewritten(op, uses, substituted_ivs, renames, start))
+                if isinstance(op, AffineApplyOp):
+                    introduced.add(id(op))
+                skipped = {id(u) for u in uses}
+                for use in op.operands:
+                    if id(use) not in skipped:
+                        self._rename_use(use, renames, plain, recompute, domain.ivs, rename)
+                continue
             for use in op.operands:
                 self._rename_use(use, renames, plain, recompute, domain.ivs, rename)
         header = ""
         for iv in recompute:
             name = iv.name if not taken(iv.name) else fresh(iv.name)
             renames[id(iv)] = name
-            form = by_dim[domain.dims[domain.ivs.index(iv)]]
+            form = ordered(by_dim[domain.dims[domain.ivs.index(iv)]], self._isl_rank(operand))
             header += f"{indent}{name} = affine.apply {map_text([form], operand)}\n"
         if recompute:  # the remaining uses of those ivs: their recomputed values
             for op in statement.ops:
@@ -127,7 +129,7 @@ class InstanceWriter:
                     if (
                         use.value is not None
                         and use.value in recompute
-                        and not (self._substitutes(op) and id(use) in _map_operands(op))
+                        and id(use) not in {id(u) for u in _map_uses(op)}
                     ):
                         rename(use.span, renames[id(use.value)], use.value.name)
         delta = len(indent) - len(indentation(self.data, statement.ops[0].span.start_byte))
@@ -142,74 +144,68 @@ class InstanceWriter:
             copies[offset] = Copy(op, renames, ssa_forms, copy)
         return Written(header + decode(text), copies)
 
+    def _isl_rank(self, operand: Operand) -> Callable[[str], int]:
+        return lambda name: self.rank(operand(name)[0])
+
     # -- affine maps ---------------------------------------------------------------
-
-    def _substitutes(self, op: Operation) -> bool:
-        """Whether the op's affine map uses values of the window (ivs or values
-        computed in it): then it is rewritten."""
-        if isinstance(op, AffineAccessOp):
-            subscripts = op.subscripts
-            if subscripts is None:
-                return False
-            uses = subscripts.operands
-        elif isinstance(op, AffineApplyOp) and op.name in _INDEX_OPS:
-            uses = op.operands
-        else:
-            return False
-        return any(u.value is not None and self._inside(u.value) for u in uses)
-
-    def _inside(self, value: Value) -> bool:
-        owner = value.owner_block.parent_op if value.owner_block is not None else value.defining_op
-        return owner is not None and self.window.contains(owner)
 
     def _rewritten(
         self,
         op: Operation,
-        statement: Statement,
-        by_dim: dict[str, AffineForm],
-        operand: Operand,
+        uses: list[Use],
+        substituted_ivs: dict[int, AffineForm],
+        renames: dict[int, str],
         start: int,
-    ) -> TextEdit | None:
-        forms = [substituted(form, by_dim) for form in self._map_forms(op, statement)]
-        if isinstance(op, AffineAccessOp):
-            subscripts = op.subscripts
-            assert subscripts is not None
-            if op.map_ref is not None or not subscripts.result_spans:
-                raise Unschedulable(f"{op.name} in the generic form uses a loop iv")
-            first = subscripts.result_spans[0].start_byte
-            last = subscripts.result_spans[-1].end_byte
-            text = ", ".join(render_mlir(form, lambda n: operand(n)[0]) for form in forms)
-            return TextEdit(Span(first - start, last - start), text)
-        span = Span(op.name_span.start_byte - start, op.span.end_byte - start)
-        return TextEdit(span, f"{op.name} {map_text(forms, operand)}")
-
-    def _map_forms(self, op: Operation, statement: Statement) -> list[AffineForm]:
-        """The results of the op's map over the statement's dims (and parameters)."""
-        found = self._terms.get(id(op))
-        if found is not None:
-            return found
-        domain = statement.domain
+    ) -> TextEdit:
+        """The op's affine map with the substituted ivs' values composed in (its other
+        operands kept, renamed as in this copy)."""
+        scope = Scope()
+        placeholders: list[str] = []
+        values: dict[str, AffineForm] = {}
+        symbols: set[str] = set()
+        for position, use in enumerate(uses):
+            value = use.value
+            if value is None:
+                raise Unschedulable(f"{op.name} uses an undefined value")
+            placeholder = f"_o{position}"
+            placeholders.append(placeholder)
+            scope.bind(value, Term.name(placeholder))
+            found = substituted_ivs.get(id(value))
+            if found is None:
+                name = renames.get(id(value), value.name)
+                found = name_form(name)
+                if use.role == "symbol":
+                    symbols.add(name)
+            values[placeholder] = found
         resolver = self.window.resolver
         try:
             if isinstance(op, AffineAccessOp):
                 subscripts = op.subscripts
                 assert subscripts is not None
-                terms = resolver.map_results(
-                    subscripts.map, subscripts.dims, subscripts.symbols, domain.scope
-                )
+                if op.map_ref is not None or not subscripts.result_spans:
+                    raise Unschedulable(f"{op.name} in the generic form uses a loop iv")
+                affine_map = subscripts.map
+                dims, symbol_uses = subscripts.dims, subscripts.symbols
             else:
                 assert isinstance(op, AffineApplyOp)
-                terms = resolver.map_results(
-                    resolver.affine_map(op.map_ref), op.dims, op.symbols, domain.scope
-                )
-            params = sorted(set(domain.params).union(*(t.params for t in terms)))
-            found = forms_of(
-                self.session, params, domain.dims, [t.text for t in terms], f"{op.name}'s map"
+                affine_map = resolver.affine_map(op.map_ref)
+                dims, symbol_uses = op.dims, op.symbols
+            terms = resolver.map_results(affine_map, dims, symbol_uses, scope)
+            forms = forms_of(
+                self.session, [], placeholders, [t.text for t in terms], f"{op.name}'s map"
             )
         except NotAffine as error:
             raise Unschedulable(error.reason) from None
-        self._terms[id(op)] = found
-        return found
+        forms = [ordered(substituted(form, values), self.rank) for form in forms]
+        if isinstance(op, AffineAccessOp):
+            assert op.subscripts is not None
+            first = op.subscripts.result_spans[0].start_byte
+            last = op.subscripts.result_spans[-1].end_byte
+            text = ", ".join(render_mlir(form, str) for form in forms)
+            return TextEdit(Span(first - start, last - start), text)
+        span = Span(op.name_span.start_byte - start, op.span.end_byte - start)
+        text = map_text(forms, lambda name: (name, name in symbols))
+        return TextEdit(span, f"{op.name} {text}")
 
     def _rename_use(
         self,
@@ -247,12 +243,13 @@ def _with_comments_above(data: bytes, offset: int) -> int:
     return start
 
 
-def _map_operands(op: Operation) -> set[int]:
+def _map_uses(op: Operation) -> list[Use]:
+    """The operands of an op's affine map (subscripts, or an apply/min/max's)."""
     if isinstance(op, AffineAccessOp) and op.subscripts is not None:
-        return {id(u) for u in op.subscripts.operands}
-    if isinstance(op, AffineApplyOp):
-        return {id(u) for u in op.operands}
-    return set()
+        return list(op.subscripts.operands)
+    if isinstance(op, AffineApplyOp) and op.name in _INDEX_OPS:
+        return list(op.operands)
+    return []
 
 
 def _renamed(form: AffineForm, operand: Operand) -> AffineForm:
