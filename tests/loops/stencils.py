@@ -102,7 +102,8 @@ func.func @jacobi_2d(%A: memref<14x14xf64>, %B: memref<14x14xf64>) {
 }
 """
 
-GEMM = """func.func @gemm(%C: memref<20x18xf64>, %A: memref<20x12xf64>, %B: memref<12x18xf64>, %alpha: f64, %beta: f64) {
+GEMM = """func.func @gemm(%C: memref<20x18xf64>, %A: memref<20x12xf64>, %B: memref<12x18xf64>,
+                 %alpha: f64, %beta: f64) {
   affine.for %i = 0 to 20 {
     affine.for %j = 0 to 18 {
       // C[i][j] *= beta

@@ -2,9 +2,11 @@
 
 With the cursor on or in an `affine.for` (the loop whose header holds the
 cursor, else the innermost loop around it): "Interchange %i and %j", "Tile
-32×32", "Unroll %i by 4" (or fully), "Unroll and jam %i by 2", "Parallelize %i",
-"Hoist invariant code out of %i", "Distribute %i", and, where interchange or
-tiling is illegal but a skew makes it legal, "Skew %j by 1 and ...". Legality
+32×32" (imperfect bands too), "Unroll %i by 4" (or fully), "Unroll and jam %i by
+2", "Parallelize %i", "Hoist invariant code out of %i", "Distribute %i", "Skew
+%j by 1 (against %i)", where neither loop of a pair is parallel "Wavefront of %i
+and %j" and "Tile 32×32 and run the tiles in wavefront", and, where interchange
+or tiling is illegal but a skew makes it legal, "Skew %j by 1 and ...". Legality
 comes from the dependences, decided within `budgets.TRANSFORM_PLANNING` (the
 nest's dependences are computed once for all of them); illegal actions come
 disabled with the dependence they would break. Edits are computed when an
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineForOp, ModuleModel, function_of
-from affine_lsp.poly import Budget, IslSession, budgets, time_limits_enabled
+from affine_lsp.poly import Budget, IslSession, PolyError, budgets, time_limits_enabled
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.cursor import loops_holding, starting_on_line
 from affine_lsp.transforms.functions import has_errors
@@ -30,9 +32,11 @@ from affine_lsp.transforms.loops.core import (
     HOIST,
     INTERCHANGE,
     PARALLELIZE,
+    SKEW,
     TILE,
     UNROLL,
     UNROLL_JAM,
+    WAVEFRONT,
     Context,
     Spec,
     check_only,
@@ -40,10 +44,10 @@ from affine_lsp.transforms.loops.core import (
     transform,
 )
 from affine_lsp.transforms.loops.nest import (
+    band_chain,
     body_ops,
     constant_trip_count,
     inner_loop,
-    perfect_band,
 )
 
 KIND = "refactor.rewrite"
@@ -112,7 +116,7 @@ def _specs(loop: AffineForOp, options: LoopOptions) -> list[Spec]:
     inner = inner_loop(loop)
     if inner is not None:
         specs.append(Spec(INTERCHANGE))
-    band = perfect_band(loop, 3)
+    band = band_chain(loop, 3)
     specs.append(Spec(TILE, sizes=tile_sizes(options, len(band))))
     trips = constant_trip_count(loop)
     if trips is None or trips >= options.unroll_factor:
@@ -125,13 +129,35 @@ def _specs(loop: AffineForOp, options: LoopOptions) -> list[Spec]:
     specs.append(Spec(HOIST))
     if len(body_ops(loop)) >= 2:
         specs.append(Spec(DISTRIBUTE))
+    if len(band_chain(loop, 2)) == 2:
+        specs.append(Spec(SKEW, factor=1))
     return specs
 
 
+def _wavefront_specs(
+    loop: AffineForOp, options: LoopOptions, context: Context | None
+) -> list[Spec]:
+    """Where neither the loop nor the one inside it is parallel: its diagonals in
+    turn (points, and tiles)."""
+    chain = band_chain(loop, 3)
+    if len(chain) < 2:
+        return []
+    specs = [Spec(WAVEFRONT), Spec(WAVEFRONT, sizes=tile_sizes(options, len(chain)))]
+    if context is None:
+        return specs  # (not known in time: offered, decided when chosen)
+    try:
+        with context.session.errors("the loop"):
+            analysis = context.analysis()
+            parallel = any(analysis.carried_by(loop) is None for loop in chain[:2])
+    except PolyError:
+        return specs
+    return [] if parallel else specs
+
+
 def title_of(spec: Spec, loop: AffineForOp) -> str:
-    band = perfect_band(loop, 3)
+    band = band_chain(loop, 3)
     module = module_of(spec.kind)
-    whole_band = spec.kind in (INTERCHANGE, TILE) or spec.skew is not None
+    whole_band = spec.kind in (INTERCHANGE, TILE, SKEW, WAVEFRONT) or bool(spec.skew_rows())
     title: str = module.title(spec, band if whole_band else loop)
     return title
 
@@ -181,6 +207,11 @@ def _planned(
     return [LoopAction(title, spec=spec, _compute=_resolver(data, model, loop, spec, resolve))]
 
 
+def _context(contexts: dict[int, Context], loop: AffineForOp) -> Context | None:
+    """The context the planned actions shared (None if the planning stopped early)."""
+    return contexts.get(id(loop))
+
+
 _CACHE: OrderedDict[tuple, list[LoopAction]] = OrderedDict()
 _CACHE_SIZE = 32
 
@@ -220,6 +251,8 @@ def loop_actions(
         session = IslSession(budget)
         contexts: dict[int, Context] = {}
         for spec in _specs(loop, options):
+            actions += _planned(data, model, loop, spec, session, contexts, resolve)
+        for spec in _wavefront_specs(loop, options, _context(contexts, loop)):
             actions += _planned(data, model, loop, spec, session, contexts, resolve)
     _CACHE[key] = actions
     while len(_CACHE) > _CACHE_SIZE:

@@ -252,11 +252,6 @@ def plan(context: Context, spec: Spec, check: bool = True) -> BandPlan:
     keep = (
         rectangular and not skews and perfect and (not sizes or identity) and spec.kind != WAVEFRONT
     )
-    if not keep and any((loop.step or 1) != 1 for loop in band):
-        raise Refused(
-            "loops with a step other than 1 are only transformed when their bounds do not "
-            "depend on each other"
-        )
     if spec.kind == PERMUTE and identity:
         raise Refused("nothing to do: the permutation keeps every loop in place")
     result = BandPlan(band, order, sizes, skews, keep, _words(spec, band))
@@ -348,8 +343,6 @@ def _skew_hint(context: Context, spec: Spec, failed: BandPlan) -> Spec | None:
     if spec.kind not in (INTERCHANGE, PERMUTE, TILE, WAVEFRONT) or len(failed.band) < 2:
         return None
     if spec.kind == WAVEFRONT and not spec.sizes:
-        return None
-    if any((loop.step or 1) != 1 for loop in failed.band):
         return None
     try:
         for factor in SKEW_FACTORS:
