@@ -131,20 +131,31 @@ def draw_nest(
     budget: Budget,
     first_line: int = 0,
     origin_names: Sequence[str] = (),
+    origin_nest: tuple[Operation, ModuleModel] | None = None,
 ) -> Picture | Unknown:
     """The panel's picture of the nest headed by `op`: tiles outlined, and with
-    `origin_names` the points moved from their origins marked."""
+    `origin_names` (read from the writes of `origin_nest` where the new code no
+    longer names them) the points moved from their origins marked."""
     if (deep := too_deep(op)) is not None:
         return deep
     limits = budgets.PANEL_PICTURE_LIMITS
     # Tile loops are not panels: the panels are counted once they are left out.
     wide = replace(limits, panels=limits.points)
-    space = iteration_space(op, model, limits=wide, budget=budget, origin_names=origin_names)
+    space = iteration_space(
+        op, model, limits=wide, budget=budget, origin_names=origin_names, origin_nest=origin_nest
+    )
     if isinstance(space, Unknown):
         return space
     grouped = group_tiles(space)
     if len({point[:-2] for point in grouped.points}) > limits.panels:
-        space = iteration_space(op, model, limits=limits, budget=budget, origin_names=origin_names)
+        space = iteration_space(
+            op,
+            model,
+            limits=limits,
+            budget=budget,
+            origin_names=origin_names,
+            origin_nest=origin_nest,
+        )
         if isinstance(space, Unknown):
             return space
         grouped = group_tiles(space)
@@ -235,6 +246,7 @@ def _pictures(
     first_line: int,
     origin_names: Sequence[str] = (),
     budget: Budget = budgets.PREVIEW_PICTURE,
+    origin_nest: tuple[Operation, ModuleModel] | None = None,
 ) -> tuple[list[Picture], list[str]]:
     pictures, notes = [], []
     for op in ops[:MAX_NESTS]:
@@ -245,6 +257,7 @@ def _pictures(
             budget=budget,
             first_line=first_line,
             origin_names=origin_names,
+            origin_nest=origin_nest,
         )
         line = first_line + document.point(op.span.start_byte)[0] + 1
         if isinstance(drawn, Unknown):
@@ -311,7 +324,8 @@ def preview(
     first = min(candidates, key=lambda op: op.span.start_byte)
     after_ops = _touched(new_data, first, _new_ranges(edits))
     origins = _ivs(loop) if len(touched) == 1 else []
+    nest = (loop, view.model) if origins else None
     after, after_notes = _pictures(
-        after_ops, new_view.model, new_document, first_line, origins, budget
+        after_ops, new_view.model, new_document, first_line, origins, budget, nest
     )
     return Preview(title, tuple(before), tuple(after), None, tuple(notes + after_notes))

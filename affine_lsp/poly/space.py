@@ -55,6 +55,7 @@ from affine_lsp.poly.dependence import common_block, relations
 from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
 from affine_lsp.poly.exprs import Resolver, Term
 from affine_lsp.poly.names import NameTable, exact_to_source, pretty_identifier
+from affine_lsp.poly.origins import origins_from_writes
 from affine_lsp.poly.points import Point, Unbounded, bounding_box, scan
 from affine_lsp.poly.program import Statement, Window, is_under
 from affine_lsp.poly.session import IslSession, PolyError, Unknown
@@ -327,12 +328,15 @@ def iteration_space(
     budget: Budget | None = None,
     origin_names: Sequence[str] = (),
     kinds: Sequence[str] = KINDS,
+    origin_nest: tuple[Operation, ModuleModel] | None = None,
 ) -> IterationSpace | Unknown:
     """The iteration space of the nest headed by the loop `op`; `values` give the
     symbols numbers (source names, with or without `%`; DEFAULT_VALUE otherwise).
     With `origin_names` (source names of values, e.g. the ivs of the loops a
-    transformation rewrote), each drawn point's `origins` are their values there.
-    Arrows are drawn for the dependences of `kinds` (RAW, WAR, WAW)."""
+    transformation rewrote), each drawn point's `origins` are their values there;
+    names the nest no longer has (substituted into its subscripts) are read from
+    the writes of `origin_nest` (the original nest's root and model). Arrows are
+    drawn for the dependences of `kinds` (RAW, WAR, WAW)."""
     if not isinstance(op, LOOPS):
         return Unknown("not an affine loop")
     try:
@@ -344,6 +348,7 @@ def iteration_space(
                 limits or budgets.DRAW_LIMITS,
                 origin_names,
                 tuple(k for k in KINDS if k in kinds),
+                origin_nest,
             )
             return space
     except Unbounded as error:
@@ -358,6 +363,7 @@ def _space(
     limits: PictureLimits,
     origin_names: Sequence[str],
     kinds: tuple[str, ...],
+    origin_nest: tuple[Operation, ModuleModel] | None = None,
 ) -> IterationSpace:
     """`iteration_space` of `drawing`'s nest (isl errors and `PolyError`s propagate)."""
     op = drawing.op
@@ -365,6 +371,8 @@ def _space(
     guards, unmarked = _guards(drawing)
     names = set(drawing.domain.params)
     origin_terms, no_origins = _origin_terms(drawing, origin_names)
+    if no_origins and origin_nest is not None and window is not None:
+        origin_terms, no_origins = _written_origins(drawing, origin_names, statements, origin_nest)
     for term in origin_terms:
         names |= term.params
     for _guard, _branch, domain in guards:
@@ -479,6 +487,42 @@ def _origin_terms(drawing: _Drawing, names: Sequence[str]) -> tuple[list[Term], 
         except PolyError as error:
             return [], f"{name}: {error.reason}"
     return terms, None
+
+
+def _written_origins(
+    drawing: _Drawing,
+    names: Sequence[str],
+    statements: list[Statement],
+    nest: tuple[Operation, ModuleModel],
+) -> tuple[list[Term], str | None]:
+    """`_origin_terms` for names the nest no longer has: read from its writes."""
+    visible = _named_values(drawing)
+    known: dict[int, str] = {}
+    try:
+        for k, name in enumerate(names):
+            value = visible.get(name)
+            if value is not None:
+                known[k] = drawing.resolver.value(value, drawing.domain.scope).text
+        root, model = nest
+        chain, _ = chain_of(root)
+        with drawing.session.errors("the points' origins"):
+            texts = origins_from_writes(
+                drawing.session,
+                drawing.domain,
+                drawing.chain[-1],
+                statements,
+                (root, chain[-1], model),
+                known,
+            )
+    except PolyError as error:
+        return [], error.reason
+    params = frozenset(drawing.domain.params)
+    for statement in statements:
+        params |= {
+            statement.access.get_dim_name(PARAM, p) or ""
+            for p in range(statement.access.dim(PARAM))
+        }
+    return [Term(f"({text})", None, params) for text in texts], None
 
 
 def _origins(drawing: _Drawing, space: IterationSpace, terms: list[Term], points: isl.Set) -> None:
