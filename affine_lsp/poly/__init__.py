@@ -17,7 +17,7 @@ Budgets (`budgets`, also as a module): Budget, PictureLimits, deadline_after,
 The machinery transformations prove their rewrites with:
   isl sessions (`session`): IslSession, Unknown, PolyError, NotAffine, BudgetExceeded
   windows of a block as statements (`program`): Window, Statement, window_ops,
-    is_under, is_function_argument, array_name
+    is_under, is_pure, is_function_argument, array_name
   exact dataflow comparison (`equivalence`): compare, Mismatch, keeps_every_dependence
     (the cheap sufficient condition for reorderings), on isl's dataflow
     checked exactly (`dataflow`): Dataflow, WrongDataflow, last_images
@@ -67,6 +67,7 @@ from affine_lsp.poly.program import (
     Window,
     array_name,
     is_function_argument,
+    is_pure,
     is_under,
     window_ops,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "group_tiles",
     "integer_constant",
     "is_function_argument",
+    "is_pure",
     "is_under",
     "iteration_space",
     "keeps_every_dependence",

@@ -437,6 +437,8 @@ class _Writer:
             copy,
             self._rank,
         )
+        for name in written.defined:
+            self._define(name)
         for offset, origin in written.copies.items():
             self.copies[self.length + offset] = origin
         self._raw(written.text)

@@ -50,6 +50,7 @@ class Written:
 
     text: str
     copies: dict[int, Copy]
+    defined: list[str] = field(default_factory=list)  # names it defines besides the ops'
 
 
 class InstanceWriter:
@@ -100,6 +101,18 @@ class InstanceWriter:
                 local = Span(span.start_byte - start, span.start_byte - start + len(encode(old)))
                 edits.append(TextEdit(local, new))
 
+        defined: list[str] = []
+        constants = ""
+        constant_offsets: list[tuple[int, Operation]] = []
+        for op in statement.constants:  # constants of another statement, copied first
+            value = op.results[0]
+            name = value.name if not (taken(value.name) or value.name in defined) else None
+            name = name or fresh(value.name)
+            renames[id(value)] = name
+            defined.append(name)
+            own = decode(self.data[op.span.start_byte : op.span.end_byte])
+            constant_offsets.append((len(encode(constants)) + len(encode(indent)), op))
+            constants += f"{indent}{name}{own[len(value.name) :]}\n"
         substituted_ivs = {id(iv): ssa_forms[id(iv)] for iv in domain.ivs if id(iv) not in plain}
         for op in statement.ops:
             for value in op.results:
@@ -119,8 +132,9 @@ class InstanceWriter:
                 self._rename_use(use, renames, plain, recompute, domain.ivs, rename)
         header = ""
         for iv in recompute:
-            name = iv.name if not taken(iv.name) else fresh(iv.name)
+            name = iv.name if not (taken(iv.name) or iv.name in defined) else fresh(iv.name)
             renames[id(iv)] = name
+            defined.append(name)
             form = ordered(by_dim[domain.dims[domain.ivs.index(iv)]], self._isl_rank(operand))
             header += f"{indent}{name} = affine.apply {map_text([form], operand)}\n"
         if recompute:  # the remaining uses of those ivs: their recomputed values
@@ -135,14 +149,17 @@ class InstanceWriter:
         delta = len(indent) - len(indentation(self.data, statement.ops[0].span.start_byte))
         edits += _indent_edits(self.data, start, end, delta)
         text = apply_edits(self.data[start:end], edits)
-        base = len(encode(header))
         copies: dict[int, Copy] = {}
+        base = len(encode(header))
+        for offset, op in constant_offsets:
+            copies[base + offset] = Copy(op, renames, ssa_forms, copy)
+        base += len(encode(constants))
         for op in statement.ops:
             if id(op) in introduced:
                 continue
             offset = base + _shift(edits, op.span.start_byte - start)
             copies[offset] = Copy(op, renames, ssa_forms, copy)
-        return Written(header + decode(text), copies)
+        return Written(header + constants + decode(text), copies, defined)
 
     def _isl_rank(self, operand: Operand) -> Callable[[str], int]:
         return lambda name: self.rank(operand(name)[0])

@@ -3,16 +3,16 @@ where no value flows across), with the iteration domain of the loops and
 `affine.if`s around them.
 
 Code generation repeats each statement once per instance, in the order a new
-schedule gives, so values may flow between statements only through memory:
-a value defined in one statement and used in another (or in a loop bound the
-statement does not lie under), values carried by `iter_args`, ops with regions
+schedule gives, so values may flow between statements only through memory (a
+constant is copied into the statements that use it): a value defined in one
+statement and used in another, values carried by `iter_args`, ops with regions
 of their own (other than affine loops and conditions) and `affine.if`s with
 results are refused with the reason in the user's terms (`Unschedulable`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import islpy as isl
 
@@ -24,7 +24,7 @@ from affine_lsp.ir import (
     Operation,
     Value,
 )
-from affine_lsp.poly import Domain, NotAffine, PolyError, Window, enclosing_levels
+from affine_lsp.poly import Domain, NotAffine, PolyError, Window, enclosing_levels, is_pure
 
 _STRUCTURE = (AffineForOp, AffineIfOp, AffineParallelOp)
 
@@ -41,6 +41,8 @@ class Statement:
     ops: list[Operation]
     domain: Domain
     path: list[object]  # the original schedule: block positions (int) and ivs (Value)
+    constants: list[Operation] = field(default_factory=list)
+    """Constants another statement defines and this one uses: copied at its top."""
 
     @property
     def instances(self) -> isl.Set:
@@ -198,9 +200,15 @@ def _defined_in(statement: Statement) -> dict[int, Value]:
     return values
 
 
+def _constant(op: Operation | None) -> bool:
+    """An op that computes the same value wherever it is copied (a constant)."""
+    return op is not None and not op.operands and not op.regions and is_pure(op)
+
+
 def _check_flows(statements: list[Statement]) -> None:
     """Values defined by a statement are used only by that statement's own ops
-    (or loop bounds and conditions, which are read into the domains)."""
+    (or loop bounds and conditions, which are read into the domains), but for
+    constants, which the statements that use them copy."""
     owner: dict[int, Statement] = {}
     for statement in statements:
         for key in _defined_in(statement):
@@ -212,6 +220,12 @@ def _check_flows(statements: list[Statement]) -> None:
                 if value is None:
                     continue
                 source = owner.get(id(value))
+                definer = value.defining_op
+                if source is not None and source is not statement and _constant(definer):
+                    assert definer is not None
+                    if definer not in statement.constants:
+                        statement.constants.append(definer)
+                    continue
                 if source is not None and source is not statement:
                     raise Unschedulable(
                         f"{value.display_name} is computed in one loop body and used in "
