@@ -14,6 +14,7 @@ from affine_lsp.transforms.schedule import (
     Scheduled,
     Unschedulable,
     generate,
+    schedule_map,
     statements_of,
 )
 
@@ -189,3 +190,18 @@ def test_what_cannot_be_cut_into_statements_is_refused_with_a_reason(body, reaso
     with pytest.raises(Unschedulable) as refused:
         statements_of(window)
     assert reason in refused.value.reason
+
+
+def test_a_schedule_given_as_an_isl_relation_writes_the_same_code():
+    data, session, window, root = _window(NEST)
+    statements = statements_of(window)
+    times = {s.name: s.original_time() for s in statements}
+    dims = [Dimension(name=name) for name in ("", "%i", "", "%j", "")]
+    by_times = Scheduled(statements, times, dims)
+    by_relation = Scheduled(statements, {}, dims, schedule_map(session, by_times))
+    texts = [
+        generate(session, data, window, s, "  ", 2, FreshNames(names_in(root))).text
+        for s in (by_times, by_relation)
+    ]
+    assert texts[0] == texts[1]
+    assert "affine.for %j = " in texts[0]

@@ -86,6 +86,9 @@ class Scheduled:
     statements: list[Statement]
     times: dict[str, list[str]]
     dims: list[Dimension]
+    relation: isl.UnionMap | None = None
+    """The schedule as an isl union map (instances -> time), in place of `times`:
+    what isl's scheduler gives, for instance."""
 
 
 @dataclass
@@ -98,6 +101,11 @@ class Generated:
 
 def schedule_map(session: IslSession, scheduled: Scheduled) -> isl.UnionMap:
     """The time vectors as one union map (statements' instances -> time)."""
+    if scheduled.relation is not None:
+        relation: isl.UnionMap = scheduled.relation
+        domains = [s.instances.identity() for s in scheduled.statements]
+        instances = union_of_maps(domains, session.ctx).domain()
+        return session.run(lambda: relation.intersect_domain(instances), "the new schedule")
     maps = []
     width = len(scheduled.dims)
     for statement in scheduled.statements:
@@ -130,7 +138,7 @@ def generate(
         if all(dim.separate for dim in scheduled.dims):
             raise Unschedulable(f"cannot write the new loops: {error.reason}") from None
     separated = [replace(dim, separate=True) for dim in scheduled.dims]
-    retry = Scheduled(scheduled.statements, scheduled.times, separated)
+    retry = Scheduled(scheduled.statements, scheduled.times, separated, scheduled.relation)
     try:
         return _Writer(session, data, window, retry, indent, unit, names).run()
     except NotAffine as error:
