@@ -102,10 +102,10 @@ class Generated:
 def schedule_map(session: IslSession, scheduled: Scheduled) -> isl.UnionMap:
     """The time vectors as one union map (statements' instances -> time)."""
     if scheduled.relation is not None:
-        relation: isl.UnionMap = scheduled.relation
+        given: isl.UnionMap = scheduled.relation
         domains = [s.instances.identity() for s in scheduled.statements]
         instances = union_of_maps(domains, session.ctx).domain()
-        return session.run(lambda: relation.intersect_domain(instances), "the new schedule")
+        return session.run(lambda: given.intersect_domain(instances), "the new schedule")
     maps = []
     width = len(scheduled.dims)
     for statement in scheduled.statements:
