@@ -3,15 +3,16 @@ statements of one loop nest, a time vector for each, the legality of the new
 order from the dependences, and the rewrite (text and origins) for the proof.
 
 A *band* here is a chain of loops from the nest's root, each holding the next
-(perfectly, or with other ops beside it: an imperfect band). Untiled, the loops
-are written atomic (a statement's guard stays an `affine.if` inside, so the band
-stays perfect and can be transformed again); tiled or in wavefront, the point
-loops are separated (peeled: no guard inside them). Its transformed
+(perfectly, or with other ops beside it: an imperfect band). Its transformed
 coordinates are `y_k = x_k + sum(F[k][m] * x_m for m < k)` (a skew), permuted,
 and the outer ones tiled (`T * floor(y / T)`: the tile loops step over tile
-origins). A statement beside an inner band loop runs at that loop's first
-iteration (before it) or past its last (after it): it is *sunk* into the band.
-After the band come the statement's positions and inner loops as they were.
+origins). Untiled, the coordinates replace the band's ivs in each statement's
+original schedule and the loops are written atomic (a statement's guard stays an
+`affine.if` inside: the band stays perfect and can be transformed again). Tiled
+or in wavefront, the coordinates come first: a statement beside an inner band
+loop runs at that loop's first iteration (before it) or past its last (after
+it), *sunk* into the band, then come its positions and inner loops as they
+were; the point loops are separated (peeled: no guard inside them).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class Band:
     """How a band is transformed: skew rows, order, tile sizes, wavefronts."""
 
     loops: list[AffineForOp]
-    skews: list[list[int]] = field(default_factory=list)  # row k: factors of loops 0..k-1
+    skews: list[list[int]] = field(default_factory=list)  # row k - 1: loop k's factors
     order: list[int] = field(default_factory=list)  # new position -> index in `loops`
     sizes: list[int] = field(default_factory=list)  # tile sizes of the outer new positions
     tile_wavefront: bool = False  # tiles of a diagonal run in parallel
@@ -66,10 +67,14 @@ class Band:
 
 
 def statements(context: Context) -> list[Statement]:
+    """The statements of the context's nest (Refused with the reason if it has none)."""
     try:
-        return statements_of(context.analysis().window)
+        found = statements_of(context.analysis().window)
     except Unschedulable as error:
         raise Refused(error.reason) from None
+    if not found:
+        raise Refused(f"nothing to do: {iv_name(context.loop)} holds no code but loops")
+    return found
 
 
 def _sunk(context: Context, statement: Statement, band: Band) -> list[str]:

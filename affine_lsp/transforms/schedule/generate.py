@@ -156,6 +156,8 @@ class _Frame:
 
 
 class _Writer:
+    """Writes the AST isl generates for one schedule (iteratively, in order)."""
+
     def __init__(
         self,
         session: IslSession,
@@ -219,7 +221,8 @@ class _Writer:
     def run(self) -> Generated:
         root = self._ast()
         self.main = _main_copies(root)
-        # Work items: ("node", node, depth, env), ("line", text), ("pop",).
+        # Work items: ("node", node, depth, env), ("line", text), ("push",) and ("pop",)
+        # (a scope of names opened and closed).
         work: list[tuple] = [("node", root, 0, {})]
         while work:
             item = work.pop()
