@@ -286,6 +286,8 @@ class _Writer:
         dim = self.scheduled.dims[position]
         init = node.for_get_init()
         if node.for_is_degenerate():
+            if init.get_type() == isl_ast.EXPR_OP and init.op_get_type() == isl_ast.op("select"):
+                return self._selected(node, iterator, init, depth, env)
             lowers = bound_forms(init, env, "max")
             if len(lowers) == 1:
                 inner = dict(env)
@@ -314,6 +316,32 @@ class _Writer:
         self.frames.append(_Frame({name}, iterator, loop))
         self.ssa[iterator] = name
         return [("node", node.for_get_body(), depth + 1, env), ("pop",), ("line", f"{pad}}}\n")]
+
+    def _selected(
+        self, node: isl.AstNode, iterator: str, init: isl.AstExpr, depth: int, env: Env
+    ) -> list[tuple]:
+        """A loop that runs once, at `condition ? a : b`: an affine.if whose branches
+        run the body with the iterator at `a` and at `b`."""
+        condition, first, second = (init.op_get_arg(k) for k in range(3))
+        constraints = [
+            Constraint(ordered(c.form, self._iterator_rank), c.equality)
+            for c in conditions(condition, env)
+        ]
+        pad = self._pad(depth)
+        self._raw(f"{pad}affine.if {_set_text(constraints, self.operand)} {{\n")
+        self._frame()
+        body = node.for_get_body()
+        then_env = {**env, iterator: form_of(first, env)}
+        else_env = {**env, iterator: form_of(second, env)}
+        return [
+            ("node", body, depth + 1, then_env),
+            ("pop",),
+            ("line", f"{pad}}} else {{\n"),
+            ("push",),
+            ("node", body, depth + 1, else_env),
+            ("pop",),
+            ("line", f"{pad}}}\n"),
+        ]
 
     def _for_header(
         self,
