@@ -198,8 +198,14 @@ CASES = [
 ]
 
 
-def _run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, check=True, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
+TIMEOUT = 900.0
+"""Seconds any one tool or run may take."""
+
+
+def _run(argv: list[str], stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        argv, input=stdin, check=True, capture_output=True, text=True, timeout=TIMEOUT
+    )
 
 
 def build(text: str, arrays: int, n: int, work: Path, name: str) -> Path:
@@ -208,7 +214,7 @@ def build(text: str, arrays: int, n: int, work: Path, name: str) -> Path:
     source.write_text(text)
     lowered = _run([str(tools.mlir_opt), str(source), *oracle.LOWERING_PASSES]).stdout
     translate = Path(tools.mlir_opt).with_name("mlir-translate")
-    ir = _run([str(translate), "--mlir-to-llvmir"], input=lowered).stdout
+    ir = _run([str(translate), "--mlir-to-llvmir"], lowered).stdout
     (work / f"{name}.ll").write_text(ir)
     driver = work / "driver.c"
     driver.write_text(DRIVER)
@@ -235,13 +241,14 @@ def transformed(text: str, recipe: list[tuple[int, list[str]]], work: Path, name
     for step, (line, arguments) in enumerate(recipe):
         path = work / f"{name}.step{step}.mlir"
         path.write_text(text)
+        command = [sys.executable, "-m", "affine_lsp", "transform", str(path)]
         done = subprocess.run(
-            [sys.executable, "-m", "affine_lsp", "transform", str(path), "--line", str(line)]
-            + arguments,
+            [*command, "--line", str(line), *arguments],
             capture_output=True,
             text=True,
             env=environment,
             cwd=ROOT,
+            timeout=TIMEOUT,
         )
         if done.returncode != 0:
             raise SystemExit(f"{name}: step {step} refused: {done.stderr.strip()}")
