@@ -95,7 +95,7 @@ def _unroll_jam_factor(text: str) -> int:
 
 
 def _wavefront_rows(text: str) -> int:
-    return _factor(text)
+    return _factor(text, least=2)  # (one row at a time is the order the loops had)
 
 
 FULL = 0  # `--unroll full`
