@@ -3,8 +3,8 @@ affine maps and sets as expression trees.
 
 What other layers use (nothing else of this package):
 
-Building models (`build`):
-    build_module, build_operation_item, build_alias, module_scope_of, NameScope,
+Building models (`build`, names resolved by `resolve`):
+    build_module, build_operation_item, build_alias; module_scope_of, NameScope,
     split_use_name
 The model (`model`):
     ModuleModel, TopLevelItem, AliasDef, Operation, Region, Block, Value, Use, MapRef,
@@ -57,14 +57,7 @@ from affine_lsp.ir.attributes import (
     integer_value,
     string_value,
 )
-from affine_lsp.ir.build import (
-    NameScope,
-    build_alias,
-    build_module,
-    build_operation_item,
-    module_scope_of,
-    split_use_name,
-)
+from affine_lsp.ir.build import build_alias, build_module, build_operation_item
 from affine_lsp.ir.model import (
     AffineAccessOp,
     AffineApplyOp,
@@ -104,6 +97,7 @@ from affine_lsp.ir.registry import (
     PURE_WITH_CONSTANT_DIVISOR,
     canonical_name,
 )
+from affine_lsp.ir.resolve import NameScope, module_scope_of, split_use_name
 from affine_lsp.ir.types import (
     INDEX,
     AliasType,
