@@ -19,7 +19,16 @@ from affine_lsp.checks.diagnostics import Diagnostic, Fix, Related, Severity
 from affine_lsp.checks.registry import RULES
 from affine_lsp.checks.symbols import global_types
 from affine_lsp.checks.validity import Validity
-from affine_lsp.ir import AffineMap, AliasDef, IntegerSet, MapRef, ModuleModel, Type
+from affine_lsp.ir import (
+    UPSTREAM,
+    AffineMap,
+    AliasDef,
+    Dialects,
+    IntegerSet,
+    MapRef,
+    ModuleModel,
+    Type,
+)
 from affine_lsp.syntax import Span
 
 
@@ -27,6 +36,8 @@ from affine_lsp.syntax import Span
 class CheckOptions:
     legacy_severity: Severity = Severity.WARNING
     lints: bool = True
+    # The registered dialects and ops' traits (a project file's, or mlir-opt's).
+    dialects: Dialects = UPSTREAM
 
 
 @dataclass
@@ -48,7 +59,7 @@ class CheckContext:
         self.module = module
         self.options = options
         self.found: list[Diagnostic] = []
-        self.validity = Validity()
+        self.validity = Validity(options.dialects)
         self.memo: dict[object, object] = {}  # analyses rules share within the run
 
     def report(

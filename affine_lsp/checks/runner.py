@@ -84,7 +84,7 @@ def check_document(
     """All diagnostics of a document, sorted by position."""
     options = options or CheckOptions()
     with _collector_paused():
-        model = build_module(document.tree.root_node)
+        model = build_module(document.tree.root_node, options.dialects)
         context = ModuleContext.from_model(model)
         found = syntax_diagnostics(document)
         found += check_module(model, context, options)

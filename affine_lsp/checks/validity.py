@@ -35,13 +35,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from affine_lsp.ir import (
-    AFFINE_SCOPE,
-    CONSTANT_OPS,
     DYNAMIC_INDEX,
-    IMPURE_OPS,
-    MLIR_DIALECTS,
-    PURE_OPS,
     PURE_WITH_CONSTANT_DIVISOR,
+    UPSTREAM,
+    Dialects,
     IndexType,
     MemRefAllocOp,
     MemRefDimOp,
@@ -82,11 +79,11 @@ class _Pending:
 VALID = Verdict(True)
 
 
-def affine_scope(op: Operation) -> Operation | None:
+def affine_scope(op: Operation, dialects: Dialects = UPSTREAM) -> Operation | None:
     """The nearest op with the AffineScope trait strictly enclosing `op` (None: the
     file's implicit module)."""
     for ancestor in op.ancestors():
-        if ancestor.name in AFFINE_SCOPE:
+        if ancestor.name in dialects.affine_scope:
             return ancestor
     return None
 
@@ -126,9 +123,10 @@ def _is_index_or_unknown(value: Value) -> bool:
 
 
 class Validity:
-    """Memoised dim/symbol validity of values at uses."""
+    """Memoised dim/symbol validity of values at uses, with the traits of `dialects`."""
 
-    def __init__(self) -> None:
+    def __init__(self, dialects: Dialects = UPSTREAM) -> None:
+        self.dialects = dialects
         self._memo: dict[tuple[str, int, int], Verdict] = {}
         self._scopes: dict[int, Operation | None] = {}  # id(parent op) -> its AffineScope
 
@@ -144,12 +142,13 @@ class Validity:
         chain: list[Operation] = []
         current = user.parent_op
         found: Operation | None = None
+        scopes = self.dialects.affine_scope
         while current is not None:
             key = id(current)
             if key in self._scopes:
                 found = self._scopes[key]
                 break
-            if current.name in AFFINE_SCOPE:
+            if current.name in scopes:
                 found = current
                 break
             chain.append(current)
@@ -238,19 +237,20 @@ class Validity:
         return symbol if not symbol.valid else VALID
 
     def _local_symbol(self, value: Value, scope: Operation | None) -> Verdict | _Pending:
-        if _top_level_or_outside(value, scope):
+        dialects = self.dialects
+        if _top_level_or_outside(value, scope, dialects):
             return VALID  # rules 1 to 3
         name = value.display_name
         owner = _region_owner(value)
         op = value.defining_op
         if op is not None:
-            if op.name in CONSTANT_OPS:
+            if op.name in dialects.constant:
                 return VALID  # rule 4
             if op.name == "affine.apply":  # rule 5
                 return _Pending(SYMBOL, tuple(_operand_values(op)), f"{name} is an affine.apply of")
             if op.name in _DIM_OPS:  # rule 6
-                return _dim_op_symbol(op, value, scope)
-            if _may_be_pure(op):  # rule 7
+                return _dim_op_symbol(op, value, scope, dialects)
+            if _may_be_pure(op, dialects):  # rule 7
                 return _Pending(SYMBOL, tuple(_operand_values(op)), f"{name} is an {op.name} of")
         if value.is_block_argument:
             return Verdict(False, _argument_reason(value, owner), value)
@@ -262,26 +262,26 @@ class Validity:
         )
 
 
-def _may_be_pure(op: Operation) -> bool:
+def _may_be_pure(op: Operation, dialects: Dialects) -> bool:
     """Whether `op` is pure as MLIR 22 sees it, or may be (a registered dialect's op
     we know nothing about): False only where MLIR would not call it pure."""
-    if op.name in PURE_OPS:
+    if op.name in dialects.pure:
         return True
-    if op.name in IMPURE_OPS or op.dialect not in MLIR_DIALECTS or op.dialect == "test":
+    if op.name in dialects.impure or op.dialect not in dialects.registered or op.dialect == "test":
         return False  # unregistered ops (and the test dialect's stand-ins) are not pure
     excluded = PURE_WITH_CONSTANT_DIVISOR.get(op.name)
     if excluded is not None:
         divisor = op.operands[1].value if len(op.operands) > 1 else None
-        constant = _constant_int(divisor.defining_op) if divisor is not None else None
+        constant = _constant_int(divisor.defining_op, dialects) if divisor is not None else None
         return constant is not None and constant not in excluded
     return True
 
 
-def _top_level_or_outside(value: Value, scope: Operation | None) -> bool:
+def _top_level_or_outside(value: Value, scope: Operation | None, dialects: Dialects) -> bool:
     """Rules 1-3: an argument or top-level value of an AffineScope op (or of the file's
     implicit module), or a value defined outside the scope enclosing the use."""
     owner = _region_owner(value)
-    if owner is None or owner.name in AFFINE_SCOPE:
+    if owner is None or owner.name in dialects.affine_scope:
         return True
     return scope is not None and not _defined_inside(value, scope)
 
@@ -299,7 +299,9 @@ def _argument_reason(value: Value, owner: Operation | None) -> str:
     return f"{name} is a region argument of {describe_op(owner)}"
 
 
-def _dim_op_symbol(op: Operation, value: Value, scope: Operation | None) -> Verdict | _Pending:
+def _dim_op_symbol(
+    op: Operation, value: Value, scope: Operation | None, dialects: Dialects
+) -> Verdict | _Pending:
     """Rule 6 for the result of a memref.dim/tensor.dim."""
     name = value.display_name
     if isinstance(op, MemRefDimOp):
@@ -313,11 +315,11 @@ def _dim_op_symbol(op: Operation, value: Value, scope: Operation | None) -> Verd
         declared = None
     if source is None:
         return Verdict(False, f"{name} is a dim of an unknown value", value)
-    if _top_level_or_outside(source, scope):
+    if _top_level_or_outside(source, scope, dialects):
         return VALID
     if not isinstance(index, int):
         constant = index.value.defining_op if index is not None and index.value else None
-        index = _constant_int(constant)
+        index = _constant_int(constant, dialects)
     memref_type = source.type if isinstance(source.type, MemRefType) else declared
     if not isinstance(memref_type, MemRefType) or memref_type.shape is None or index is None:
         return Verdict(False, f"{name} is a dim whose dimension cannot be determined", value)
@@ -397,10 +399,10 @@ def _generic_sizes(op: Operation, index: int) -> list[Value | None]:
     return []
 
 
-def _constant_int(op: Operation | None) -> int | None:
+def _constant_int(op: Operation | None, dialects: Dialects) -> int | None:
     """The value of an `arith.constant N : index`-like op, in either form (None
     otherwise)."""
-    if op is None or op.name not in CONSTANT_OPS or op.node is None:
+    if op is None or op.name not in dialects.constant or op.node is None:
         return None
     body = op.node.child_by_field_id(FIELD["body"])
     if body is None:

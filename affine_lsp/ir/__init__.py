@@ -24,9 +24,13 @@ Types (`types`):
 Attributes (`attributes`):
     attribute_entries, integer_array, integer_value, string_value, DYNAMIC_INDEX
 Op traits (`registry`):
+    Dialects (the registered dialects and ops' traits a model is built and checked
+    with), UPSTREAM (mlir-opt 22's), TRAITS (those a project file may give);
     AFFINE_SCOPE, ISOLATED_FROM_ABOVE, AUTOMATIC_ALLOCATION_SCOPE, NO_ALLOCATION_SCOPE,
     CONSTANT_OPS, PURE_OPS, PURE_WITH_CONSTANT_DIVISOR, IMPURE_OPS, MLIR_DIALECTS,
     canonical_name
+The project file (`project`): PROJECT_FILE (`.affine-lsp.toml`), Project,
+    ProjectProblem, NO_PROJECT, find_project_file, load_project, parse_project
 """
 
 from affine_lsp.ir.affine import (
@@ -85,6 +89,15 @@ from affine_lsp.ir.model import (
     Value,
     function_of,
 )
+from affine_lsp.ir.project import (
+    NO_PROJECT,
+    PROJECT_FILE,
+    Project,
+    ProjectProblem,
+    find_project_file,
+    load_project,
+    parse_project,
+)
 from affine_lsp.ir.registry import (
     AFFINE_SCOPE,
     AUTOMATIC_ALLOCATION_SCOPE,
@@ -95,6 +108,9 @@ from affine_lsp.ir.registry import (
     NO_ALLOCATION_SCOPE,
     PURE_OPS,
     PURE_WITH_CONSTANT_DIVISOR,
+    TRAITS,
+    UPSTREAM,
+    Dialects,
     canonical_name,
 )
 from affine_lsp.ir.resolve import NameScope, module_scope_of, split_use_name
@@ -128,9 +144,13 @@ __all__ = [
     "INDEX",
     "ISOLATED_FROM_ABOVE",
     "MLIR_DIALECTS",
+    "NO_PROJECT",
     "NO_ALLOCATION_SCOPE",
+    "PROJECT_FILE",
     "PURE_OPS",
     "PURE_WITH_CONSTANT_DIVISOR",
+    "TRAITS",
+    "UPSTREAM",
     "AffineAccessOp",
     "AffineApplyOp",
     "AffineBinary",
@@ -150,6 +170,7 @@ __all__ = [
     "AliasDef",
     "AliasType",
     "Block",
+    "Dialects",
     "FloatType",
     "FuncOp",
     "FunctionType",
@@ -167,6 +188,8 @@ __all__ = [
     "OpaqueType",
     "Operation",
     "ParallelBound",
+    "Project",
+    "ProjectProblem",
     "Region",
     "Subscripts",
     "TensorType",
@@ -182,6 +205,7 @@ __all__ = [
     "canonical_name",
     "constant_value",
     "element_type",
+    "find_project_file",
     "format_expr",
     "format_strided",
     "identifier_nodes",
@@ -191,9 +215,11 @@ __all__ = [
     "is_constant",
     "is_symbolic_or_constant",
     "layout_text",
+    "load_project",
     "map_from_node",
     "module_scope_of",
     "parse_integer",
+    "parse_project",
     "parse_strided",
     "set_from_node",
     "split_use_name",

@@ -50,7 +50,13 @@ from affine_lsp.ir.model import (
     Use,
     Value,
 )
-from affine_lsp.ir.registry import FUNC_DEFAULT_DIALECT, LEGACY_NAMES, canonical_name
+from affine_lsp.ir.registry import (
+    FUNC_DEFAULT_DIALECT,
+    LEGACY_NAMES,
+    UPSTREAM,
+    Dialects,
+    canonical_name,
+)
 from affine_lsp.ir.resolve import NameScope, declare, resolve_names
 from affine_lsp.ir.subscripts import subscripts_from_exprs
 from affine_lsp.ir.types import (
@@ -1072,19 +1078,24 @@ def build_operation_item(
     op_node: Node,
     module_scope: NameScope | None = None,
     aliases: Mapping[str, AliasDef] | None = None,
+    dialects: Dialects = UPSTREAM,
 ) -> TopLevelItem:
     """Model one top-level `operation` node.
 
     `aliases` (the document's alias table) is read only by generic-form affine ops
     whose map is an alias: it says how their operands split into dimensions and
     symbols (see `affine_lsp.ir.generic`). An item built without it leaves that
-    split empty; rebuild items whose `used_aliases` changed meaning."""
+    split empty; rebuild items whose `used_aliases` changed meaning. `dialects`:
+    which ops' regions are isolated from above or SSA CFG regions (a project's)."""
     with _collector_paused():
-        return _build_operation_item(op_node, module_scope, aliases)
+        return _build_operation_item(op_node, module_scope, aliases, dialects)
 
 
 def _build_operation_item(
-    op_node: Node, module_scope: NameScope | None, aliases: Mapping[str, AliasDef] | None = None
+    op_node: Node,
+    module_scope: NameScope | None,
+    aliases: Mapping[str, AliasDef] | None = None,
+    dialects: Dialects = UPSTREAM,
 ) -> TopLevelItem:
     item = TopLevelItem(Span.of(op_node))
     builder = _ItemBuilder(aliases, op_node)
@@ -1099,17 +1110,17 @@ def _build_operation_item(
             block.operations.append(child)
     builder.finish()
     item.used_aliases = builder.used_aliases
-    resolve_names(item, root, module_scope or NameScope(None, False, None, False))
+    resolve_names(item, root, module_scope or NameScope(None, False, None, False), dialects)
     return item
 
 
-def build_module(root: Node) -> ModuleModel:
+def build_module(root: Node, dialects: Dialects = UPSTREAM) -> ModuleModel:
     """Model every top-level item under a `source_file` node."""
     with _collector_paused():
-        return _build_module(root)
+        return _build_module(root, dialects)
 
 
-def _build_module(root: Node) -> ModuleModel:
+def _build_module(root: Node, dialects: Dialects) -> ModuleModel:
     model = ModuleModel()
     op_nodes: list[tuple[int, Node]] = []
     for child in root.named_children:
@@ -1130,7 +1141,7 @@ def _build_module(root: Node) -> ModuleModel:
     aliases = model.alias_table()
     adopted: dict[int, Value] = {}
     for index, node in op_nodes:
-        item = _build_operation_item(node, scope, aliases)
+        item = _build_operation_item(node, scope, aliases, dialects)
         if item.operation is not None:
             _adopt_results(scope, shells[index], item.operation.results)
             adopted.update(

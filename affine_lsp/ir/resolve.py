@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from affine_lsp.ir.model import Block, Operation, Region, TopLevelItem, Use, Value
-from affine_lsp.ir.registry import ISOLATED_FROM_ABOVE, SSACFG_REGIONS, knows_scoping
+from affine_lsp.ir.registry import Dialects
 from affine_lsp.syntax import Span, text
 
 _GROUP_INDEX = re.compile(r"^(%[^#]+)#(\d+)$")
@@ -206,8 +206,12 @@ class _Positions:
 _OPERATION, _ENTER, _LEAVE = 0, 1, 2
 
 
-def resolve_names(item: TopLevelItem, root: Operation, module_scope: NameScope) -> None:
-    """Resolve every use under `root`, in document order."""
+def resolve_names(
+    item: TopLevelItem, root: Operation, module_scope: NameScope, dialects: Dialects
+) -> None:
+    """Resolve every use under `root`, in document order (`dialects` says which ops
+    are isolated from above and which have SSA CFG regions)."""
+    isolated_ops, ssacfg_ops = dialects.isolated_from_above, dialects.ssacfg_regions
     positions = _Positions()
     reachability = _Reachability()
     path = _Path(module_scope)
@@ -275,9 +279,9 @@ def resolve_names(item: TopLevelItem, root: Operation, module_scope: NameScope) 
                 ):
                     item.dominance_violations.append(use)
         if op.regions:
-            isolated = op.name in ISOLATED_FROM_ABOVE
-            checks_dominance = op.name in SSACFG_REGIONS
-            opaque = skimmed or not knows_scoping(op.name)
+            isolated = op.name in isolated_ops
+            checks_dominance = op.name in ssacfg_ops
+            opaque = skimmed or not dialects.knows_scoping(op.name)
             for region in reversed(op.regions):
                 inner = NameScope(
                     scope, isolated, region, checks_dominance, skimmed=skimmed, opaque=opaque

@@ -22,9 +22,6 @@ from affine_lsp.checks.rules.memref_common import (
 )
 from affine_lsp.checks.symbols import global_view
 from affine_lsp.ir import (
-    AUTOMATIC_ALLOCATION_SCOPE,
-    MLIR_DIALECTS,
-    NO_ALLOCATION_SCOPE,
     IntegerType,
     MemRefType,
     Operation,
@@ -53,18 +50,17 @@ REALLOC_SIZE = register(
 )
 
 
-def _registered(name: str) -> bool:
-    return "." in name and name.split(".", 1)[0] in MLIR_DIALECTS
-
-
 @op_rule("memref.alloca")
 def alloca_scope(op: Operation, ctx: CheckContext) -> None:
     """Report only when every enclosing op is known to lack the trait: ops we do not know
     of a registered dialect might have it."""
+    dialects = ctx.options.dialects
     for ancestor in op.ancestors():
-        if ancestor.name in AUTOMATIC_ALLOCATION_SCOPE:
+        if ancestor.name in dialects.allocation_scope:
             return
-        if ancestor.name not in NO_ALLOCATION_SCOPE and _registered(ancestor.name):
+        if ancestor.name not in dialects.no_allocation_scope and dialects.is_registered(
+            ancestor.name
+        ):
             return
     ctx.report(
         ALLOCA_SCOPE,

@@ -12,7 +12,7 @@ from affine_lsp.checks.rules.base import body_node, is_generic, join, op_rule
 from affine_lsp.checks.rules.memref import INDEX_COUNT
 from affine_lsp.checks.rules.memref_common import RESULT_TYPE
 from affine_lsp.ir import (
-    MLIR_DIALECTS,
+    Dialects,
     FloatType,
     FunctionType,
     IntegerType,
@@ -141,7 +141,7 @@ def generic_atomic_rmw(op: Operation, ctx: CheckContext) -> None:
         )
         return
     for nested in op.walk():
-        if nested is not op and _has_side_effects(nested):
+        if nested is not op and _has_side_effects(nested, ctx.options.dialects):
             ctx.report(
                 ATOMIC_BODY,
                 nested.name_span,
@@ -158,12 +158,14 @@ def _memref_type(op: Operation) -> Type | None:
     return type_from_node(body.child_by_field_id(FIELD["type"]) if body is not None else None)
 
 
-def _has_side_effects(op: Operation) -> bool:
+def _has_side_effects(op: Operation, dialects: Dialects) -> bool:
     """Known effects, or an unregistered op (MLIR assumes the worst of those)."""
     if op.name in _SIDE_EFFECTS:
         return True
     dialect = op.name.split(".", 1)[0] if "." in op.name else ""
-    return dialect not in MLIR_DIALECTS
+    if op.name in dialects.pure or op.name in dialects.constant:
+        return False
+    return dialect not in dialects.registered
 
 
 @op_rule("memref.atomic_yield")

@@ -209,7 +209,7 @@ def _symbol_table(op: Operation, ctx: CheckContext) -> dict[str, Type | None] | 
     """The memref.global types of the symbol table around `op` (None: one we do not
     model, such as gpu.module)."""
     for ancestor in op.ancestors():
-        if ancestor.name == "builtin.module":
+        if ancestor.name in ctx.options.dialects.symbol_tables:
             key = ("memref.global table", id(ancestor))
             if key not in ctx.memo:
                 body = ancestor.regions[0] if ancestor.regions else None

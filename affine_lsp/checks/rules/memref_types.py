@@ -13,7 +13,7 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import few_lookups, item_node, item_rule, item_source
 from affine_lsp.checks.rules.memref import LAYOUT_RANK
-from affine_lsp.ir import TopLevelItem, map_from_node
+from affine_lsp.ir import MLIR_DIALECTS, TopLevelItem, map_from_node
 from affine_lsp.syntax import Node, Span, mlir_query, text
 
 ELEMENT_TYPE = register(
@@ -88,6 +88,27 @@ def all_memref_types(node: Node) -> list[Node]:
 _UNPLAIN_KEYWORD = re.compile(
     rb"memref(?![\w$.]|<(?:(?:[0-9]+|\?)x)*(?:[su]?i[0-9]+|f[0-9]+|bf16|tf32|index)>)"
 )
+
+
+def _foreign_element(element: Node, ctx: CheckContext) -> str | None:
+    """The dialect of a memref element type `!dialect.name...` whose types are not
+    memref elements: where a project file lists the registered dialects, those of
+    another dialect (an opaque type) or of a registered one not said to make memref
+    elements (None: a valid element, or one not checked, such as MLIR's own
+    dialects' types)."""
+    allowed = ctx.options.dialects.element_dialects
+    if allowed is None:
+        return None
+    name = element.child_by_field_name("name") if element.type == "dialect_type" else element
+    if name is None or name.type != "type_alias":
+        return None
+    spelling = text(name)
+    if "." not in spelling or spelling in ctx.module.aliases:
+        return None  # (an alias: what it names is checked where it is defined)
+    dialect = spelling[1:].split(".", 1)[0]
+    if dialect in MLIR_DIALECTS or dialect in allowed:
+        return None
+    return dialect
 
 
 def _rank(memref: Node) -> int | None:
@@ -166,7 +187,9 @@ def _memref_types(node: Node, source: bytes) -> list[Node]:
 
 def _check_memref(memref: Node, ctx: CheckContext) -> None:
     element = memref.child_by_field_name("element_type")
-    if element is not None and element.type in _NOT_ELEMENTS:
+    if element is not None and (
+        element.type in _NOT_ELEMENTS or _foreign_element(element, ctx) is not None
+    ):
         ctx.report(ELEMENT_TYPE, Span.of(element), "invalid memref element type")
     rank = _rank(memref)
     first = memref.child_by_field_name("layout")

@@ -83,7 +83,29 @@ STEP_LINT = register(
     mlir_checks=False,
 )
 
+TERMINATOR_LAST = register(
+    "terminator-not-last",
+    "an op with the Terminator trait (affine.yield, func.return, cf.br, ..., or one a project "
+    "file declares) is followed by other ops in its block",
+    "structure",
+)
+
 _YIELD_PARENTS = ("affine.for", "affine.if", "affine.parallel")
+
+
+@op_rule()
+def terminator_last(op: Operation, ctx: CheckContext) -> None:
+    if op.name not in ctx.options.dialects.terminators:
+        return
+    block = op.parent_block
+    if block is None or block.operations[-1] is op:
+        return
+    ctx.report(
+        TERMINATOR_LAST,
+        op.name_span,
+        f"'{op.name}' op must be the last operation in the parent block: a terminator ends "
+        "its block, and ops after it would never run",
+    )
 
 
 @op_rule("affine.yield")
