@@ -662,7 +662,7 @@ class DocumentAnalysis:
     def _check_operation(self, record: ItemRecord, keep_view: bool = False) -> None:
         node = self.node_of(record)
         chunk = self.chunks[record.chunk]
-        item = build_operation_item(node, chunk.scope())
+        item = build_operation_item(node, chunk.scope(), dialects=self.options.dialects)
         found = check_item(item, chunk.context, self.options)
         if keep_view:
             # The item requests will ask for first is the one just edited: its view is
@@ -808,7 +808,7 @@ class DocumentAnalysis:
         chunk = self.chunks[record.chunk]
         if record.kind == OPERATION:
             node = self.node_of(record)
-            item = build_operation_item(node, chunk.scope())
+            item = build_operation_item(node, chunk.scope(), dialects=self.options.dialects)
         elif record.kind in ALIAS_KINDS and record.alias_item is not None:
             node = self.node_of(record)
             item = record.alias_item

@@ -83,6 +83,7 @@ def _prepare_on_snapshot(
     chunk = analysis.chunks[record.chunk]
     aliases = chunk.alias_items
     scope = chunk.scope()
+    dialects = analysis.options.dialects
     item_start = record.start
 
     def compute() -> list[Action]:
@@ -93,7 +94,7 @@ def _prepare_on_snapshot(
         )
         if node is None:
             return []
-        model = ModuleModel(items=[*aliases, build_operation_item(node, scope)])
+        model = ModuleModel(items=[*aliases, build_operation_item(node, scope, dialects=dialects)])
         return [
             Action(
                 a.title,

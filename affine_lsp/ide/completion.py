@@ -172,7 +172,7 @@ def _values(analysis: DocumentAnalysis, offset: int, head: str) -> list[Completi
         origin = value_origin(analysis.document, value)
         detail = f"{value.type or '?'} — {origin}"
         if kind is not None and user is not None:
-            valid, why = validity(value, kind, user)
+            valid, why = validity(value, kind, user, analysis.options.dialects)
             if not valid:
                 continue
             detail += f" (valid {'dimension' if kind == 'dim' else 'symbol'}: {why})"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from affine_lsp.checks import Validity, Verdict, affine_scope, describe_op
 from affine_lsp.ir import (
-    AFFINE_SCOPE,
-    CONSTANT_OPS,
+    UPSTREAM,
     AffineApplyOp,
     AffineForOp,
     AffineIfOp,
     AffineMap,
     AffineParallelOp,
+    Dialects,
     FuncOp,
     IntegerSet,
     MapRef,
@@ -101,20 +101,20 @@ def map_summary(value: AffineMap | IntegerSet) -> str:
     return ", ".join(parts)
 
 
-def _why_valid(value: Value, kind: str, user: Operation) -> str:
+def _why_valid(value: Value, kind: str, user: Operation, dialects: Dialects) -> str:
     """Which rule makes a value (already judged valid) a dimension or symbol here."""
-    scope = affine_scope(user)
+    scope = affine_scope(user, dialects)
     owner = value.parent_op
     if value.role == "induction_variable" and isinstance(owner, AffineForOp | AffineParallelOp):
         if kind == "dim":
             return f"it is the induction variable of {describe_op(owner)}"
-    if owner is None or owner.name in AFFINE_SCOPE:
+    if owner is None or owner.name in dialects.affine_scope:
         what = "a region argument" if value.is_block_argument else "defined at the top level"
         return f"it is {what} of {describe_op(owner)}, an affine scope (symbol rules 1-2)"
     if scope is not None and not defined_inside(value, scope):
         return f"it is defined outside {describe_op(scope)}, the affine scope of this use (rule 3)"
     op = value.defining_op
-    if op is not None and op.name in CONSTANT_OPS:
+    if op is not None and op.name in dialects.constant:
         return "it is the result of a constant (rule 4)"
     if op is not None and op.name == "affine.apply":
         return f"it is an affine.apply of operands that are valid {kind}s (rule 5)"
@@ -135,13 +135,15 @@ def defined_inside(value: Value, op: Operation) -> bool:
     return False
 
 
-def validity(value: Value, kind: str, user: Operation) -> tuple[bool, str]:
-    """Whether `value` may be bound as a `kind` ("dim" or "symbol") at an op, and why."""
-    verdict: Verdict = (
-        Validity().dim(value, user) if kind == "dim" else Validity().symbol(value, user)
-    )
+def validity(
+    value: Value, kind: str, user: Operation, dialects: Dialects = UPSTREAM
+) -> tuple[bool, str]:
+    """Whether `value` may be bound as a `kind` ("dim" or "symbol") at an op, and why
+    (with the traits of `dialects`: the document's)."""
+    judge = Validity(dialects)
+    verdict: Verdict = judge.dim(value, user) if kind == "dim" else judge.symbol(value, user)
     if verdict.valid:
-        return True, _why_valid(value, kind, user)
+        return True, _why_valid(value, kind, user, dialects)
     return False, verdict.reason
 
 

@@ -45,6 +45,7 @@ from affine_lsp.ir import (
     AffineIfOp,
     AffineMap,
     AffineParallelOp,
+    Dialects,
     FuncOp,
     IndexType,
     IntegerSet,
@@ -250,7 +251,7 @@ def _value_sections(analysis: DocumentAnalysis, view: ItemView, target: Target) 
     ]
     sections = ["\n\n".join(lines)]
     if target.use is not None and target.use.user is not None:
-        sections.append(_validity_section(value, target.use))
+        sections.append(_validity_section(value, target.use, analysis.options.dialects))
     owner = value.owner_block.parent_op if value.owner_block is not None else None
     if value.role == "induction_variable" and owner is not None:
         sections.append(_loop_section(analysis, view, owner))
@@ -261,11 +262,11 @@ def _sentence(words: str) -> str:
     return words[:1].upper() + words[1:]
 
 
-def _validity_section(value: Value, use: Use) -> str:
+def _validity_section(value: Value, use: Use, dialects: Dialects) -> str:
     assert use.user is not None
     role = use_role(use)
     if role is not None:
-        valid, why = validity(value, role, use.user)
+        valid, why = validity(value, role, use.user, dialects)
         word = "dimension" if role == "dim" else "symbol"
         mark = "✓ valid" if valid else "✗ not valid"
         return f"Bound as a **{word}** of `{use.user.name}` here: {mark} — {why}."
@@ -273,7 +274,7 @@ def _validity_section(value: Value, use: Use) -> str:
         return ""
     parts = []
     for role, word in (("dim", "dimension"), ("symbol", "symbol")):
-        valid, why = validity(value, role, use.user)
+        valid, why = validity(value, role, use.user, dialects)
         parts.append(f"- as a {word}: {'✓ valid' if valid else '✗ not valid'} — {why}")
     return "Could be bound here\n" + "\n".join(parts)
 

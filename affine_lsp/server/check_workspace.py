@@ -52,7 +52,6 @@ async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> 
         paths += list(workspace.mlir_files(Path(folder), roots))
     open_by_path = {Path(to_fs_path(uri) or ""): document for uri, document in ls.documents.items()}
     tally = _Tally(ls, len(paths))
-    options = ls.settings.check_options()
     helped: list[tuple[Path, bytes, asyncio.Future[list[Diagnostic]]]] = []
     try:
         for path in paths:
@@ -69,6 +68,7 @@ async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> 
                 message = f"cannot read {path}: {error.strerror}"
                 ls.report_once(message, types.MessageType.Warning)
                 continue
+            options = ls.check_options_of(_uri(path))  # (the file's project's)
             future = ls.check_helpers.take_file(data, options, ls.encoding)
             if future is not None:
                 helped.append((path, data, future))
@@ -79,7 +79,7 @@ async def _check_workspace(ls: AffineLanguageServer, folder_uris: list[str]) -> 
             await asyncio.wait([future for _, _, future in helped])
         tally.take_answers(helped)
         for path, data, _ in helped:  # (what a failed helper had: checked here)
-            await _check_here(ls, tally, path, data, options)
+            await _check_here(ls, tally, path, data, ls.check_options_of(_uri(path)))
     finally:
         for _, _, future in helped:
             future.cancel()

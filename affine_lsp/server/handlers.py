@@ -122,6 +122,12 @@ HANDLERS: tuple[Handler, ...] = (
         kind=NOTIFICATION,
     ),
     Handler(
+        types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        lifecycle.did_change_watched_files,
+        {"changes": [{"uri": "file:///.affine-lsp.toml", "type": 2}]},
+        kind=NOTIFICATION,
+    ),
+    Handler(
         types.TEXT_DOCUMENT_DID_OPEN,
         lifecycle.did_open,
         {"textDocument": {**_DOCUMENT, "languageId": "mlir", "version": 1, "text": ""}},

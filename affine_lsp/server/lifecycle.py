@@ -5,6 +5,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from affine_lsp.server.guard import guarded
+from affine_lsp.server.projects import WATCHED, is_project_file
 from affine_lsp.server.server import AffineLanguageServer
 from affine_lsp.syntax import ContentChange
 
@@ -18,7 +19,31 @@ def initialize(ls: AffineLanguageServer, params: types.InitializeParams) -> None
 
 @guarded()
 async def initialized(ls: AffineLanguageServer, params: types.InitializedParams) -> None:
+    watch_project_files(ls)
     await ls.pull_settings()
+
+
+def watch_project_files(ls: AffineLanguageServer) -> None:
+    """Ask the client to say when a project file changes, where it can be asked (its
+    answer is not waited for)."""
+    if not ls.client_supports("workspace.did_change_watched_files.dynamic_registration"):
+        return
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern=WATCHED)]
+    )
+    registration = types.Registration(
+        id="affine-lsp-project-files",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=options,
+    )
+    ls.client_register_capability(types.RegistrationParams(registrations=[registration]))
+
+
+@guarded()
+def did_change_watched_files(
+    ls: AffineLanguageServer, params: types.DidChangeWatchedFilesParams
+) -> None:
+    ls.projects_changed()
 
 
 @guarded()
@@ -40,18 +65,28 @@ def shutdown(ls: AffineLanguageServer, params: None) -> None:
 @guarded()
 def did_open(ls: AffineLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     document = params.text_document
+    if is_project_file(document.uri):
+        ls.show_project_file(document.uri, [ContentChange(document.text)], document.version)
+        return
     ls.open(document.uri, document.text, document.version)
 
 
 @guarded()
 def did_change(ls: AffineLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
     document = params.text_document
+    if is_project_file(document.uri):
+        ls.show_project_file(document.uri, content_changes(params), document.version)
+        return
     ls.change(document.uri, document.version, content_changes(params))
 
 
 @guarded()
 def did_close(ls: AffineLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.close(params.text_document.uri)
+    uri = params.text_document.uri
+    if is_project_file(uri):
+        ls.close_project_file(uri)
+        return
+    ls.close(uri)
 
 
 def content_changes(params: types.DidChangeTextDocumentParams) -> list[ContentChange]:

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -25,7 +25,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from affine_lsp import __version__
-from affine_lsp.checks import Diagnostic
+from affine_lsp.checks import CheckOptions, Diagnostic
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.folding import FoldingCache
 from affine_lsp.ide.settings import SECTION, Settings, hover_pictures, parse_settings
@@ -33,8 +33,9 @@ from affine_lsp.server.check_helpers import CheckHelpers, Prepared
 from affine_lsp.server.convert import Positions, diagnostic_data
 from affine_lsp.server.outline import OutlineCache
 from affine_lsp.server.planner import Planner
+from affine_lsp.server.projects import ProjectFiles, problems_of
 from affine_lsp.server.protocol import AffineProtocol
-from affine_lsp.syntax import ContentChange, encode
+from affine_lsp.syntax import ContentChange, SourceDocument, encode
 
 logger = logging.getLogger("affine_lsp.server")
 T = TypeVar("T")
@@ -135,6 +136,7 @@ class AffineLanguageServer(LanguageServer):
         self.planner = Planner(self)
         self.check_helpers = CheckHelpers()
         self.resolvable = ResolveTable()
+        self.projects = ProjectFiles()
         self.encoding = "utf-16"
         self._reported: set[str] = set()
 
@@ -197,7 +199,7 @@ class AffineLanguageServer(LanguageServer):
         progress = None
         if len(text) > EARLY_PUBLISH_BYTES:
             progress = Progress(self, _progress_title(uri))
-        options = self.settings.check_options()
+        options = self.check_options_of(uri)
         data = encode(text)
         # (the helpers parse it while the server does)
         prepared = self.check_helpers.prepare(data, options, self.encoding)
@@ -216,6 +218,7 @@ class AffineLanguageServer(LanguageServer):
         document.analysis.apply_changes(changes)
         document.version = version
         self._forget_prepared(document)
+        document.analysis.set_options(self.check_options_of(uri))  # (its project file)
         self.planner.changed(document, changes)
         self.schedule(document)
 
@@ -394,9 +397,43 @@ class AffineLanguageServer(LanguageServer):
         if settings.log_level is not None:
             logging.getLogger("affine_lsp").setLevel(_LOG_LEVELS[settings.log_level])
         if settings.check_options() != previous.check_options():
-            for document in self.documents.values():
-                document.analysis.set_options(settings.check_options())
+            for uri, document in self.documents.items():
+                document.analysis.set_options(self.check_options_of(uri))
                 self.schedule(document)
+
+    # -- project files ----------------------------------------------------------------------
+
+    def check_options_of(self, uri: str) -> CheckOptions:
+        """The check options of a document: the settings', with its project file's
+        dialects."""
+        dialects = self.projects.project_of(uri).dialects
+        return replace(self.settings.check_options(), dialects=dialects)
+
+    def projects_changed(self) -> None:
+        """Project files may have changed on disk: documents whose project now says
+        something else are analysed again."""
+        for uri, document in self.documents.items():
+            options = self.check_options_of(uri)
+            if options != document.analysis.options:
+                document.analysis.set_options(options)
+                self.schedule(document)
+
+    def show_project_file(
+        self, uri: str, changes: list[ContentChange], version: int | None
+    ) -> None:
+        """A project file open in the editor (opened with its whole text as the one
+        change, or edited): publish what in its text would be left out."""
+        document = self.projects.open.get(uri)
+        if document is None:
+            document = self.projects.open[uri] = SourceDocument(b"", encoding=self.encoding)
+        document.apply_changes(changes)
+        self.publish_found(uri, document, problems_of(document.source), version)
+
+    def close_project_file(self, uri: str) -> None:
+        if self.projects.open.pop(uri, None) is not None:
+            self.affine_protocol.send_notification_data(
+                types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": []}
+            )
 
     async def pull_settings(self) -> None:
         """Ask the client for the `affineLsp` section (when it supports it)."""

@@ -96,6 +96,7 @@ NOT_HERE: dict[str, str] = {
     types.INITIALIZED: "no document",
     types.SHUTDOWN: "no document",
     types.WORKSPACE_DID_CHANGE_CONFIGURATION: "no document",
+    types.WORKSPACE_DID_CHANGE_WATCHED_FILES: "reads project files from disk",
     types.TEXT_DOCUMENT_DID_OPEN: "every stage starts from the opened document",
     types.TEXT_DOCUMENT_DID_CHANGE: "the editor_edits stage",
     types.TEXT_DOCUMENT_DID_CLOSE: "no analysis",
