@@ -140,6 +140,34 @@ def test_neovim_code_action_menu_applies_what_the_cli_prints(tmp_path, choose, c
     assert "\n".join(result["lines"]) + "\n" == printed
 
 
+HERD = """func.func @f(%m: memref<64xf32>) {
+  "hls.node"() ({
+  ^bb0(%n: index):
+    affine.for %i = 0 to %n {
+      %v = affine.load %m[%i] : memref<64xf32>
+    }
+    "hls.yield"() : () -> ()
+  }) : () -> ()
+  return
+}
+"""
+
+
+def test_neovim_writing_a_project_file_rechecks_the_buffer(tmp_path):
+    _neovim()
+    source = tmp_path / "node.mlir"
+    source.write_text(HERD)
+    result = _run_session(
+        tmp_path,
+        "nvim_project.lua",
+        AFFINE_FIXTURE=str(source),
+        AFFINE_PROJECT=str(tmp_path / ".affine-lsp.toml"),
+        AFFINE_PROJECT_TEXT='[ops."hls.node"]\ntraits = ["AffineScope"]',
+    )
+    assert result["before"] == ["affine-symbol-invalid"]
+    assert result["after"] == []
+
+
 VIEWER = """import json, os, sys
 with open(os.environ["AFFINE_VIEWED"], "a") as handle:
     handle.write(json.dumps(sys.argv[1:]) + "\\n")

@@ -60,9 +60,7 @@ async def test_a_document_is_checked_with_its_project_file(fresh_client, tmp_pat
     assert _codes(await open_text(fresh_client, uri, SOURCE)) == []
 
 
-async def test_a_project_file_written_later_is_read_when_the_client_says_so(
-    fresh_client, tmp_path
-):
+async def test_a_project_file_written_later_is_read_when_the_client_says_so(fresh_client, tmp_path):
     await start(fresh_client)
     uri = (tmp_path / "node.mlir").as_uri()
     assert _codes(await open_text(fresh_client, uri, SOURCE)) == ["affine-symbol-invalid"]

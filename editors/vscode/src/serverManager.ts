@@ -13,7 +13,7 @@ import type { PythonExtensionApi } from "./pythonApi";
 import type { CommandLine, ServerLaunch } from "./serverResolution";
 import { describeResolutionFailure, formatCommandLine, resolveServer } from "./serverResolution";
 import type { SettingsReader } from "./settings";
-import { SETTINGS_SECTION, answerConfigurationItem, readLaunchSettings, readServerSettings } from "./settings";
+import { DOCUMENT_SELECTOR, SETTINGS_SECTION, answerConfigurationItem, readLaunchSettings, readServerSettings } from "./settings";
 
 const OPEN_SETTINGS = "Open Settings";
 const SHOW_OUTPUT = "Show Output";
@@ -174,10 +174,7 @@ export class ServerManager implements vscode.Disposable {
 
   private clientOptions(reader: SettingsReader): LanguageClientOptions {
     return {
-      documentSelector: [
-        { scheme: "file", language: "mlir" },
-        { scheme: "untitled", language: "mlir" },
-      ],
+      documentSelector: DOCUMENT_SELECTOR,
       outputChannel: this.output,
       initializationOptions: readServerSettings(reader),
       synchronize: { configurationSection: SETTINGS_SECTION },

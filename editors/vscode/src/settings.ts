@@ -8,6 +8,16 @@ import type { LaunchSettings } from "./serverResolution";
 /** The settings section shared by the extension and the server. */
 export const SETTINGS_SECTION = "affineLsp";
 
+/** Where a project's own dialects and ops' traits are declared (read by the server). */
+export const PROJECT_FILE_PATTERN = "**/.affine-lsp.toml";
+
+/** The documents the server gets: MLIR, and project files (it shows their problems). */
+export const DOCUMENT_SELECTOR = [
+  { scheme: "file", language: "mlir" },
+  { scheme: "untitled", language: "mlir" },
+  { scheme: "file", pattern: PROJECT_FILE_PATTERN },
+];
+
 /** Reads one setting by its key relative to the section, e.g. `fusion.tolerance`. */
 export interface SettingsReader {
   get(key: string): unknown;

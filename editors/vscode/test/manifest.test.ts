@@ -49,6 +49,7 @@ describe("package.json contributions", () => {
     assert.deepEqual(language.extensions, [".mlir"]);
     assert.ok(fs.existsSync(path.join(EXTENSION_ROOT, language.configuration)));
     assert.ok(manifest.activationEvents.includes("onLanguage:mlir"));
+    assert.ok(manifest.activationEvents.includes("workspaceContains:**/.affine-lsp.toml"));
   });
 
   it("points at existing grammar files with matching scope names", () => {

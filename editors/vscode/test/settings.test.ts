@@ -4,6 +4,8 @@ import { describe, it } from "node:test";
 import type { SettingsReader } from "../src/settings";
 import {
   DEFAULT_SERVER_SETTINGS,
+  DOCUMENT_SELECTOR,
+  PROJECT_FILE_PATTERN,
   affectsLaunch,
   answerConfigurationItem,
   readLaunchSettings,
@@ -102,5 +104,13 @@ describe("affectsLaunch", () => {
     assert.equal(affectsLaunch((key) => key === "affineLsp.server.path"), true);
     assert.equal(affectsLaunch((key) => key === "affineLsp.python.path"), true);
     assert.equal(affectsLaunch((key) => key === "affineLsp.fusion.tolerance"), false);
+  });
+});
+
+describe("DOCUMENT_SELECTOR", () => {
+  it("gives the server MLIR documents and project files, whose problems it shows", () => {
+    assert.ok(DOCUMENT_SELECTOR.some((filter) => "language" in filter && filter.language === "mlir"));
+    assert.ok(DOCUMENT_SELECTOR.some((filter) => "pattern" in filter && filter.pattern === PROJECT_FILE_PATTERN));
+    assert.equal(PROJECT_FILE_PATTERN, "**/.affine-lsp.toml");
   });
 });

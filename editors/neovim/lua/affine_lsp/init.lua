@@ -175,6 +175,18 @@ function M.register_treesitter()
   register_highlights()
 end
 
+--- Tell the running servers that a project file (.affine-lsp.toml) changed: they
+--- read it again and re-check the documents it applies to.
+function M.project_file_changed(path)
+  local uri = vim.uri_from_fname(vim.fn.fnamemodify(path, ":p"))
+  local get_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
+  for _, client in pairs(get_clients()) do
+    if client.name == "affine-lsp" then
+      client.notify("workspace/didChangeWatchedFiles", { changes = { { uri = uri, type = 2 } } })
+    end
+  end
+end
+
 --- Configure affine-lsp. Safe to call more than once.
 function M.setup(opts)
   M.config = vim.tbl_deep_extend("force", vim.deepcopy(defaults), opts or {})
@@ -189,6 +201,13 @@ function M.setup(opts)
     pattern = M.config.filetypes,
     callback = function(args)
       M.attach(args.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd("BufWritePost", {
+    group = group,
+    pattern = ".affine-lsp.toml",
+    callback = function(args)
+      M.project_file_changed(args.file)
     end,
   })
 end
