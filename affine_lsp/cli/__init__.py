@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "affine_lsp.cli.draw",
         "draw the iteration space of a loop nest and its dependences (SVG)",
     ),
+    "traits": (
+        "affine_lsp.cli.traits",
+        "write the project file of dialects from their ODS (.td) files",
+    ),
     "serve": ("affine_lsp.cli.serve", "run the language server"),
 }
 

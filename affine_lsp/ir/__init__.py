@@ -31,6 +31,7 @@ Op traits (`registry`):
     canonical_name
 The project file (`project`): PROJECT_FILE (`.affine-lsp.toml`), Project,
     ProjectProblem, NO_PROJECT, find_project_file, load_project, parse_project
+ODS files read without TableGen (`ods`): read_ods, OdsResult, OdsOp, OdsProblem
 """
 
 from affine_lsp.ir.affine import (
@@ -89,6 +90,7 @@ from affine_lsp.ir.model import (
     Value,
     function_of,
 )
+from affine_lsp.ir.ods import OdsOp, OdsProblem, OdsResult, read_ods
 from affine_lsp.ir.project import (
     NO_PROJECT,
     PROJECT_FILE,
@@ -185,6 +187,9 @@ __all__ = [
     "MemRefType",
     "ModuleModel",
     "NameScope",
+    "OdsOp",
+    "OdsProblem",
+    "OdsResult",
     "OpaqueType",
     "Operation",
     "ParallelBound",
@@ -220,6 +225,7 @@ __all__ = [
     "module_scope_of",
     "parse_integer",
     "parse_project",
+    "read_ods",
     "parse_strided",
     "set_from_node",
     "split_use_name",

@@ -318,16 +318,15 @@ class Dialects:
                     table.add(name)
                 else:
                     table.discard(name)
-            # What the op lacks is known too: it is not isolated, not pure, not an
-            # allocation scope.
+            # What the op lacks is known too: it is not isolated, not an allocation
+            # scope. (Not so for purity: an op's memory effects may be computed by
+            # its own code, so without Pure it may still be pure.)
             if ISOLATED_TRAIT in given:
                 not_isolated.discard(name)
             else:
                 not_isolated.add(name)
             if PURE_TRAIT in given or CONSTANT_TRAIT in given:
                 impure.discard(name)
-            else:
-                impure.add(name)
             if ALLOCATION_SCOPE_TRAIT in given:
                 no_allocation_scope.discard(name)
             else:

@@ -100,6 +100,9 @@ def terminator_last(op: Operation, ctx: CheckContext) -> None:
     block = op.parent_block
     if block is None or block.operations[-1] is op:
         return
+    following = block.operations[block.operations.index(op) + 1]
+    if any(o.node is not None and o.node.has_error for o in (op, following)):
+        return  # (a syntax error there already: what follows may be mis-read)
     ctx.report(
         TERMINATOR_LAST,
         op.name_span,
