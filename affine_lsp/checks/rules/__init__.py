@@ -18,7 +18,9 @@ from affine_lsp.checks.rules import (  # noqa: F401  (imported for their registr
     memref_views,
     ssa,
     structure,
+    type_kinds,
     types,
+    vector_transfer,
 )
 from affine_lsp.checks.rules.base import (
     EVERY_OP_RULES,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from affine_lsp.checks.context import CheckContext
+from affine_lsp.checks.diagnostics import Fix, TextEdit
 from affine_lsp.checks.layouts import Strided, layout_of, saturated_mul, strided_type
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, is_generic, op_rule
@@ -42,6 +43,12 @@ OUTPUT_SHAPE = register(
     "memref-output-shape",
     "memref.expand_shape: output_shape has another length than the result rank, or a "
     "constant that differs from the result type",
+    "memref",
+)
+OUTPUT_SHAPE_MISSING = register(
+    "memref-output-shape-missing",
+    "memref.expand_shape in the custom form without `output_shape` (MLIR 22's syntax "
+    "requires it, the sizes of the result)",
     "memref",
 )
 RESHAPE_SHAPE = register(
@@ -201,6 +208,8 @@ def expand_shape(op: Operation, ctx: CheckContext) -> None:
     reshape_op = _reshape_op(op)
     if reshape_op is None:
         return
+    if _lacks_output_shape(op, reshape_op, ctx):
+        return
     source, result = reshape_op.source.memref, reshape_op.result.memref
     if source is None or result is None or source.shape is None or result.shape is None:
         return
@@ -240,6 +249,35 @@ def expand_shape(op: Operation, ctx: CheckContext) -> None:
         )
         return
     _check_output_shape(ctx, op, result)
+
+
+def _lacks_output_shape(op: Operation, reshape_op: _Reshape, ctx: CheckContext) -> bool:
+    """MLIR 22 parses `output_shape` right after the reassociation: report its absence
+    at the token that comes instead (with the sizes as a fix where the result type
+    gives them all)."""
+    body = body_node(op)
+    if body is None or body.child_by_field_id(FIELD["output_shape"]) is not None:
+        return False
+    reassociation = body.child_by_field_id(FIELD["reassociation"])
+    following = reassociation.next_sibling if reassociation is not None else None
+    if reassociation is None or following is None:
+        return False
+    fixes: tuple[Fix, ...] = ()
+    result = reshape_op.result.memref
+    if result is not None and result.shape is not None and None not in result.shape:
+        sizes = ", ".join(str(size) for size in result.shape)
+        edit = TextEdit(
+            Span(reassociation.end_byte, reassociation.end_byte), f" output_shape [{sizes}]"
+        )
+        fixes = (Fix(f"Add output_shape [{sizes}]", (edit,), preferred=True),)
+    ctx.report(
+        OUTPUT_SHAPE_MISSING,
+        Span.of(following),
+        "custom op 'memref.expand_shape' expected 'output_shape': MLIR 22 writes the sizes of "
+        "the result after the reassociation (`output_shape [...]`)",
+        fixes=fixes,
+    )
+    return True
 
 
 def _expanded_strides(
