@@ -1020,9 +1020,11 @@ module.exports = grammar({
 
     // Separators bind to the item after them, so an operation whose line ends
     // in `:`, `,`, `=`, `->` or `<-` cannot end there: it continues on the next line.
+    // At the top level of an operation a `>` is one too (`} >^bb1`: a successor
+    // after a region's closing brace); in a group it closes `<`.
     _custom_item: ($) => choice(
       $._custom_atom,
-      seq(repeat1($._custom_separator), $._custom_atom),
+      seq(repeat1(choice($._custom_separator, '>')), $._custom_atom),
     ),
     // `<-` (omp.tile); the scanner tells it from `<` before a negative number (`dense<-1>`).
     _custom_separator: ($) => choice(',', ':', '=', '->', alias($._left_arrow, '<-'), '|'),

@@ -177,7 +177,8 @@ static bool starts_result_list(TSLexer *lexer);
 /*
  * The lexer is right after a `{` of a fallback operation. Decide what it opens:
  * an attribute dictionary (`{name = ...}`, `{unit}`, `{"key" = ...}`), a region
- * (operations, `%r = ...`, `^bb0(...):`, or nothing), or another balanced group.
+ * (operations, `%r = ...`, `^bb0(...):`, or nothing), or another balanced group
+ * (`{num = %n : i32}`: an SSA value is no attribute, so not a dictionary).
  */
 static BraceKind classify_brace(TSLexer *lexer) {
   bool saw_newline = false;
@@ -196,7 +197,12 @@ static BraceKind classify_brace(TSLexer *lexer) {
   bool newline_after = false;
   skip_space_and_comments(lexer, &newline_after);
   c = lexer->lookahead;
-  if (c == '=' || c == ',') return BRACE_DICTIONARY;
+  if (c == '=') {
+    skip(lexer);
+    skip_space_and_comments(lexer, &newline_after);
+    return lexer->lookahead == '%' ? BRACE_GROUP : BRACE_DICTIONARY;
+  }
+  if (c == ',') return BRACE_DICTIONARY;
   if (c == '}') return !newline_after && !saw_newline ? BRACE_DICTIONARY : BRACE_REGION;
   return BRACE_REGION;
 }
@@ -292,8 +298,9 @@ static bool next_line_continues(TSLexer *lexer, bool *at_brace) {
     case '}':
       return false;
     case '{':
-      /* `{-#` opens a resource block: a top-level item of its own. */
-      skip(lexer);
+      /* `{-#` opens a resource block: a top-level item of its own. (The `{` is
+         taken into the token: the brace token the caller returns starts there.) */
+      advance(lexer);
       return lexer->lookahead != '-';
     case '"':
       /* `"dialect.op"(` starts a generic operation; another string continues. */
@@ -377,6 +384,7 @@ bool tree_sitter_mlir_external_scanner_scan(void *payload, TSLexer *lexer, const
   }
 
   bool at_brace = lexer->lookahead == '{';
+  bool brace_taken = false; /* (a `{` on the next line, already advanced over) */
   if (want_end && (lexer->lookahead == '\n' || lexer->lookahead == '/')) {
     if (lexer->lookahead == '/') {
       skip(lexer);
@@ -388,10 +396,11 @@ bool tree_sitter_mlir_external_scanner_scan(void *payload, TSLexer *lexer, const
       return true;
     }
     if (!at_brace) return false;
+    brace_taken = true;
   }
 
   if (at_brace && want_brace) {
-    advance(lexer);
+    if (!brace_taken) advance(lexer);
     lexer->mark_end(lexer);
     BraceKind kind = classify_brace(lexer);
     enum TokenType preferred[3];

@@ -101,7 +101,12 @@ def _first_error(op: Operation, found: _Transfer) -> tuple[str, str] | None:
         return None
     rank = _rank(source)
     if found.map is None:  # the custom form without a map: the minor identity
-        if rank is not None and rank < len(vector.shape):
+        # (of the vector's rank less that of the source's vector elements, if any)
+        element = source.element if isinstance(source, MemRefType | TensorType) else None
+        effective = len(vector.shape) - (
+            len(element.shape) if isinstance(element, VectorType) else 0
+        )
+        if rank is not None and rank < effective:
             return "custom", (
                 "expected a custom permutation_map when rank(source) != rank(destination)"
             )
