@@ -26,6 +26,7 @@ Attributes (`attributes`):
 Op traits (`registry`):
     Dialects (the registered dialects and ops' traits a model is built and checked
     with), UPSTREAM (mlir-opt 22's), TRAITS (those a project file may give);
+    TERMINATORS,
     AFFINE_SCOPE, ISOLATED_FROM_ABOVE, AUTOMATIC_ALLOCATION_SCOPE, NO_ALLOCATION_SCOPE,
     CONSTANT_OPS, PURE_OPS, PURE_WITH_CONSTANT_DIVISOR, IMPURE_OPS, MLIR_DIALECTS,
     canonical_name
@@ -110,6 +111,7 @@ from affine_lsp.ir.registry import (
     NO_ALLOCATION_SCOPE,
     PURE_OPS,
     PURE_WITH_CONSTANT_DIVISOR,
+    TERMINATORS,
     TRAITS,
     UPSTREAM,
     Dialects,
@@ -151,6 +153,7 @@ __all__ = [
     "PROJECT_FILE",
     "PURE_OPS",
     "PURE_WITH_CONSTANT_DIVISOR",
+    "TERMINATORS",
     "TRAITS",
     "UPSTREAM",
     "AffineAccessOp",

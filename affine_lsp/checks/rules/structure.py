@@ -13,17 +13,20 @@ from affine_lsp.checks.rules.base import (
     field_span,
     generic_op_rule,
     is_generic,
+    item_rule,
     node_at,
     op_rule,
     plural,
 )
 from affine_lsp.ir import (
+    TERMINATORS,
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
     IndexType,
     Operation,
     Region,
+    TopLevelItem,
     attribute_entries,
 )
 from affine_lsp.syntax import Span, text
@@ -93,10 +96,25 @@ TERMINATOR_LAST = register(
 _YIELD_PARENTS = ("affine.for", "affine.if", "affine.parallel")
 
 
-@op_rule()
+@op_rule(*TERMINATORS)
 def terminator_last(op: Operation, ctx: CheckContext) -> None:
-    if op.name not in ctx.options.dialects.terminators:
+    if op.name in ctx.options.dialects.terminators:  # (a project file may say otherwise)
+        _terminator_last(op, ctx)
+
+
+@item_rule
+def declared_terminators_last(item: TopLevelItem, ctx: CheckContext) -> None:
+    """The same for the terminators a project file declares (only with one)."""
+    terminators = ctx.options.dialects.terminators
+    if terminators is TERMINATORS or item.operation is None:
         return
+    declared = terminators - TERMINATORS
+    for op in item.operation.walk() if declared else ():
+        if op.name in declared:
+            _terminator_last(op, ctx)
+
+
+def _terminator_last(op: Operation, ctx: CheckContext) -> None:
     block = op.parent_block
     if block is None or block.operations[-1] is op:
         return

@@ -9,6 +9,7 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import body_node, op_rule
 from affine_lsp.ir import (
+    AffineAccessOp,
     AliasType,
     FloatType,
     FunctionType,
@@ -43,6 +44,11 @@ _INDEX = "builtin.index"
     "affine.load", "affine.store", "affine.vector_load", "affine.vector_store", "affine.prefetch"
 )
 def access_types(op: Operation, ctx: CheckContext) -> None:
+    if isinstance(op, AffineAccessOp) and _ranked_memref(op.memref_type):
+        if op.name not in ("affine.vector_load", "affine.vector_store"):
+            return  # (most accesses: the builder read the types already)
+        if isinstance(op.vector_type, VectorType):
+            return
     body = body_node(op)
     if body is None or op.kind == "generic_operation":
         return
@@ -82,6 +88,10 @@ def _report(
         f"'{found}'{_why(expected)}",
     )
     return True
+
+
+def _ranked_memref(found: Type | None) -> bool:
+    return isinstance(found, MemRefType) and found.shape is not None
 
 
 def _fits(found: Type, expected: str) -> bool:
