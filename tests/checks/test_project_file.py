@@ -214,6 +214,20 @@ ELEMENTS = """func.func @f(%a: memref<4x!hls.fixed<8, 2>>, %b: memref<4x!other.t
 """
 
 
+ALIASED = """!cipher = !lwe.ciphertext<bits = 8>
+func.func @f(%a: memref<2x!cipher>) {
+  return
+}
+"""
+
+
+def test_memref_elements_named_through_an_alias():
+    assert _codes(ALIASED) == []
+    assert _codes(ALIASED, '[dialects]\nregistered = ["hls"]\n') == ["memref-element-type"]
+    listed = '[dialects]\nregistered = ["lwe"]\n[dialects.lwe]\nmemref_element_types = true\n'
+    assert _codes(ALIASED, listed) == []
+
+
 def test_memref_elements_of_other_dialects_once_the_file_says_which_exist():
     assert _codes(ELEMENTS) == []
     listed = '[dialects]\nregistered = ["hls"]\n'

@@ -13,7 +13,7 @@ from affine_lsp.checks.context import CheckContext
 from affine_lsp.checks.registry import register
 from affine_lsp.checks.rules.base import few_lookups, item_node, item_rule, item_source
 from affine_lsp.checks.rules.memref import LAYOUT_RANK
-from affine_lsp.ir import MLIR_DIALECTS, TopLevelItem, map_from_node
+from affine_lsp.ir import MLIR_DIALECTS, AliasType, OpaqueType, TopLevelItem, map_from_node
 from affine_lsp.syntax import Node, Span, mlir_query, text
 
 ELEMENT_TYPE = register(
@@ -103,9 +103,20 @@ def _foreign_element(element: Node, ctx: CheckContext) -> str | None:
     if name is None or name.type != "type_alias":
         return None
     spelling = text(name)
+    for _ in range(16):  # (an alias: the type it names)
+        alias = ctx.module.aliases.get(spelling)
+        if alias is None:
+            break
+        named = alias.type
+        if isinstance(named, AliasType):
+            spelling = named.name
+        elif isinstance(named, OpaqueType) and named.spelling.startswith("!"):
+            spelling = named.spelling
+        else:
+            return None
     if "." not in spelling or spelling in ctx.module.aliases:
-        return None  # (an alias: what it names is checked where it is defined)
-    dialect = spelling[1:].split(".", 1)[0]
+        return None
+    dialect = spelling[1:].split(".", 1)[0].split("<", 1)[0]
     if dialect in MLIR_DIALECTS or dialect in allowed:
         return None
     return dialect
