@@ -43,10 +43,17 @@ from affine_lsp.cli.output import (
     USAGE,
     add_command,
     diagnostic_line,
+    error_reason,
     fail,
     read_input,
 )
-from affine_lsp.ir import NO_PROJECT, Project, find_project_file, load_project
+from affine_lsp.ir import (
+    NO_PROJECT,
+    Project,
+    find_project_file,
+    parse_project,
+    unreadable_project,
+)
 from affine_lsp.syntax import LocalLines, SourceDocument, mlir_files
 
 PARALLEL_BYTES = 128 * 1024
@@ -243,12 +250,21 @@ class _Projects:
         if found is None:
             return NO_PROJECT
         if found not in self._loaded:
-            self._loaded[found] = load_project(found)
+            self._loaded[found] = _load(found)
         return self._loaded[found]
 
     def used(self) -> list[Project]:
         """The project files read that have something to say about themselves."""
         return [p for p in self._loaded.values() if p.problems and p.path is not None]
+
+
+def _load(path: Path) -> Project:
+    """The project file at `path` (an unreadable one has that as its problem)."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        return unreadable_project(path, error_reason(error))
+    return parse_project(data, path)
 
 
 class _LineStarts:

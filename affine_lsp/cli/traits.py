@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         if not path.exists():
             say("traits", f"cannot read {path}: No such file or directory")
             return 2
-    result = read_ods(paths)
+    result = read_ods(paths, _text)
     for problem in sorted(result.problems, key=lambda p: (str(p.path), p.line)):
         print(
             printable(f"{problem.path}:{problem.line}: not read: {problem.name}: {problem.reason}"),
@@ -51,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     sys.stdout.write(project_text(result, args.paths))
     return 0
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
 
 
 def project_text(result: OdsResult, sources: list[str]) -> str:

@@ -11,14 +11,31 @@ from pathlib import Path
 
 from affine_lsp.checks import CheckOptions, Diagnostic, Severity
 from affine_lsp.ide.analysis import DocumentAnalysis
+from affine_lsp.ir import PROJECT_FILE
 from affine_lsp.syntax import inside, mlir_files
 
-__all__ = ["analysis_of", "count_severities", "inside", "mlir_files", "read_file"]
+__all__ = [
+    "analysis_of",
+    "count_severities",
+    "inside",
+    "mlir_files",
+    "read_file",
+    "read_project_file",
+]
 
 
 def read_file(path: Path) -> bytes:
     """The bytes of a file found by `mlir_files` (the one place the server reads
     files); OSError if it cannot be read."""
+    return path.read_bytes()
+
+
+def read_project_file(path: Path) -> bytes:
+    """The bytes of a document's project file (`.affine-lsp.toml`, found by
+    `ir.find_project_file`): the other file the server reads, TOML data it only
+    parses; OSError if it cannot be read, ValueError for a file of another name."""
+    if path.name != PROJECT_FILE:
+        raise ValueError(f"not a project file: {path}")
     return path.read_bytes()
 
 

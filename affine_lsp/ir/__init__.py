@@ -31,7 +31,7 @@ Op traits (`registry`):
     CONSTANT_OPS, PURE_OPS, PURE_WITH_CONSTANT_DIVISOR, IMPURE_OPS, MLIR_DIALECTS,
     canonical_name
 The project file (`project`): PROJECT_FILE (`.affine-lsp.toml`), Project,
-    ProjectProblem, NO_PROJECT, find_project_file, load_project, parse_project
+    ProjectProblem, NO_PROJECT, find_project_file, parse_project, unreadable_project
 ODS files read without TableGen (`ods`): read_ods, OdsResult, OdsOp, OdsProblem
 """
 
@@ -98,8 +98,8 @@ from affine_lsp.ir.project import (
     Project,
     ProjectProblem,
     find_project_file,
-    load_project,
     parse_project,
+    unreadable_project,
 )
 from affine_lsp.ir.registry import (
     AFFINE_SCOPE,
@@ -223,7 +223,6 @@ __all__ = [
     "is_constant",
     "is_symbolic_or_constant",
     "layout_text",
-    "load_project",
     "map_from_node",
     "module_scope_of",
     "parse_integer",
@@ -235,5 +234,6 @@ __all__ = [
     "string_value",
     "type_from_node",
     "types_from_list",
+    "unreadable_project",
     "function_of",
 ]

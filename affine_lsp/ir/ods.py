@@ -21,7 +21,7 @@ multiclasses and `foreach` loops, which are not expanded.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -424,9 +424,11 @@ _DEPTH = 64
 
 
 class OdsReader:
-    """Reads ODS files (and the files they include that are found) into ops."""
+    """Reads ODS files (and the files they include that are found) into ops; the
+    files' text comes from `source_of` (this layer reads no files itself)."""
 
-    def __init__(self) -> None:
+    def __init__(self, source_of: Callable[[Path], str]) -> None:
+        self._source_of = source_of
         self.classes: dict[str, _Record] = {}
         self.defs: dict[str, _Record] = {}
         self.order: list[_Record] = []
@@ -455,7 +457,7 @@ class OdsReader:
             return
         self._read.add(resolved)
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = self._source_of(path)
         except OSError as error:
             self.problem(path, 0, path.name, f"cannot read: {error.strerror or error}")
             return
@@ -701,6 +703,7 @@ def _td_files(path: Path) -> Iterator[Path]:
         yield path
 
 
-def read_ods(paths: list[Path]) -> OdsResult:
-    """The ops of the ODS files (or folders of them) at `paths`."""
-    return OdsReader().read(paths)
+def read_ods(paths: list[Path], source_of: Callable[[Path], str]) -> OdsResult:
+    """The ops of the ODS files (or folders of them) at `paths`, whose text
+    `source_of` gives (OSError if it cannot)."""
+    return OdsReader(source_of).read(paths)

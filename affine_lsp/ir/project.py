@@ -74,14 +74,10 @@ def find_project_file(start: Path) -> Path | None:
     return None
 
 
-def load_project(path: Path) -> Project:
-    """The project file at `path` (an unreadable file is reported as a problem of it)."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        reason = error.strerror or str(error)
-        return Project(path, UPSTREAM, (ProjectProblem(Span(0, 0), f"cannot read: {reason}"),))
-    return parse_project(data, path)
+def unreadable_project(path: Path, reason: str) -> Project:
+    """A project file that could not be read: no more than MLIR's registry, and the
+    reason as its problem. (This layer reads no files: its callers do.)"""
+    return Project(path, UPSTREAM, (ProjectProblem(Span(0, 0), f"cannot read: {reason}"),))
 
 
 def parse_project(data: bytes, path: Path | None = None) -> Project:

@@ -18,6 +18,7 @@ from pathlib import Path
 from pygls.uris import to_fs_path
 
 from affine_lsp.checks import Diagnostic, Severity
+from affine_lsp.ide import workspace
 from affine_lsp.ir import NO_PROJECT, PROJECT_FILE, Project, find_project_file, parse_project
 from affine_lsp.syntax import SourceDocument
 
@@ -69,8 +70,8 @@ class ProjectFiles:
         if known is not None and known[0] == stamp:
             return known[1]
         try:
-            data = found.read_bytes()
-        except OSError:
+            data = workspace.read_project_file(found)
+        except (OSError, ValueError):
             return NO_PROJECT
         project = parse_project(data, found)
         self._read[found] = (stamp, project)

@@ -16,7 +16,6 @@ from affine_lsp.ir import (
     PROJECT_FILE,
     UPSTREAM,
     find_project_file,
-    load_project,
     parse_project,
 )
 from affine_lsp.syntax import SourceDocument
@@ -108,9 +107,22 @@ def test_the_nearest_file_above_is_the_one(tmp_path):
     assert find_project_file(inner) == tmp_path / "a" / PROJECT_FILE
 
 
-def test_an_unreadable_file_is_a_problem_of_its_own(tmp_path):
-    (problem,) = load_project(tmp_path / "missing.toml").problems
-    assert problem.message.startswith("cannot read")
+def test_an_unreadable_file_is_a_problem_of_its_own(tmp_path, capsys, monkeypatch):
+    source = tmp_path / "node.mlir"
+    source.write_text(NODE)
+    project = tmp_path / PROJECT_FILE
+    project.write_text('[ops."hls.node"]\ntraits = ["AffineScope"]\n')
+    original = Path.read_bytes
+
+    def read_bytes(path: Path) -> bytes:
+        if path.name == PROJECT_FILE:
+            raise PermissionError(13, "Permission denied")
+        return original(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    assert main(["check", str(source)]) == 1  # (MLIR's registry only)
+    out = capsys.readouterr().out
+    assert f"{project}:1:1: warning: cannot read: Permission denied [project-file]" in out
 
 
 # -- what traits change ----------------------------------------------------------------

@@ -15,8 +15,12 @@ from affine_lsp.syntax import SourceDocument
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def _text(path: Path) -> str:
+    return path.read_text()
+
+
 def _ops() -> dict[str, tuple[str, ...]]:
-    return {op.name: op.traits for op in read_ods([FIXTURES]).ops}
+    return {op.name: op.traits for op in read_ods([FIXTURES], _text).ops}
 
 
 def test_ops_their_dialect_and_traits():
@@ -39,13 +43,13 @@ def test_ops_their_dialect_and_traits():
 
 
 def test_interfaces_are_listed_by_their_class():
-    (node,) = [op for op in read_ods([FIXTURES]).ops if op.name == "hls.dataflow.node"]
+    (node,) = [op for op in read_ods([FIXTURES], _text).ops if op.name == "hls.dataflow.node"]
     assert "DeclareOpInterfaceMethods" in node.listed
     assert "SingleBlockImplicitTerminator" in node.listed
 
 
 def test_defs_that_could_not_be_read_say_why():
-    problems = {(p.name, p.line): p.reason for p in read_ods([FIXTURES]).problems}
+    problems = {(p.name, p.line): p.reason for p in read_ods([FIXTURES], _text).problems}
     assert problems == {
         ("air_WaitAllOp", 17): "its class air_AsyncBaseOp is not defined in the files read",
         ("multiclass air_ChannelOps", 20): "multiclass is not expanded: its ops are not read",
@@ -54,7 +58,7 @@ def test_defs_that_could_not_be_read_say_why():
 
 def test_includes_found_beside_a_file_are_read():
     """HLSOps.td alone: its classes and dialect come from the HLSBase.td it includes."""
-    result = read_ods([FIXTURES / "hls" / "HLSOps.td"])
+    result = read_ods([FIXTURES / "hls" / "HLSOps.td"], _text)
     assert {op.name for op in result.ops} >= {"hls.dataflow.node", "hls.const"}
     assert result.dialects == ["hls"]
     assert result.element_dialects == ["hls"]  # (a type with MemRefElementTypeInterface)
@@ -116,5 +120,5 @@ def test_broken_input_is_never_a_crash(tmp_path):
     for count, piece in enumerate(pieces):
         path = tmp_path / f"broken{count}.td"
         path.write_text("class K<string m, list<Trait> t = []> : Op<D, m, t>;\n" + piece)
-        result = read_ods([path])
+        result = read_ods([path], _text)
     assert [p.reason for p in result.problems] == ["its dialect Missing has no name the files give"]

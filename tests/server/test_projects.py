@@ -109,7 +109,7 @@ async def test_a_project_file_open_in_the_editor_gets_its_warnings(fresh_client,
 
 
 async def test_clients_that_take_it_are_asked_to_watch_project_files(fresh_client):
-    registered = []
+    registered: list[types.Registration] = []
 
     @fresh_client.feature(types.CLIENT_REGISTER_CAPABILITY)
     def register(params: types.RegistrationParams):
@@ -129,5 +129,7 @@ async def test_clients_that_take_it_are_asked_to_watch_project_files(fresh_clien
         await asyncio.sleep(0.01)
     (registration,) = registered
     assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-    watchers = registration.register_options["watchers"]
+    options = registration.register_options
+    assert isinstance(options, dict)
+    watchers = options["watchers"]
     assert [w["globPattern"] for w in watchers] == ["**/.affine-lsp.toml"]
