@@ -87,6 +87,7 @@ CALLS: dict[str, Call | None] = {
         writes=True,
     ),
     "serve": None,
+    "traits": None,  # (reads ODS files, not MLIR: tests/ods/test_traits.py)
 }
 
 

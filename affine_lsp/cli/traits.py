@@ -5,8 +5,8 @@ they include that are found there) without TableGen, and prints on stdout an
 `.affine-lsp.toml` that declares their dialects and the traits of every op
 (`[ops."dialect.name"] traits = [...]`, the traits a project file understands).
 Each def that looks like an op but could not be read is named on stderr with
-the reason (`PATH:LINE: not read: NAME: reason`). Exit 0 when ops were read, 1
-when none was, 2 for usage errors.
+the reason (`PATH:LINE: not read: NAME: reason`). Exit status (docs/cli.md): 0
+when ops were read, 1 when the files define none, 2 for a path that does not exist.
 """
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ import re
 import sys
 from pathlib import Path
 
-from affine_lsp.cli.output import printable, say
+from affine_lsp.cli.output import DONE, INPUT_ERRORS, USAGE, add_command, fail, printable
 from affine_lsp.ir import OdsResult, read_ods
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "traits",
-        description="Print the project file (.affine-lsp.toml) of the dialects that ODS "
-        "files define: their names and the traits of their ops that affine-lsp uses "
-        "(AffineScope, IsolatedFromAbove, Pure, ...). Defs that could not be read are "
-        "named on stderr. Exit 0 when ops were read, 1 when none was, 2 for usage errors.",
+        "Print the project file (.affine-lsp.toml) of the dialects that ODS files define: "
+        "their names and the traits of their ops that affine-lsp uses (AffineScope, "
+        "IsolatedFromAbove, Pure, ...). Defs that could not be read are named on stderr.",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="ODS files or folders")
     parser.set_defaults(handler=run)
@@ -38,8 +38,7 @@ def run(args: argparse.Namespace) -> int:
     paths = [Path(path) for path in args.paths]
     for path in paths:
         if not path.exists():
-            say("traits", f"cannot read {path}: No such file or directory")
-            return 2
+            return fail("traits", USAGE, f"cannot read {path}: No such file or directory")
     result = read_ods(paths, _text)
     for problem in sorted(result.problems, key=lambda p: (str(p.path), p.line)):
         print(
@@ -47,10 +46,10 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if not result.ops:
-        say("traits", f"no op definitions found in {len(result.files)} ODS file(s)")
-        return 1
+        message = f"no op definitions found in {len(result.files)} ODS file(s)"
+        return fail("traits", INPUT_ERRORS, message)
     sys.stdout.write(project_text(result, args.paths))
-    return 0
+    return DONE
 
 
 def _text(path: Path) -> str:
