@@ -27,6 +27,7 @@ from affine_lsp.cli.output import (
     read_input,
     say,
 )
+from affine_lsp.cli.project import add_config_option, project_of
 from affine_lsp.cli.results import report_errors, write_result
 from affine_lsp.ide.picture import DEFAULT_KINDS, KINDS, draw, loop_on_line
 from affine_lsp.ir import build_module, function_of
@@ -92,6 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "commas), all or none (default: RAW; the legend lists every kind found)",
     )
     parser.add_argument("-o", "--output", metavar="OUT", help="write the SVG to OUT")
+    add_config_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -113,12 +115,15 @@ def run(args: argparse.Namespace) -> int:
     data = read_input("draw", args.file)
     if data is None:
         return USAGE
+    project = project_of("draw", args.file, args.config)
+    if isinstance(project, int):
+        return project
     line = args.line - 1
     chunk, first_line, _ = _chunk_of(data, line)
     document = SourceDocument(chunk)
-    if report_errors(args.file, document, first_line):
+    if report_errors(args.file, document, first_line, project.dialects):
         return fail("draw", INPUT_ERRORS, f"{args.file} has errors; nothing was drawn")
-    model = build_module(document.tree.root_node)
+    model = build_module(document.tree.root_node, project.dialects)
     loop = loop_on_line(model, line - first_line, lambda offset: document.point(offset)[0])
     if loop is None:
         return fail("draw", USAGE, f"line {args.line} heads no affine.for or affine.parallel loop")

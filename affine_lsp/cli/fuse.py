@@ -25,6 +25,7 @@ from affine_lsp.cli.output import (
     read_input,
     say,
 )
+from affine_lsp.cli.project import add_config_option, project_of
 from affine_lsp.cli.results import report_errors, write_result
 from affine_lsp.ir import FuncOp, build_module, function_of
 from affine_lsp.syntax import SourceDocument
@@ -73,6 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
     where.add_argument("--in-place", action="store_true", help="rewrite FILE (atomically)")
+    add_config_option(parser)
     parser.set_defaults(handler=run, parser=parser)
 
 
@@ -91,11 +93,14 @@ def run(args: argparse.Namespace) -> int:
     data = read_input("fuse", args.file)
     if data is None:
         return USAGE
+    project = project_of("fuse", args.file, args.config)
+    if isinstance(project, int):
+        return project
     document = SourceDocument(data)
-    if report_errors(args.file, document):
+    if report_errors(args.file, document, dialects=project.dialects):
         _error(f"{args.file} has errors; nothing was fused")
         return INPUT_ERRORS
-    options = FusionOptions(tolerance=args.tolerance)
+    options = FusionOptions(tolerance=args.tolerance, dialects=project.dialects)
     only = {args.func.lstrip("@")} if args.func else None
     if only is not None and not _has_function(document, args.func.lstrip("@")):
         _error(f"{args.file} has no function @{args.func.lstrip('@')}")
@@ -126,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
         status, output = _fuse_line(data, document, args, options, only)
         if status:
             return status
-    if output != data and report_errors("<fused>", SourceDocument(output)):
+    if output != data and report_errors(
+        "<fused>", SourceDocument(output), dialects=project.dialects
+    ):
         _error("internal error: the fused text does not verify; nothing was fused")
         return INTERNAL_ERROR
     return write_result("fuse", args, output)
@@ -139,7 +146,7 @@ def _fuse_line(
     options: FusionOptions,
     only: set[str] | None,
 ) -> tuple[int, bytes]:
-    model = build_module(document.tree.root_node)
+    model = build_module(document.tree.root_node, options.dialects)
     first = nest_on_line(model, args.line - 1, document.point)
     if first is None:
         _error(f"no affine.for loop nest on line {args.line}")

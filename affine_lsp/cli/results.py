@@ -11,16 +11,20 @@ import os
 import sys
 import tempfile
 
-from affine_lsp.checks import Severity, check_document
+from affine_lsp.checks import CheckOptions, Severity, check_document
 from affine_lsp.cli.output import DONE, USAGE, diagnostic_line, error_reason, say
+from affine_lsp.ir import UPSTREAM, Dialects
 from affine_lsp.syntax import SourceDocument
 
 
-def report_errors(path: str, document: SourceDocument, first_line: int = 0) -> bool:
+def report_errors(
+    path: str, document: SourceDocument, first_line: int = 0, dialects: Dialects = UPSTREAM
+) -> bool:
     """Whether `document` (a file's text from its 0-based line `first_line`) has
-    errors; if so, all its diagnostics (lints too) are printed to stderr as `check`
-    prints them: `PATH:LINE:COLUMN: SEVERITY: MESSAGE [CODE]`."""
-    found = check_document(document)
+    errors with `dialects` (its project file's); if so, all its diagnostics (lints
+    too) are printed to stderr as `check` prints them: `PATH:LINE:COLUMN: SEVERITY:
+    MESSAGE [CODE]`."""
+    found = check_document(document, CheckOptions(dialects=dialects))
     if not any(diagnostic.severity == Severity.ERROR for diagnostic in found):
         return False
     for diagnostic in found:

@@ -24,6 +24,7 @@ from affine_lsp.cli.output import (
     read_input,
     say,
 )
+from affine_lsp.cli.project import add_config_option, project_of
 from affine_lsp.cli.results import report_errors, write_result
 from affine_lsp.ir import AffineForOp, ModuleModel, build_module
 from affine_lsp.syntax import SourceDocument
@@ -173,6 +174,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
     where.add_argument("--in-place", action="store_true", help="rewrite FILE (atomically)")
+    add_config_option(parser)
     parser.set_defaults(handler=run, parser=parser)
 
 
@@ -221,10 +223,13 @@ def run(args: argparse.Namespace) -> int:
     data = read_input("transform", args.file)
     if data is None:
         return USAGE
+    project = project_of("transform", args.file, args.config)
+    if isinstance(project, int):
+        return project
     document = SourceDocument(data)
-    if report_errors(args.file, document):
+    if report_errors(args.file, document, dialects=project.dialects):
         return fail("transform", INPUT_ERRORS, f"{args.file} has errors; nothing was transformed")
-    model = build_module(document.tree.root_node)
+    model = build_module(document.tree.root_node, project.dialects)
     loop = loop_on_line(model, document, args.line)
     if loop is None:
         return fail("transform", USAGE, f"no affine.for starts on line {args.line}")
@@ -234,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
         if result.hint is not None:
             _error(f"a legal variant: {_hint_words(result.hint, args.line)}")
         return REFUSED
-    if report_errors("<transformed>", SourceDocument(result.new_text)):
+    if report_errors("<transformed>", SourceDocument(result.new_text), dialects=project.dialects):
         _error("internal error: the transformed text does not verify; nothing was transformed")
         return INTERNAL_ERROR
     if result.summary:

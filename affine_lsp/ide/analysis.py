@@ -58,6 +58,8 @@ from affine_lsp.ide.records import (
     shift_offset,
 )
 from affine_lsp.ir import (
+    UPSTREAM,
+    Dialects,
     ModuleModel,
     NameScope,
     Operation,
@@ -135,6 +137,7 @@ class ItemView:
     chunk: ChunkFacts
     _index: ItemIndex | None = None
     anchors: tuple | None = None  # the refactoring anchors (`ide.planning.anchors_of`)
+    dialects: Dialects = UPSTREAM  # the document's (its project file's)
 
     @property
     def index(self) -> ItemIndex:
@@ -146,7 +149,7 @@ class ItemView:
     @property
     def model(self) -> ModuleModel:
         """The chunk's aliases and this item: enough to resolve what the item refers to."""
-        return ModuleModel(items=[*self.chunk.alias_items, self.item])
+        return ModuleModel(items=[*self.chunk.alias_items, self.item], dialects=self.dialects)
 
     @property
     def context(self) -> ModuleContext:
@@ -667,7 +670,8 @@ class DocumentAnalysis:
         if keep_view:
             # The item requests will ask for first is the one just edited: its view is
             # this model (`view_of` would build the same from the same node and scope).
-            self._view_cache = (self.edit_count, record.start, ItemView(record, node, item, chunk))
+            view = ItemView(record, node, item, chunk, dialects=self.options.dialects)
+            self._view_cache = (self.edit_count, record.start, view)
         used = referenced_aliases(item)  # (the checks have looked them up)
         self._settle(record, found, used, getattr(item.operation, "symbol", None) or None)
 
@@ -814,7 +818,7 @@ class DocumentAnalysis:
             item = record.alias_item
         else:
             return None
-        view = ItemView(record, node, item, chunk)
+        view = ItemView(record, node, item, chunk, dialects=self.options.dialects)
         self._view_cache = (self.edit_count, record.start, view)
         return view
 

@@ -94,7 +94,8 @@ def _prepare_on_snapshot(
         )
         if node is None:
             return []
-        model = ModuleModel(items=[*aliases, build_operation_item(node, scope, dialects=dialects)])
+        item = build_operation_item(node, scope, dialects=dialects)
+        model = ModuleModel(items=[*aliases, item], dialects=dialects)
         return [
             Action(
                 a.title,

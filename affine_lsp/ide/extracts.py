@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.records import ItemRecord
+from affine_lsp.ir import UPSTREAM, Dialects
 
 
 @dataclass(frozen=True)
@@ -18,13 +19,15 @@ class Extract:
     of its chunk (`context`), and the item. Offsets found in it are relative to
     the item's start. `row` and `column` are where the item starts in the
     document: a text that puts it there (`text(at_row=True)`) is used only when
-    words name lines (a refactoring's title), as the blank lines cost time."""
+    words name lines (a refactoring's title), as the blank lines cost time.
+    `dialects`: the document's (its project file's), to model the extract with."""
 
     context: bytes
     item: bytes
     row: int
     column: int
     encoding: str = "utf-16"
+    dialects: Dialects = UPSTREAM
 
     def text(self, at_row: bool = False) -> tuple[bytes, int]:
         """(the text, where the item starts in it)."""
@@ -55,7 +58,10 @@ def extract_parts(
     item = bytes(data[record.start : record.end]) + b"\n"
     parts = [(r.start, r.end - r.start) for r in context]
     parts.append((record.start, record.end - record.start))
-    return Extract(block, item, row, column, analysis.document.encoding), parts
+    extract = Extract(
+        block, item, row, column, analysis.document.encoding, analysis.options.dialects
+    )
+    return extract, parts
 
 
 def extract_of(analysis: DocumentAnalysis, record: ItemRecord) -> Extract:

@@ -304,7 +304,7 @@ def preview(
     if not edits:
         return Preview(title, tuple(before), (), reason or "nothing to change", tuple(notes))
     new_document = SourceDocument(apply_edits(data, edits), encoding=document.encoding)
-    new_analysis = DocumentAnalysis(new_document)
+    new_analysis = DocumentAnalysis(new_document, analysis.options)  # (its dialects)
     new_record = new_analysis.record_at(record.start)
     new_view = new_analysis.view_of(new_record) if new_record is not None else None
     if new_view is None:

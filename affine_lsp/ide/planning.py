@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import TypeVar
 
-from affine_lsp.checks import TextEdit
+from affine_lsp.checks import CheckOptions, TextEdit
 from affine_lsp.ide import panel
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.code_actions import REFACTORINGS, Action, Refactoring
@@ -266,7 +266,8 @@ class Planning:
     def _open(self, extract: Extract, at_row: bool) -> tuple[DocumentAnalysis, ItemRecord | None]:
         if self._last is None or self._last[0] != (extract, at_row):
             text, item_start = extract.text(at_row)
-            analysis = DocumentAnalysis(SourceDocument(text, encoding=extract.encoding))
+            document = SourceDocument(text, encoding=extract.encoding)
+            analysis = DocumentAnalysis(document, CheckOptions(dialects=extract.dialects))
             record = analysis.record_at(item_start)
             if record is not None and (record.start != item_start or record.kind != OPERATION):
                 record = None

@@ -1121,7 +1121,7 @@ def build_module(root: Node, dialects: Dialects = UPSTREAM) -> ModuleModel:
 
 
 def _build_module(root: Node, dialects: Dialects) -> ModuleModel:
-    model = ModuleModel()
+    model = ModuleModel(dialects=dialects)
     op_nodes: list[tuple[int, Node]] = []
     for child in root.named_children:
         if child.type in ("attribute_alias_def", "type_alias_def"):

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from affine_lsp.ir.affine import AffineConst, AffineMap, AffineSymbol, IntegerSet
+from affine_lsp.ir.registry import UPSTREAM, Dialects
 from affine_lsp.ir.types import Type
 from affine_lsp.syntax import FIELD, Node, Span
 
@@ -411,12 +412,14 @@ class TopLevelItem:
 
 @dataclass(eq=False, slots=True)
 class ModuleModel:
-    """All top-level items of one document (or one `// -----` chunk)."""
+    """All top-level items of one document (or one `// -----` chunk), and the
+    dialects they were modelled with (what re-models or checks their text uses)."""
 
     items: list[TopLevelItem] = field(default_factory=list)
     # (new, earlier) for results of top-level operations whose name is already taken
     # by an earlier top-level result; redefinitions inside an item are on the item.
     redefinitions: list[tuple[Value, Value]] = field(default_factory=list)
+    dialects: Dialects = UPSTREAM
 
     def aliases(self) -> Iterator[AliasDef]:
         for item in self.items:

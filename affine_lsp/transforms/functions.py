@@ -1,6 +1,7 @@
 """Functions as the transformations see them: whether one has errors, a rewritten
 one parsed back and verified, which values its rewritten bounds may use as symbols.
-Shared by fusion and the loop transformations."""
+Shared by fusion and the loop transformations. Both judge with the dialects the
+model was built with (`ModuleModel.dialects`: the document's project file's)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from affine_lsp.syntax import SourceDocument, syntax_problems
 
 
 def has_errors(document: SourceDocument, model: ModuleModel, function: FuncOp) -> bool:
-    """Syntax or verifier errors inside the function."""
+    """Syntax or verifier errors inside the function (with the model's dialects)."""
     span = function.span
     if any(
         span.start_byte <= p.span.start_byte <= span.end_byte
@@ -31,7 +32,7 @@ def has_errors(document: SourceDocument, model: ModuleModel, function: FuncOp) -
     context = ModuleContext.from_model(model)
     return any(
         d.severity == Severity.ERROR and span.start_byte <= d.span.start_byte <= span.end_byte
-        for d in check_item(item, context, CheckOptions())
+        for d in check_item(item, context, CheckOptions(dialects=model.dialects))
     )
 
 
@@ -44,7 +45,7 @@ def _item_of(model: ModuleModel, function: FuncOp) -> TopLevelItem | None:
 
 def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
     """Re-parse `data`, model the function that starts where `function` starts, and
-    make sure the verifier finds no error in it."""
+    make sure the verifier finds no error in it (both with the model's dialects)."""
     document = SourceDocument(data)
     start = function.span.start_byte
     node = document.tree.root_node.descendant_for_byte_range(start, start + 1)
@@ -52,7 +53,7 @@ def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
         node = node.parent
     if node is None:
         raise NotAffine("the rewritten function could not be found")
-    item = build_operation_item(node, module_scope_of(model.items))
+    item = build_operation_item(node, module_scope_of(model.items), dialects=model.dialects)
     if not isinstance(item.operation, FuncOp):
         raise NotAffine("the rewritten function could not be found")
     problems = [
@@ -61,8 +62,9 @@ def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
         if node.start_byte <= p.span.start_byte <= node.end_byte
     ]
     context = ModuleContext.from_model(model)
+    options = CheckOptions(dialects=model.dialects)
     problems += [
-        d.message for d in check_item(item, context, CheckOptions()) if d.severity == Severity.ERROR
+        d.message for d in check_item(item, context, options) if d.severity == Severity.ERROR
     ]
     if problems:
         raise NotAffine(f"the fused code does not verify: {problems[0]}")

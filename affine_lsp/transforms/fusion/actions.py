@@ -20,9 +20,10 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from affine_lsp.checks import (
+    CheckOptions,
     Severity,
     TextEdit,
     check_document,
@@ -129,7 +130,9 @@ def verify_edits(
     ):
         errors = [
             d.message
-            for d in check_document(SourceDocument(apply_edits(data, edits)))
+            for d in check_document(
+                SourceDocument(apply_edits(data, edits)), CheckOptions(dialects=model.dialects)
+            )
             if d.severity == Severity.ERROR
         ]
         return f"the fused code does not verify: {errors[0]}" if errors else None
@@ -291,7 +294,8 @@ def fusion_actions(
     """The fusion code actions for a cursor or selection (byte offsets), planned
     within `time_limit` seconds (None: only the options' budget); what is not
     decided by then is offered to be analysed when chosen (`resolve()`)."""
-    options = options or FusionOptions()
+    # (the document's dialects, for what fusion models again itself)
+    options = replace(options or FusionOptions(), dialects=model.dialects)
     operations = budgets.FUSION_PLANNING.max_operations if time_limit is not None else None
     clock = Clock.start(time_limit, operations)
     data = document.source

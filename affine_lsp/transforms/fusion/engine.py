@@ -26,7 +26,16 @@ from dataclasses import dataclass, field, replace
 import islpy as isl
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.ir import AffineForOp, AffineYieldOp, Block, FuncOp, ModuleModel, Operation
+from affine_lsp.ir import (
+    UPSTREAM,
+    AffineForOp,
+    AffineYieldOp,
+    Block,
+    Dialects,
+    FuncOp,
+    ModuleModel,
+    Operation,
+)
 from affine_lsp.poly import (
     Budget,
     BudgetExceeded,
@@ -80,11 +89,13 @@ class PlacementUnavailable(CannotEdit):
 
 @dataclass(frozen=True)
 class FusionOptions:
-    """How fusion decides: the extra-compute tolerance and the analysis budget."""
+    """How fusion decides: the extra-compute tolerance and the analysis budget; and
+    the dialects the text is modelled with where fusion models it itself (`fuse_all`)."""
 
     tolerance: float = 0.30
     budget: Budget = budgets.FUSION
     keep_producer: bool = True
+    dialects: Dialects = UPSTREAM
 
     def until(self, deadline: float | None, max_operations: int | None = None) -> FusionOptions:
         """These options with an isl budget that ends at `deadline` (a `perf_counter`

@@ -51,8 +51,9 @@ def fuse_all(
     `evaluations` fresh legality questions beyond the first run's) for the one that
     leaves the fewest nests. With a `time_limit` (seconds) it stops when that runs out, with
     `complete` False."""
-    evaluator = Evaluator(options or FusionOptions(), deadline_after(time_limit))
-    model = build_module(SourceDocument(data).tree.root_node)
+    options = options or FusionOptions()
+    evaluator = Evaluator(options, deadline_after(time_limit))
+    model = build_module(SourceDocument(data).tree.root_node, options.dialects)
     steps: list[Fusion | Removed] = []
     index = 0
     while True:
@@ -68,5 +69,5 @@ def fuse_all(
             steps += [step.report for step in run.steps]
             data = run.state.data
             # Later functions moved: model the text again.
-            model = build_module(SourceDocument(data).tree.root_node)
+            model = build_module(SourceDocument(data).tree.root_node, options.dialects)
     return FuseAllResult(data, steps, evaluator.complete)
