@@ -242,6 +242,7 @@ def loop_actions(
         options,
         budget,
         resolve,
+        model.dialects,  # (the same text is checked otherwise in another project)
     )
     if key in _CACHE:
         _CACHE.move_to_end(key)
