@@ -58,6 +58,29 @@ LOOP_LINE = 2
 NO_LOOP_LINE = 1
 NO_IVS_LINE = 10
 
+# Nests on lines 7 and 10 in an op that the project file makes an affine scope: its
+# region argument %t is a valid symbol there, and an invalid one without the file.
+NODE = """func.func @f(%a: memref<32xf32>) {
+  "hls.dataflow.node"(%a) ({
+  ^bb0(%t: index):
+    %one = arith.constant 1.0 : f32
+    %buf = memref.alloc() : memref<16xf32>
+    %out = memref.alloc() : memref<8xf32>
+    affine.for %i = 0 to 8 {
+      affine.store %one, %buf[%i + symbol(%t)] : memref<16xf32>
+    }
+    affine.for %j = 0 to 8 {
+      %v = affine.load %buf[%j + symbol(%t)] : memref<16xf32>
+      affine.store %v, %out[%j] : memref<8xf32>
+    }
+    "hls.dataflow.yield"() : () -> ()
+  }) : (memref<32xf32>) -> ()
+  return
+}
+"""
+NODE_PROJECT = '[ops."hls.dataflow.node"]\ntraits = ["AffineScope"]\n'
+NODE_LOOP_LINE = 7
+
 
 @dataclass
 class Call:
@@ -68,23 +91,28 @@ class Call:
     at_line: list[str] | None = None
     refused: list[str] | None = None
     writes: bool = field(default=False)
+    project: bool = False  # reads the file with its project file (takes --config)
 
 
 CALLS: dict[str, Call | None] = {
     "parse": Call([]),
-    "check": Call([]),
-    "fuse": Call(["--all"], at_line=[], refused=["--line", str(LOOP_LINE)], writes=True),
+    "check": Call([], project=True),
+    "fuse": Call(
+        ["--all"], at_line=[], refused=["--line", str(LOOP_LINE)], writes=True, project=True
+    ),
     "transform": Call(
         ["--line", str(LOOP_LINE), "--unroll", "3"],
         at_line=["--unroll", "3"],
         refused=["--line", str(LOOP_LINE), "--interchange"],
         writes=True,
+        project=True,
     ),
     "draw": Call(
         ["--line", str(LOOP_LINE)],
         at_line=[],
         refused=["--line", str(NO_IVS_LINE)],
         writes=True,
+        project=True,
     ),
     "serve": None,
     "traits": None,  # (reads ODS files, not MLIR: tests/ods/test_traits.py)
@@ -241,3 +269,37 @@ def test_a_line_without_a_loop_is_a_usage_error(name, tmp_path, capsys):
 def test_a_transformation_that_is_never_a_change_is_a_usage_error(option, tmp_path, capsys):
     path = _file(tmp_path, GOOD)
     assert _status(["transform", path, "--line", str(LOOP_LINE), *option.split()]) == USAGE
+
+
+PROJECT_COMMANDS = sorted(name for name, call in CALLS.items() if call and call.project)
+
+
+def _on_node(name: str) -> list[str]:
+    call = CALLS[name]
+    assert call is not None
+    if call.at_line is None:
+        return call.arguments
+    return ["--line", str(NODE_LOOP_LINE), *call.at_line]
+
+
+@pytest.mark.parametrize("name", PROJECT_COMMANDS)
+def test_the_project_file_decides_the_errors(name, tmp_path, capsys):
+    path = _file(tmp_path, NODE)
+    assert _status([name, path, *_on_node(name)]) == INPUT_ERRORS
+    assert "[affine-symbol-invalid]" in " ".join(capsys.readouterr())
+    config = tmp_path / "hls.toml"
+    config.write_text(NODE_PROJECT)
+    assert _status([name, path, *_on_node(name), "--config", str(config)]) == DONE
+    (tmp_path / ".affine-lsp.toml").write_text(NODE_PROJECT)
+    assert _status([name, path, *_on_node(name)]) == DONE
+
+
+@pytest.mark.parametrize("name", PROJECT_COMMANDS)
+def test_a_config_that_is_not_a_file_is_a_usage_error(name, tmp_path, capsys):
+    missing = tmp_path / "missing.toml"
+    assert _status([name, _file(tmp_path, GOOD), *_on_node(name), "--config", str(missing)]) == (
+        USAGE
+    )
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"affine-lsp {name}: cannot read {missing}: not a file\n"

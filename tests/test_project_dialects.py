@@ -22,7 +22,7 @@ from affine_lsp.ide.code_actions import prepare_fusion, prepare_loop_transforms
 from affine_lsp.ide.hover import hover
 from affine_lsp.ide.records import OPERATION
 from affine_lsp.ide.settings import Settings
-from affine_lsp.ir import PROJECT_FILE, build_module, parse_project
+from affine_lsp.ir import PROJECT_FILE, AffineForOp, build_module, parse_project
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.loops import TILE, Spec, transform
 from tests.ide.helpers import apply_text_edits, offset_of
@@ -148,7 +148,7 @@ def test_the_transformation_is_proven_with_the_models_dialects():
         else:
             model = build_module(document.tree.root_node, dialects)
         assert model.dialects is (dialects or model.dialects)
-        loop = next(op for op in model.walk() if op.name == "affine.for")
+        loop = next(op for op in model.walk() if isinstance(op, AffineForOp))
         result = transform(data, model, loop, Spec(TILE, sizes=(8, 8)))
         assert result.applied == proven, result.reason
         if not proven:

@@ -43,17 +43,11 @@ from affine_lsp.cli.output import (
     USAGE,
     add_command,
     diagnostic_line,
-    error_reason,
     fail,
     read_input,
 )
-from affine_lsp.ir import (
-    NO_PROJECT,
-    Project,
-    find_project_file,
-    parse_project,
-    unreadable_project,
-)
+from affine_lsp.cli.project import PROJECT_FILE_CODE, load_project
+from affine_lsp.ir import NO_PROJECT, Project, find_project_file
 from affine_lsp.syntax import LocalLines, SourceDocument, mlir_files
 
 PARALLEL_BYTES = 128 * 1024
@@ -228,10 +222,6 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-PROJECT_FILE_CODE = "project-file"
-"""The code of what a project file says that is left out (not a checker rule)."""
-
-
 class _Projects:
     """The project file of each checked file (read once each), or the one given."""
 
@@ -250,21 +240,12 @@ class _Projects:
         if found is None:
             return NO_PROJECT
         if found not in self._loaded:
-            self._loaded[found] = _load(found)
+            self._loaded[found] = load_project(found)
         return self._loaded[found]
 
     def used(self) -> list[Project]:
         """The project files read that have something to say about themselves."""
         return [p for p in self._loaded.values() if p.problems and p.path is not None]
-
-
-def _load(path: Path) -> Project:
-    """The project file at `path` (an unreadable one has that as its problem)."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        return unreadable_project(path, error_reason(error))
-    return parse_project(data, path)
 
 
 class _LineStarts:

@@ -23,14 +23,13 @@ PROJECT_FILE_CODE = "project-file"
 """The code of what a project file says that is left out (not a checker rule)."""
 
 
-def add_config_option(parser: argparse.ArgumentParser, every_file: bool = False) -> None:
-    """The `--config FILE` option."""
-    which = "every file" if every_file else "FILE"
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    """The `--config FILE` option (`check` has its own: one for every file)."""
     parser.add_argument(
         "--config",
         metavar="FILE",
-        help=f"the project file (dialects and ops' traits) to read {which} with "
-        "(default: the .affine-lsp.toml in each file's folder or the nearest one above)",
+        help="the project file (dialects and ops' traits) to read FILE with "
+        "(default: the .affine-lsp.toml in FILE's folder or the nearest one above)",
     )
 
 
@@ -46,12 +45,9 @@ def load_project(path: Path) -> Project:
 def project_of(command: str, file: str, config: str | None) -> Project | int:
     """The project of `file` (that of `config` if given), its problems printed to
     stderr; or the usage exit status, said, when `config` names no file."""
-    if config is not None:
-        found: Path | None = Path(config)
-        if not found.is_file():
-            return fail(command, USAGE, f"cannot read {config}: not a file")
-    else:
-        found = find_project_file(Path(file).resolve().parent)
+    if config is not None and not Path(config).is_file():
+        return fail(command, USAGE, f"cannot read {config}: not a file")
+    found = Path(config) if config is not None else find_project_file(Path(file).resolve().parent)
     if found is None:
         return NO_PROJECT
     project = load_project(found)

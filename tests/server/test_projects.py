@@ -9,7 +9,9 @@ import asyncio
 from lsprotocol import types
 
 from tests.server.conftest import start
-from tests.server.helpers import TIMEOUT, diagnostics_for, open_text
+from tests.server.helpers import TIMEOUT, diagnostics_for, open_text, position_of
+from tests.test_project_dialects import HERD
+from tests.test_project_dialects import PROJECT as HERD_PROJECT
 
 # A region argument of an op that declares AffineScope is a valid symbol.
 SOURCE = """func.func @f(%m: memref<64xf32>) {
@@ -133,3 +135,31 @@ async def test_clients_that_take_it_are_asked_to_watch_project_files(fresh_clien
     assert isinstance(options, dict)
     watchers = options["watchers"]
     assert [w["globPattern"] for w in watchers] == ["**/.affine-lsp.toml"]
+
+
+async def test_refactorings_are_planned_with_the_documents_project(fresh_client, tmp_path):
+    await start(fresh_client)
+    (tmp_path / ".affine-lsp.toml").write_text(HERD_PROJECT)
+    uri = (tmp_path / "herd.mlir").as_uri()
+    assert _codes(await open_text(fresh_client, uri, HERD)) == []
+    at = position_of(HERD, "affine.for %i ")
+    context = types.CodeActionContext(
+        diagnostics=[],
+        only=[types.CodeActionKind.RefactorRewrite],
+        trigger_kind=types.CodeActionTriggerKind.Invoked,
+    )
+    actions = await fresh_client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=at, end=at),
+            context=context,
+        )
+    )
+    titles = {a.title: a for a in actions}
+    assert titles["Fuse with the next loop nest (depth 2, +0% compute)"].disabled is None
+    tile = titles["Tile 32×32"]
+    assert tile.disabled is None
+    if tile.edit is None:
+        tile = await fresh_client.code_action_resolve_async(tile)
+    (change,) = tile.edit.document_changes
+    assert any("step 32" in edit.new_text for edit in change.edits)
