@@ -1,5 +1,5 @@
 """`affine-lsp draw FILE --line N [--param NAME=VALUE]... [--func NAME]
-[--dependences KINDS] [-o OUT.svg]`.
+[--dependences KINDS] [--config FILE] [-o OUT.svg]`.
 
 Draws the iteration space of the loop nest headed by the `affine.for` or
 `affine.parallel` on line N, with its loop-carried dependences of the kinds asked
@@ -9,6 +9,9 @@ stdout, or to OUT through a temporary file and an atomic rename). Exit status
 errors (also an unreadable file, and a line N that heads no loop); 3 when the
 nest cannot be drawn (its domain cannot be analysed within the budget, it has no
 induction variables): the reason goes to stderr.
+
+The file is read with its project file (`cli.project`: `--config FILE`, or the
+`.affine-lsp.toml` found from its folder upward, as `check` finds it).
 """
 
 from __future__ import annotations

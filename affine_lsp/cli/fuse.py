@@ -1,5 +1,5 @@
 """`affine-lsp fuse FILE [--func NAME] (--all | --line N [--depth D] [--sibling])
-[-o OUT | --in-place]`.
+[--config FILE] [-o OUT | --in-place]`.
 
 Prints the whole file, fused, to stdout (or writes it). Exit status
 (`output.EXIT_STATUSES`): 0 when done (with `--all`, also when nothing could be
@@ -7,6 +7,9 @@ fused), 1 when the input has errors, 2 for usage errors and requests for what th
 file does not have (no nest on the line, none after it, no such depth or
 function), 3 when the fusion `--line` asks for is refused (the reason goes to
 stderr).
+
+The file is read with its project file (`cli.project`: `--config FILE`, or the
+`.affine-lsp.toml` found from its folder upward, as `check` finds it).
 """
 
 from __future__ import annotations

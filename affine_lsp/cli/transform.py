@@ -1,12 +1,16 @@
 """`affine-lsp transform FILE --line N (--interchange | --permute P | --tile S1[,S2...]
 | --unroll F|full | --unroll-jam F | --parallelize | --hoist | --distribute
-| --skew F1[,F2...] | --wavefront [R] [--tile-sizes S1[,S2...]]) [-o OUT | --in-place]`.
+| --skew F1[,F2...] | --wavefront [R] [--tile-sizes S1[,S2...]]) [--config FILE]
+[-o OUT | --in-place]`.
 
 Transforms the `affine.for` that starts on line N, proven legal, and prints the
 whole file to stdout (or writes it). Exit status (`output.EXIT_STATUSES`): 0
 applied, 1 the input has errors, 2 usage errors (also a factor or permutation that
 is never a change, no loop on line N), 3 refused (illegal, or nothing to do for
 this loop: the reason goes to stderr, nothing to stdout).
+
+The file is read with its project file (`cli.project`: `--config FILE`, or the
+`.affine-lsp.toml` found from its folder upward, as `check` finds it).
 """
 
 from __future__ import annotations
