@@ -1,0 +1,51 @@
+// 2mm: D := alpha*A*B*C + beta*D, through tmp := alpha*A*B (PolyBench 4.2, kernels).
+//
+// sizes: NI=720 NJ=720 NK=840 NL=960
+// tiny: NI=60 NJ=120 NK=60 NL=120
+// polly-best:
+// recipe:
+//   transform %j#2 --distribute
+//   transform %i#2 --distribute
+//   transform %j#3 --interchange
+//   transform %i#3 --tile 60,60,60
+//   transform %k#2 --unroll-jam 6
+//   transform %j --distribute
+//   transform %i --distribute
+//   transform %j#2 --interchange
+//   transform %i#2 --tile 60,60,60
+//   transform %k --unroll-jam 6
+func.func @kernel_2mm(%alpha: f64, %beta: f64, %tmp: memref<{NI}x{NJ}xf64>,
+                      %A: memref<{NI}x{NK}xf64>, %B: memref<{NK}x{NJ}xf64>,
+                      %C: memref<{NJ}x{NL}xf64>, %D: memref<{NI}x{NL}xf64>) {
+  %zero = arith.constant 0.0 : f64
+  affine.for %i = 0 to {NI} {
+    affine.for %j = 0 to {NJ} {
+      affine.store %zero, %tmp[%i, %j] : memref<{NI}x{NJ}xf64>
+      affine.for %k = 0 to {NK} {
+        %a = affine.load %A[%i, %k] : memref<{NI}x{NK}xf64>
+        %alpha_a = arith.mulf %alpha, %a : f64
+        %b = affine.load %B[%k, %j] : memref<{NK}x{NJ}xf64>
+        %product = arith.mulf %alpha_a, %b : f64
+        %t = affine.load %tmp[%i, %j] : memref<{NI}x{NJ}xf64>
+        %sum = arith.addf %t, %product : f64
+        affine.store %sum, %tmp[%i, %j] : memref<{NI}x{NJ}xf64>
+      }
+    }
+  }
+  affine.for %i = 0 to {NI} {
+    affine.for %j = 0 to {NL} {
+      %d = affine.load %D[%i, %j] : memref<{NI}x{NL}xf64>
+      %scaled = arith.mulf %d, %beta : f64
+      affine.store %scaled, %D[%i, %j] : memref<{NI}x{NL}xf64>
+      affine.for %k = 0 to {NJ} {
+        %t = affine.load %tmp[%i, %k] : memref<{NI}x{NJ}xf64>
+        %c = affine.load %C[%k, %j] : memref<{NJ}x{NL}xf64>
+        %product = arith.mulf %t, %c : f64
+        %acc = affine.load %D[%i, %j] : memref<{NI}x{NL}xf64>
+        %sum = arith.addf %acc, %product : f64
+        affine.store %sum, %D[%i, %j] : memref<{NI}x{NL}xf64>
+      }
+    }
+  }
+  return
+}

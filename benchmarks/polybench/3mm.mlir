@@ -1,0 +1,67 @@
+// 3mm: G := (A*B)*(C*D), through E := A*B and F := C*D (PolyBench 4.2, kernels).
+//
+// sizes: NI=480 NJ=720 NK=800 NL=600 NM=960
+// tiny: NI=60 NJ=60 NK=40 NL=60 NM=60
+// polly-best:
+// recipe:
+//   transform %j#3 --distribute
+//   transform %i#3 --distribute
+//   transform %j#4 --interchange
+//   transform %i#4 --tile 60,60,60
+//   transform %k#3 --unroll-jam 6
+//   transform %j#2 --distribute
+//   transform %i#2 --distribute
+//   transform %j#3 --interchange
+//   transform %i#3 --tile 60,60,60
+//   transform %k#2 --unroll-jam 6
+//   transform %j --distribute
+//   transform %i --distribute
+//   transform %j#2 --interchange
+//   transform %i#2 --tile 60,40,60
+//   transform %k --unroll-jam 4
+func.func @kernel_3mm(%E: memref<{NI}x{NJ}xf64>, %A: memref<{NI}x{NK}xf64>,
+                      %B: memref<{NK}x{NJ}xf64>, %F: memref<{NJ}x{NL}xf64>,
+                      %C: memref<{NJ}x{NM}xf64>, %D: memref<{NM}x{NL}xf64>,
+                      %G: memref<{NI}x{NL}xf64>) {
+  %zero = arith.constant 0.0 : f64
+  affine.for %i = 0 to {NI} {
+    affine.for %j = 0 to {NJ} {
+      affine.store %zero, %E[%i, %j] : memref<{NI}x{NJ}xf64>
+      affine.for %k = 0 to {NK} {
+        %a = affine.load %A[%i, %k] : memref<{NI}x{NK}xf64>
+        %b = affine.load %B[%k, %j] : memref<{NK}x{NJ}xf64>
+        %product = arith.mulf %a, %b : f64
+        %e = affine.load %E[%i, %j] : memref<{NI}x{NJ}xf64>
+        %sum = arith.addf %e, %product : f64
+        affine.store %sum, %E[%i, %j] : memref<{NI}x{NJ}xf64>
+      }
+    }
+  }
+  affine.for %i = 0 to {NJ} {
+    affine.for %j = 0 to {NL} {
+      affine.store %zero, %F[%i, %j] : memref<{NJ}x{NL}xf64>
+      affine.for %k = 0 to {NM} {
+        %c = affine.load %C[%i, %k] : memref<{NJ}x{NM}xf64>
+        %d = affine.load %D[%k, %j] : memref<{NM}x{NL}xf64>
+        %product = arith.mulf %c, %d : f64
+        %f = affine.load %F[%i, %j] : memref<{NJ}x{NL}xf64>
+        %sum = arith.addf %f, %product : f64
+        affine.store %sum, %F[%i, %j] : memref<{NJ}x{NL}xf64>
+      }
+    }
+  }
+  affine.for %i = 0 to {NI} {
+    affine.for %j = 0 to {NL} {
+      affine.store %zero, %G[%i, %j] : memref<{NI}x{NL}xf64>
+      affine.for %k = 0 to {NJ} {
+        %e = affine.load %E[%i, %k] : memref<{NI}x{NJ}xf64>
+        %f = affine.load %F[%k, %j] : memref<{NJ}x{NL}xf64>
+        %product = arith.mulf %e, %f : f64
+        %g = affine.load %G[%i, %j] : memref<{NI}x{NL}xf64>
+        %sum = arith.addf %g, %product : f64
+        affine.store %sum, %G[%i, %j] : memref<{NI}x{NL}xf64>
+      }
+    }
+  }
+  return
+}

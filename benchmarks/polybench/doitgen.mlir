@@ -1,0 +1,34 @@
+// doitgen: A[r][q][:] := A[r][q][:] * C4 for every r and q, through sum
+// (PolyBench 4.2, kernels).
+//
+// sizes: NR=200 NQ=200 NP=240
+// tiny: NR=10 NQ=12 NP=16
+// polly-best:
+// recipe:
+//   transform %p --distribute
+//   transform %p#2 --interchange
+//   transform %s --unroll-jam 4
+func.func @kernel_doitgen(%A: memref<{NR}x{NQ}x{NP}xf64>, %C4: memref<{NP}x{NP}xf64>,
+                          %sum: memref<{NP}xf64>) {
+  %zero = arith.constant 0.0 : f64
+  affine.for %r = 0 to {NR} {
+    affine.for %q = 0 to {NQ} {
+      affine.for %p = 0 to {NP} {
+        affine.store %zero, %sum[%p] : memref<{NP}xf64>
+        affine.for %s = 0 to {NP} {
+          %a = affine.load %A[%r, %q, %s] : memref<{NR}x{NQ}x{NP}xf64>
+          %c = affine.load %C4[%s, %p] : memref<{NP}x{NP}xf64>
+          %product = arith.mulf %a, %c : f64
+          %acc = affine.load %sum[%p] : memref<{NP}xf64>
+          %total = arith.addf %acc, %product : f64
+          affine.store %total, %sum[%p] : memref<{NP}xf64>
+        }
+      }
+      affine.for %p = 0 to {NP} {
+        %total = affine.load %sum[%p] : memref<{NP}xf64>
+        affine.store %total, %A[%r, %q, %p] : memref<{NR}x{NQ}x{NP}xf64>
+      }
+    }
+  }
+  return
+}

@@ -1,0 +1,72 @@
+// heat-3d: T time steps of the 7-point heat equation stencil in 3-D, A -> B then B -> A
+// (PolyBench 4.2, stencils).
+//
+// sizes: T=160 N=122
+// tiny: T=2 N=18
+// polly-best:
+// recipe:
+//   fuse %i
+//   transform %t --skew 2
+//   transform %t --tile 8,16
+//   transform %k --distribute
+func.func @kernel_heat_3d(%A: memref<{N}x{N}x{N}xf64>, %B: memref<{N}x{N}x{N}xf64>) {
+  %eighth = arith.constant 0.125 : f64
+  %two = arith.constant 2.0 : f64
+  affine.for %t = 1 to {T+1} {
+    affine.for %i = 1 to {N-1} {
+      affine.for %j = 1 to {N-1} {
+        affine.for %k = 1 to {N-1} {
+          %c = affine.load %A[%i, %j, %k] : memref<{N}x{N}x{N}xf64>
+          %twice = arith.mulf %two, %c : f64
+          %ip = affine.load %A[%i + 1, %j, %k] : memref<{N}x{N}x{N}xf64>
+          %im = affine.load %A[%i - 1, %j, %k] : memref<{N}x{N}x{N}xf64>
+          %di1 = arith.subf %ip, %twice : f64
+          %di2 = arith.addf %di1, %im : f64
+          %di = arith.mulf %eighth, %di2 : f64
+          %jp = affine.load %A[%i, %j + 1, %k] : memref<{N}x{N}x{N}xf64>
+          %jm = affine.load %A[%i, %j - 1, %k] : memref<{N}x{N}x{N}xf64>
+          %dj1 = arith.subf %jp, %twice : f64
+          %dj2 = arith.addf %dj1, %jm : f64
+          %dj = arith.mulf %eighth, %dj2 : f64
+          %kp = affine.load %A[%i, %j, %k + 1] : memref<{N}x{N}x{N}xf64>
+          %km = affine.load %A[%i, %j, %k - 1] : memref<{N}x{N}x{N}xf64>
+          %dk1 = arith.subf %kp, %twice : f64
+          %dk2 = arith.addf %dk1, %km : f64
+          %dk = arith.mulf %eighth, %dk2 : f64
+          %sum1 = arith.addf %di, %dj : f64
+          %sum2 = arith.addf %sum1, %dk : f64
+          %value = arith.addf %sum2, %c : f64
+          affine.store %value, %B[%i, %j, %k] : memref<{N}x{N}x{N}xf64>
+        }
+      }
+    }
+    affine.for %i = 1 to {N-1} {
+      affine.for %j = 1 to {N-1} {
+        affine.for %k = 1 to {N-1} {
+          %c = affine.load %B[%i, %j, %k] : memref<{N}x{N}x{N}xf64>
+          %twice = arith.mulf %two, %c : f64
+          %ip = affine.load %B[%i + 1, %j, %k] : memref<{N}x{N}x{N}xf64>
+          %im = affine.load %B[%i - 1, %j, %k] : memref<{N}x{N}x{N}xf64>
+          %di1 = arith.subf %ip, %twice : f64
+          %di2 = arith.addf %di1, %im : f64
+          %di = arith.mulf %eighth, %di2 : f64
+          %jp = affine.load %B[%i, %j + 1, %k] : memref<{N}x{N}x{N}xf64>
+          %jm = affine.load %B[%i, %j - 1, %k] : memref<{N}x{N}x{N}xf64>
+          %dj1 = arith.subf %jp, %twice : f64
+          %dj2 = arith.addf %dj1, %jm : f64
+          %dj = arith.mulf %eighth, %dj2 : f64
+          %kp = affine.load %B[%i, %j, %k + 1] : memref<{N}x{N}x{N}xf64>
+          %km = affine.load %B[%i, %j, %k - 1] : memref<{N}x{N}x{N}xf64>
+          %dk1 = arith.subf %kp, %twice : f64
+          %dk2 = arith.addf %dk1, %km : f64
+          %dk = arith.mulf %eighth, %dk2 : f64
+          %sum1 = arith.addf %di, %dj : f64
+          %sum2 = arith.addf %sum1, %dk : f64
+          %value = arith.addf %sum2, %c : f64
+          affine.store %value, %A[%i, %j, %k] : memref<{N}x{N}x{N}xf64>
+        }
+      }
+    }
+  }
+  return
+}

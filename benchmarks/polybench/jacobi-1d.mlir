@@ -1,0 +1,35 @@
+// jacobi-1d: T time steps of the 3-point Jacobi stencil, A -> B then B -> A
+// (PolyBench 4.2, stencils).
+//
+// sizes: T=1000 N=1000002
+// tiny: T=8 N=66
+// polly-best:
+// recipe:
+//   fuse %i
+//   transform %t --skew 2
+//   transform %t --tile 64,1024
+//   transform %i --distribute
+func.func @kernel_jacobi_1d(%A: memref<{N}xf64>, %B: memref<{N}xf64>) {
+  %third = arith.constant 0.33333 : f64
+  affine.for %t = 0 to {T} {
+    affine.for %i = 1 to {N-1} {
+      %left = affine.load %A[%i - 1] : memref<{N}xf64>
+      %centre = affine.load %A[%i] : memref<{N}xf64>
+      %right = affine.load %A[%i + 1] : memref<{N}xf64>
+      %sum1 = arith.addf %left, %centre : f64
+      %sum2 = arith.addf %sum1, %right : f64
+      %value = arith.mulf %third, %sum2 : f64
+      affine.store %value, %B[%i] : memref<{N}xf64>
+    }
+    affine.for %i = 1 to {N-1} {
+      %left = affine.load %B[%i - 1] : memref<{N}xf64>
+      %centre = affine.load %B[%i] : memref<{N}xf64>
+      %right = affine.load %B[%i + 1] : memref<{N}xf64>
+      %sum1 = arith.addf %left, %centre : f64
+      %sum2 = arith.addf %sum1, %right : f64
+      %value = arith.mulf %third, %sum2 : f64
+      affine.store %value, %A[%i] : memref<{N}xf64>
+    }
+  }
+  return
+}

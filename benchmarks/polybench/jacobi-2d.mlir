@@ -1,0 +1,47 @@
+// jacobi-2d: T time steps of the 5-point Jacobi stencil, A -> B then B -> A
+// (PolyBench 4.2, stencils).
+//
+// sizes: T=500 N=1298
+// tiny: T=4 N=34
+// polly-best:
+// recipe:
+//   fuse %i
+//   transform %t --skew 2
+//   transform %t --tile 16,32
+//   transform %j --distribute
+func.func @kernel_jacobi_2d(%A: memref<{N}x{N}xf64>, %B: memref<{N}x{N}xf64>) {
+  %fifth = arith.constant 0.2 : f64
+  affine.for %t = 0 to {T} {
+    affine.for %i = 1 to {N-1} {
+      affine.for %j = 1 to {N-1} {
+        %centre = affine.load %A[%i, %j] : memref<{N}x{N}xf64>
+        %west = affine.load %A[%i, %j - 1] : memref<{N}x{N}xf64>
+        %east = affine.load %A[%i, %j + 1] : memref<{N}x{N}xf64>
+        %south = affine.load %A[%i + 1, %j] : memref<{N}x{N}xf64>
+        %north = affine.load %A[%i - 1, %j] : memref<{N}x{N}xf64>
+        %sum1 = arith.addf %centre, %west : f64
+        %sum2 = arith.addf %sum1, %east : f64
+        %sum3 = arith.addf %sum2, %south : f64
+        %sum4 = arith.addf %sum3, %north : f64
+        %value = arith.mulf %fifth, %sum4 : f64
+        affine.store %value, %B[%i, %j] : memref<{N}x{N}xf64>
+      }
+    }
+    affine.for %i = 1 to {N-1} {
+      affine.for %j = 1 to {N-1} {
+        %centre = affine.load %B[%i, %j] : memref<{N}x{N}xf64>
+        %west = affine.load %B[%i, %j - 1] : memref<{N}x{N}xf64>
+        %east = affine.load %B[%i, %j + 1] : memref<{N}x{N}xf64>
+        %south = affine.load %B[%i + 1, %j] : memref<{N}x{N}xf64>
+        %north = affine.load %B[%i - 1, %j] : memref<{N}x{N}xf64>
+        %sum1 = arith.addf %centre, %west : f64
+        %sum2 = arith.addf %sum1, %east : f64
+        %sum3 = arith.addf %sum2, %south : f64
+        %sum4 = arith.addf %sum3, %north : f64
+        %value = arith.mulf %fifth, %sum4 : f64
+        affine.store %value, %A[%i, %j] : memref<{N}x{N}xf64>
+      }
+    }
+  }
+  return
+}

@@ -1,0 +1,38 @@
+// syr2k: C := alpha*A*B^T + alpha*B*A^T + beta*C on the lower triangle of C, A and B of NxM
+// (PolyBench 4.2, blas).
+//
+// sizes: N=1200 M=1000
+// tiny: N=60 M=40
+// polly-best:
+// recipe:
+//   transform %i --distribute
+//   transform %k --interchange
+//   transform %j#2 --unroll-jam 4
+//   transform %i#2 --unroll-jam 2
+func.func @kernel_syr2k(%alpha: f64, %beta: f64, %C: memref<{N}x{N}xf64>,
+                        %A: memref<{N}x{M}xf64>, %B: memref<{N}x{M}xf64>) {
+  affine.for %i = 0 to {N} {
+    affine.for %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i) {
+      %c = affine.load %C[%i, %j] : memref<{N}x{N}xf64>
+      %scaled = arith.mulf %c, %beta : f64
+      affine.store %scaled, %C[%i, %j] : memref<{N}x{N}xf64>
+    }
+    affine.for %k = 0 to {M} {
+      affine.for %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i) {
+        %ajk = affine.load %A[%j, %k] : memref<{N}x{M}xf64>
+        %ajk_alpha = arith.mulf %ajk, %alpha : f64
+        %bik = affine.load %B[%i, %k] : memref<{N}x{M}xf64>
+        %first = arith.mulf %ajk_alpha, %bik : f64
+        %bjk = affine.load %B[%j, %k] : memref<{N}x{M}xf64>
+        %bjk_alpha = arith.mulf %bjk, %alpha : f64
+        %aik = affine.load %A[%i, %k] : memref<{N}x{M}xf64>
+        %second = arith.mulf %bjk_alpha, %aik : f64
+        %both = arith.addf %first, %second : f64
+        %c = affine.load %C[%i, %j] : memref<{N}x{N}xf64>
+        %sum = arith.addf %c, %both : f64
+        affine.store %sum, %C[%i, %j] : memref<{N}x{N}xf64>
+      }
+    }
+  }
+  return
+}
