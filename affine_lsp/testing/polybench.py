@@ -25,6 +25,7 @@ transformation is one more line with its flag.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -32,6 +33,8 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from affine_lsp.poly import budgets
 
 KERNELS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "polybench"
 """Where the kernels live in a checkout."""
@@ -249,7 +252,8 @@ def run_steps(
     text: str, steps: Iterable[Step], timeout: float = STEP_TIMEOUT, python: str = sys.executable
 ) -> RecipeResult:
     """Run each step on the text the previous ones left; a step that fails is reported and
-    skipped, and the recipe goes on."""
+    skipped, and the recipe goes on. Steps run without wall-clock limits (isl's operation
+    caps stay), so that a busy machine does not change what they do."""
     result = RecipeResult(text)
     with tempfile.TemporaryDirectory(prefix="affine-lsp-recipe-") as scratch:
         source = Path(scratch) / "kernel.mlir"
@@ -272,8 +276,11 @@ def _run_step(
             return StepOutcome(str(step), "no-loop", f"no loop {step.loop} in the text"), None
         where = ["--line", str(line)]
     argv = [python, "-m", "affine_lsp", step.command, str(source), *where, *step.args]
+    environment = {**os.environ, budgets.ENVIRONMENT_VARIABLE: "off"}
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, check=False, env=environment
+        )
     except subprocess.TimeoutExpired:
         return StepOutcome(str(step), "failed", f"timed out after {timeout:.0f} s"), None
     message = _last_words(done.stderr)

@@ -149,3 +149,39 @@ def test_driver_passes_memrefs_expanded_and_checksums_every_array(tmp_path: Path
     assert "#define N 3" in source and "call < 2" in source
     with pytest.raises(SignatureError, match="neither f64 nor a static f64 memref"):
         signature("func.func @kernel_k(%n: index) {\n}\n", "kernel_k")
+
+
+NEST = """\
+func.func @kernel_k(%A: memref<8xf64>) {
+  affine.for %i = 0 to 8 {
+    %a = affine.load %A[%i] : memref<8xf64>
+    %b = arith.addf %a, %a : f64
+    affine.store %b, %A[%i] : memref<8xf64>
+  }
+  return
+}
+"""
+
+
+def test_a_recipe_reports_each_step_and_goes_on_after_a_refusal():
+    steps = [
+        parse_step("transform %i --unroll-jam 2"),
+        parse_step("transform %q --tile 4"),
+        parse_step("transform %i --frobnicate"),
+        parse_step("transform %i --unroll 2"),
+    ]
+    result = polybench.run_steps(NEST, steps)
+    statuses = [(o.status, o.step) for o in result.outcomes]
+    assert statuses == [
+        ("refused", "transform %i --unroll-jam 2"),
+        ("no-loop", "transform %q --tile 4"),
+        ("failed", "transform %i --frobnicate"),
+        ("applied", "transform %i --unroll 2"),
+    ]
+    assert "no loop in %i's body to jam" in result.outcomes[0].message
+    assert "step 2" in result.text and result.applied == 1
+
+
+def test_optimize_is_detected_as_a_subcommand_or_not():
+    assert polybench.command_available("transform")
+    assert not polybench.command_available("no-such-command")
