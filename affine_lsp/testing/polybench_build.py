@@ -17,6 +17,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,7 @@ LOWERING: tuple[str, ...] = (
 VECTOR_LOWERING: tuple[str, ...] = (
     "--lower-affine",
     "--convert-vector-to-scf",
+    "--lower-affine",
     "--convert-scf-to-cf",
     "--convert-vector-to-llvm",
     "--convert-math-to-llvm",
@@ -56,7 +58,8 @@ VECTOR_LOWERING: tuple[str, ...] = (
     "--convert-ub-to-llvm",
     "--reconcile-unrealized-casts",
 )
-"""The lowering after MLIR's super-vectorizer (vector transfers, `ub.poison`)."""
+"""The lowering after MLIR's super-vectorizer (vector transfers, whose lowering leaves
+`affine.apply` behind, hence a second `--lower-affine`; `ub.poison`)."""
 
 MLIR_PASSES = (
     "--pass-pipeline=builtin.module(func.func("
@@ -170,10 +173,21 @@ def _run(
         )
     except subprocess.TimeoutExpired:
         raise BuildError(f"{what} timed out after {timeout:.0f} s") from None
+    if done.returncode < 0 or "Stack dump:" in done.stderr:
+        raise BuildError(f"{what} crashed ({_signal_name(done.returncode)})")
     if done.returncode != 0:
         lines = [line.strip() for line in done.stderr.splitlines() if line.strip()][:6]
         raise BuildError(f"{what} failed (exit {done.returncode}): " + " | ".join(lines))
     return done.stdout
+
+
+def _signal_name(returncode: int) -> str:
+    if returncode >= 0:
+        return f"exit {returncode}, a stack dump"
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
 
 
 # --------------------------------------------------------------------------- the cache
