@@ -94,6 +94,8 @@ DEFAULT_VARIANTS = VARIANTS[:-1]
 """All but `c-reference` (the C reference at -O2), which is built on request."""
 
 CACHE_DIR = Path(tempfile.gettempdir()) / "affine-lsp-polybench"
+CACHE_VERSION = "2"
+"""Part of every key: bumped when what this module writes (or its messages) changes."""
 TOOL_TIMEOUT = 600.0
 RUN_TIMEOUT = 600.0
 _CHECKSUM = re.compile(r"^checksum (\S+) ([0-9a-f]{16})$", re.MULTILINE)
@@ -202,7 +204,7 @@ class Cache:
 
     @staticmethod
     def key(*parts: str | bytes) -> str:
-        digest = hashlib.sha256()
+        digest = hashlib.sha256(CACHE_VERSION.encode())
         for part in parts:
             data = part.encode() if isinstance(part, str) else part
             digest.update(len(data).to_bytes(8, "little"))

@@ -13,6 +13,7 @@ from affine_lsp.checks import Severity, check_document
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.testing import polybench
 from affine_lsp.testing.polybench import KernelError, Step, instantiate, loop_line, parse_step
+from affine_lsp.testing.polybench_build import BuildError, Cache
 from affine_lsp.testing.polybench_driver import Argument, SignatureError, driver_source, signature
 
 KERNELS = polybench.kernels()
@@ -185,3 +186,36 @@ def test_a_recipe_reports_each_step_and_goes_on_after_a_refusal():
 def test_optimize_is_detected_as_a_subcommand_or_not():
     assert polybench.command_available("transform")
     assert not polybench.command_available("no-such-command")
+
+
+def test_the_cache_makes_a_file_once_and_keeps_failures_but_not_timeouts(tmp_path: Path):
+    cache = Cache(tmp_path)
+    made: list[Path] = []
+
+    def make(out: Path) -> None:
+        made.append(out)
+        out.write_text("made")
+
+    key = cache.key("a", b"b")
+    assert key != cache.key("ab") and key == cache.key("a", b"b")
+    first = cache.file(key, ".txt", make)
+    assert cache.file(key, ".txt", make) == first and first.read_text() == "made"
+    assert len(made) == 1 and not list(tmp_path.rglob(".*"))
+
+    def fail(out: Path) -> None:
+        made.append(out)
+        raise BuildError("clang failed (exit 1): bad")
+
+    for _ in range(2):
+        with pytest.raises(BuildError, match="bad"):
+            cache.file(cache.key("broken"), ".o", fail)
+    assert len(made) == 2
+
+    def slow(out: Path) -> None:
+        made.append(out)
+        raise BuildError("clang timed out after 600 s")
+
+    for _ in range(2):
+        with pytest.raises(BuildError, match="timed out"):
+            cache.file(cache.key("slow"), ".o", slow)
+    assert len(made) == 4
