@@ -9,11 +9,11 @@
 // recipe:
 //   fuse %i
 //   fuse %i
-//   transform %t --skew 1
-//   transform %t --tile 16,32
+//   transform %t --skew 1,1
+//   transform %t --tile 8,32,64
 //
 // The recipe is time tiling: the ey and ex sweeps fused row by row, the hz sweep fused
-// after them shifted by one row, i skewed by t, (t, i) tiled.
+// after them shifted by one row, i and j skewed by t, the three loops tiled.
 func.func @kernel_fdtd_2d(%ex: memref<{NX}x{NY}xf64>, %ey: memref<{NX}x{NY}xf64>,
                           %hz: memref<{NX}x{NY}xf64>, %fict: memref<{TMAX}xf64>) {
   %half = arith.constant 0.5 : f64

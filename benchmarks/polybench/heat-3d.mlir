@@ -8,12 +8,11 @@
 //   0.5-0.86x
 // recipe:
 //   fuse %i
-//   transform %t --skew 2
-//   transform %t --tile 8,16
-//   transform %k --distribute
+//   transform %t --skew 2,2,2
+//   transform %t --tile 4,16,16
 //
-// The recipe is time tiling: the two sweeps fused with the second shifted by one, i
-// skewed by 2t, (t, i) tiled with j and k whole, each sweep in its own k loop.
+// The recipe is time tiling: the two sweeps fused with the second shifted by one, i, j and
+// k skewed by 2t, (t, i, j) tiled with k whole.
 func.func @kernel_heat_3d(%A: memref<{N}x{N}x{N}xf64>, %B: memref<{N}x{N}x{N}xf64>) {
   %eighth = arith.constant 0.125 : f64
   %two = arith.constant 2.0 : f64

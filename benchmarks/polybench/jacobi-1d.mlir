@@ -10,10 +10,9 @@
 //   fuse %i
 //   transform %t --skew 2
 //   transform %t --tile 64,1024
-//   transform %i --distribute
 //
-// The recipe is time tiling: the two sweeps fused with the second shifted by one, the
-// band (t, i) skewed by 2t, tiled, each sweep in its own loop inside a tile.
+// The recipe is time tiling: the two sweeps fused with the second shifted by one, i skewed
+// by 2t, the two loops tiled (each sweep gets its own innermost loop in a tile).
 func.func @kernel_jacobi_1d(%A: memref<{N}xf64>, %B: memref<{N}xf64>) {
   %third = arith.constant 0.33333 : f64
   affine.for %t = 0 to {T} {

@@ -7,12 +7,13 @@
 //   tried (ratio to original, two runs): base 0.99x/1.07x, tile 32,32,64 + stripmine
 //   1.21x/1.10x, others 1.0-1.17x
 // recipe:
-//   transform %t --skew 2
+//   transform %t --skew 1,1
 //   transform %i_skew --skew 1
-//   transform %t --tile 8,32,32
+//   transform %t --tile 16,32,32
+//   transform %i_skew --wavefront 7
 //
-// The recipe is time tiling: the schedule (t, i + 2t, j + i + 2t) by two skews, whose
-// three loops are then tiled (a wavefront inside each tile would follow).
+// The recipe is time tiling: the schedule (t, t + i, 2t + i + j) by two skews, the three
+// loops tiled, and seven rows of each tile in wavefront (seven chains of adds at once).
 func.func @kernel_seidel_2d(%A: memref<{N}x{N}xf64>) {
   %nine = arith.constant 9.0 : f64
   affine.for %t = 0 to {T} {
