@@ -9,18 +9,25 @@
 //   transform %j#3 --distribute
 //   transform %i#3 --distribute
 //   transform %j#4 --interchange
-//   transform %i#4 --tile 60,60,60
-//   transform %k#3 --unroll-jam 6
+//   transform %i#4 --tile 60,60,120
+//   transform %i#4 --unroll-jam 2
+//   transform %k#3 --unroll-jam 4
 //   transform %j#2 --distribute
 //   transform %i#2 --distribute
 //   transform %j#3 --interchange
-//   transform %i#3 --tile 60,60,60
-//   transform %k#2 --unroll-jam 6
+//   transform %i#3 --tile 60,60,120
+//   transform %i#3 --unroll-jam 2
+//   transform %k#2 --unroll-jam 4
 //   transform %j --distribute
 //   transform %i --distribute
 //   transform %j#2 --interchange
-//   transform %i#2 --tile 60,40,60
+//   transform %i#2 --tile 60,40,120
+//   transform %i#2 --unroll-jam 2
 //   transform %k --unroll-jam 4
+//
+// Each product, last first (so that the names of the earlier ones stay valid): its
+// initialisation distributed out, (i, k, j) tiled (sizes that divide the trip counts), and a
+// 2x4 register tile (i by 2, then k by 4) around the unit-stride j loop.
 func.func @kernel_3mm(%E: memref<{NI}x{NJ}xf64>, %A: memref<{NI}x{NK}xf64>,
                       %B: memref<{NK}x{NJ}xf64>, %F: memref<{NJ}x{NL}xf64>,
                       %C: memref<{NJ}x{NM}xf64>, %D: memref<{NM}x{NL}xf64>,

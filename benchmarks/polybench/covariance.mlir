@@ -9,9 +9,15 @@
 // recipe:
 //   transform %j#3 --distribute
 //   transform %j#4 --interchange
+//   transform %i#3 --distribute
+//   transform %i#4 --tile 40,100,240
 //   transform %k --unroll-jam 4
 //   transform %j --distribute
 //   transform %j#2 --interchange
+//
+// cov: its j loop distributed (zeroing, the k sum, the scaling), (j, k) interchanged so that j
+// is unit-stride, the i loop distributed, the triangular (i, k, j) band tiled 40x100x240 and
+// k unrolled and jammed by 4; the means: distributed and interchanged (rows of data in turn).
 func.func @kernel_covariance(%float_n: f64, %data: memref<{N}x{M}xf64>,
                              %cov: memref<{M}x{M}xf64>, %mean: memref<{M}xf64>) {
   %zero = arith.constant 0.0 : f64

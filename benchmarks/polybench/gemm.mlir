@@ -8,7 +8,11 @@
 // recipe:
 //   transform %i --distribute
 //   transform %i#2 --tile 60,60,120
+//   transform %i#2 --unroll-jam 2
 //   transform %k --unroll-jam 4
+//
+// C *= beta distributed out, (i, k, j) tiled 60x60x120 (divisors of 1200, 1500, 1440), and a
+// 2x4 register tile (i by 2, then k by 4) around the unit-stride j loop.
 func.func @kernel_gemm(%alpha: f64, %beta: f64, %C: memref<{NI}x{NJ}xf64>,
                        %A: memref<{NI}x{NK}xf64>, %B: memref<{NK}x{NJ}xf64>) {
   affine.for %i = 0 to {NI} {

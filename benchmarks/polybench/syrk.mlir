@@ -9,10 +9,11 @@
 // recipe:
 //   transform %i --distribute
 //   transform %k --interchange
-//   transform %j#2 --unroll-jam 4
-//   transform %i#2 --unroll-jam 2
+//   transform %j#2 --unroll-jam 12
 //
-// The last step is the register tile an expert wants next (i by 2 around the triangular j).
+// beta * C distributed out, (k, j) interchanged so that k is innermost (rows of A), and j
+// unrolled and jammed by 12 (twelve dot products in flight). The register tile an expert
+// wants next (i by 2 around the triangular j) is refused ("the bounds of %j depend on %i").
 func.func @kernel_syrk(%alpha: f64, %beta: f64, %C: memref<{N}x{N}xf64>,
                        %A: memref<{N}x{M}xf64>) {
   affine.for %i = 0 to {N} {
