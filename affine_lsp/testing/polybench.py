@@ -32,6 +32,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from affine_lsp.poly import budgets
@@ -300,8 +301,10 @@ def _last_words(stderr: str) -> str:
     return " | ".join(line for line in lines if line)
 
 
+@cache
 def command_available(command: str, python: str = sys.executable) -> bool:
-    """Whether this affine-lsp has the subcommand (`optimize` is newer than the others)."""
+    """Whether this affine-lsp has the subcommand (`optimize` is newer than the others);
+    asked once per process."""
     try:
         done = subprocess.run(
             [python, "-m", "affine_lsp", command, "--help"],
