@@ -9,7 +9,11 @@
 // recipe:
 //   transform %p --distribute
 //   transform %p#2 --interchange
+//   transform %s --tile 240,48
 //   transform %s --unroll-jam 4
+//
+// The zeroing of sum distributed out, (p, s) interchanged so that p is unit-stride, p tiled by
+// 48 (s whole: sum's 48 elements and C4's 240x48 block stay close), s unrolled and jammed by 4.
 func.func @kernel_doitgen(%A: memref<{NR}x{NQ}x{NP}xf64>, %C4: memref<{NP}x{NP}xf64>,
                           %sum: memref<{NP}xf64>) {
   %zero = arith.constant 0.0 : f64
