@@ -236,3 +236,57 @@ def test_neovim_draw_command_writes_the_svg_and_opens_the_viewer(tmp_path):
     assert any("heads no affine.for or affine.parallel loop" in m for m in errors), result["notes"]
     assert result["broken"].startswith(f"{fixture}:"), result["broken"]
     assert "nothing was drawn" in result["broken"]
+
+
+def _readme_setup_lines() -> str:
+    """The two lines of editors/neovim/README.md that set the plugin up without a
+    plugin manager, with this checkout's path."""
+    readme = (ROOT / "editors" / "neovim" / "README.md").read_text()
+    block = readme.split("or without a plugin manager:", 1)[1].split("```lua\n", 1)[1]
+    lines = block.split("```", 1)[0]
+    assert "setup()" in lines and "runtimepath:prepend" in lines, lines
+    return lines.replace("/path/to/affine-lsp", str(ROOT))
+
+
+def test_neovim_setup_from_the_readme_prints_nothing(tmp_path):
+    """The README's two lines as init.lua, then an MLIR file opened: no message at all
+    (Neovim 0.7 once printed W18 for every `@capture` highlight group), and the
+    affine captures still highlighted (0.7's capture table, or `@` groups later)."""
+    nvim = _neovim()
+    init = tmp_path / "init.lua"
+    init.write_text(_readme_setup_lines())
+    fixture = tmp_path / "two_errors.mlir"
+    fixture.write_bytes(FIXTURE.read_bytes())
+    report = tmp_path / "report.json"
+    probe = (
+        "local ok, h = pcall(require, 'vim.treesitter.highlighter');"
+        "local linked = (ok and h.hl_map and h.hl_map['variable.induction'])"
+        " or vim.fn.synIDattr(vim.fn.synIDtrans(vim.fn.hlID('@variable.induction')), 'name');"
+        "vim.wait(20000, function() return #vim.lsp.buf_get_clients(0) > 0 end, 50);"
+        "vim.wait(500);"
+        f"local f = io.open({json.dumps(str(report))}, 'w');"
+        "f:write(vim.fn.json_encode({messages = vim.fn.execute('messages'),"
+        " errmsg = vim.v.errmsg, linked = linked,"
+        " attached = #vim.lsp.buf_get_clients(0) > 0}));"
+        "f:close()"
+    )
+    env = dict(
+        os.environ,
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+    )
+    command = [nvim, "--headless", "-u", str(init), "-i", "NONE", "-n", str(fixture)]
+    command += ["-c", f"lua {probe}", "-c", "qall!"]
+    completed = subprocess.run(
+        command, env=env, cwd=tmp_path, timeout=120, check=False, capture_output=True
+    )
+    printed = (completed.stdout + completed.stderr).decode(errors="replace")
+    assert printed.strip() == "", printed
+    result = json.loads(report.read_text())
+    assert result["messages"].strip() == "", result["messages"]
+    assert result["errmsg"] == "", result["errmsg"]
+    assert result["linked"] == "Identifier", result
+    assert result["attached"], "the server started from PATH"

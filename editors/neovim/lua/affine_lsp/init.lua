@@ -141,8 +141,12 @@ local function register_highlights()
       highlighter.hl_map[capture] = group
     end
   end
-  for capture, group in pairs(links) do -- Neovim 0.8+: @capture groups
-    pcall(vim.api.nvim_set_hl, 0, "@" .. capture, { link = group, default = true })
+  -- Neovim 0.8+: @capture groups. Neovim 0.7 refuses "@" in a group name with a
+  -- W18 message that pcall does not silence: never ask it.
+  if vim.fn.has("nvim-0.8") == 1 then
+    for capture, group in pairs(links) do
+      vim.api.nvim_set_hl(0, "@" .. capture, { link = group, default = true })
+    end
   end
 end
 
