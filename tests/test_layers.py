@@ -46,10 +46,7 @@ LAYERS = (
 ROOT_MODULES = {"affine_lsp", "affine_lsp.__main__"}
 GRAMMAR_BINDING = "affine_lsp._binding"
 # Cycles allowed, each with its reason (pairs of modules that import each other).
-KNOWN_CYCLES = {
-    # Type-only: the planner is handed its server and reads its open documents.
-    frozenset({"affine_lsp.server.planner", "affine_lsp.server.server"}),
-}
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,9 @@ _LINE_MENTION = re.compile(r"\bline \d")
 
 T = TypeVar("T")
 
+NOT_OFFERED = "the loop does not offer it (planned again on the current text)"
+"""Why an action chosen cannot be computed when planning it again does not find it."""
+
 Anchor = tuple[str, int]
 """(refactoring name, the designated loop's start relative to its item)."""
 
@@ -229,14 +232,17 @@ def resolve_at(
     settings: Settings,
 ) -> tuple[list[TextEdit], str | None]:
     """The edits of the action titled `title` at [start, end] (planned again, then
-    computed): (edits, None), or ([], why not)."""
-    found = refactoring.prepare(analysis, start, end, settings)()
+    computed): (edits, None), or ([], why not). It is planned again within the
+    operation caps only, as planned ahead: the same text gives the same actions,
+    whatever the machine's load."""
+    with budgets.time_limits(False):
+        found = refactoring.prepare(analysis, start, end, settings)()
     stem = title.removesuffix(")")  # an action planned undecided: "... (depth 2"
     action = next((a for a in found if a.title == title), None)
     if action is None:
         action = next((a for a in found if a.title.startswith(stem)), None)
     if action is None:
-        return [], "this code action is out of date"
+        return [], NOT_OFFERED
     if action.disabled_reason is not None:
         return [], action.disabled_reason
     edits = action.resolve()
@@ -347,7 +353,7 @@ class Planning:
             )
             return relative, reason
 
-        return self._on(extract, work) or ((), "this code action is out of date")
+        return self._on(extract, work) or ((), NOT_OFFERED)
 
     def preview(
         self, extract: Extract, name: str, start: int, end: int, title: str, settings: Settings
@@ -364,12 +370,12 @@ class Planning:
             line_of = _line_of(analysis.document)
             loop = refactoring.designate(model, at + start, at + end, line_of) if model else None
             if loop is None:
-                return Preview(title, (), (), "this code action is out of date")
+                return Preview(title, (), (), NOT_OFFERED)
             return panel.preview(analysis, record, loop, title, edits, reason, first_line)
 
         analysis, record = self._open(extract, False)
         if record is None:
-            return Preview(title, (), (), "this code action is out of date")
+            return Preview(title, (), (), NOT_OFFERED)
         found = work(analysis, record, extract.row - extract.context.count(b"\n"))
         if _names_lines(found.reason or "") or any(map(_names_lines, found.notes)):
             analysis, record = self._open(extract, True)

@@ -15,12 +15,8 @@ from affine_lsp.checks import CheckOptions, Diagnostic
 from affine_lsp.ide import workspace
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.server.guard import guarded
-from affine_lsp.server.server import (
-    PROGRESS_AFTER_SECONDS,
-    SLICE_SECONDS,
-    AffineLanguageServer,
-    Progress,
-)
+from affine_lsp.server.progress import Progress
+from affine_lsp.server.server import PROGRESS_AFTER_SECONDS, SLICE_SECONDS, AffineLanguageServer
 from affine_lsp.syntax import LocalLines
 
 CHECK_WORKSPACE = "affine-lsp.checkWorkspace"

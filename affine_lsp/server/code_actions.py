@@ -4,28 +4,39 @@ Quick fixes come with the diagnostics. Refactorings come from the planner
 (`planner.py`): planned ahead in a worker process and answered at once, for
 every request whatever its trigger kind (an editor's automatic request for its
 lightbulb, an invoked one, or one without a kind); what is not planned yet is
-planned for the request. Actions whose edits are computed only when chosen
-are kept in the server's `ResolveTable` (`ls.resolvable`) with the document
-version they were made for.
+planned for the request. Disabled actions (with the dependence they would
+break) go only to clients that show them (`codeAction.disabledSupport`).
+
+An action whose edits are computed only when chosen carries in its `data`
+what resolving it needs (the planned action's place and title, the document's
+opening and version), so that resolving never depends on what the server
+still remembers. An action that turns out not to apply when resolved comes back
+disabled, and the user is told why in a message (clients do not look at
+`disabled` after resolving).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from affine_lsp.ide import code_actions
 from affine_lsp.server.convert import lsp_diagnostic, span_of
+from affine_lsp.server.documents import OpenDocument
 from affine_lsp.server.edits import workspace_edit
 from affine_lsp.server.features import REQUEST_FAILED
 from affine_lsp.server.guard import guarded
 from affine_lsp.server.planner import PlannedRef, PlanningUnavailable
-from affine_lsp.server.server import CONTENT_MODIFIED, AffineLanguageServer, OpenDocument
+from affine_lsp.server.server import CONTENT_MODIFIED, AffineLanguageServer
 
 CODE_ACTION_OPTIONS = types.CodeActionOptions(
     code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite],
     resolve_provider=True,
 )
+
+INVALID_PARAMS = -32602
 
 
 def _current(ls: AffineLanguageServer, open_document: OpenDocument, version: int | None) -> bool:
@@ -37,6 +48,48 @@ def _current(ls: AffineLanguageServer, open_document: OpenDocument, version: int
 
 def _disabled(reason: str | None) -> types.CodeActionDisabled | None:
     return types.CodeActionDisabled(reason=reason) if reason else None
+
+
+def shows_disabled(ls: AffineLanguageServer) -> bool:
+    """Whether the client shows disabled code actions (LSP: `disabledSupport`)."""
+    return ls.client_supports("text_document.code_action.disabled_support")
+
+
+def resolve_data(open_document: OpenDocument, ref: PlannedRef) -> dict:
+    """What an action's `data` carries for `codeAction/resolve`."""
+    return {
+        "uri": open_document.uri,
+        "serial": open_document.serial,
+        "version": open_document.version,
+        "refactoring": ref.refactoring,
+        "start": ref.start,
+        "end": ref.end,
+        "title": ref.title,
+    }
+
+
+def _resolve_entry(
+    ls: AffineLanguageServer, data: Any
+) -> tuple[OpenDocument | None, int | None, PlannedRef | None]:
+    """The open document, version and planned action named by an action's `data`
+    (None where it names none: data from elsewhere, or a document no longer open)."""
+    if not isinstance(data, dict):
+        return None, None, None
+    fields = ("refactoring", "start", "end", "title")
+    refactoring, start, end, title = (data.get(name) for name in fields)
+    if not (isinstance(refactoring, str) and isinstance(title, str)):
+        return None, None, None
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end):
+        return None, None, None
+    open_document = ls.documents.get(str(data.get("uri")))
+    if open_document is not None and open_document.serial != data.get("serial"):
+        open_document = None
+    version = data.get("version")
+    return (
+        open_document,
+        version if isinstance(version, int) else None,
+        PlannedRef(refactoring, start, end, title),
+    )
 
 
 @guarded([])
@@ -73,8 +126,11 @@ async def code_action(
     if not _current(ls, open_document, version):
         # Every range and edit is of the version the request was made for.
         raise JsonRpcException("the document changed", code=CONTENT_MODIFIED)
+    disabled_shown = shows_disabled(ls)
     for action, item_start, ref in planned:
         if not code_actions.wanted(only, action.kind):
+            continue
+        if action.disabled_reason is not None and not disabled_shown:
             continue
         lsp_action = types.CodeAction(
             title=action.title,
@@ -85,23 +141,41 @@ async def code_action(
         if action.edits is not None:
             lsp_action.edit = workspace_edit(ls, open_document, action.text_edits(item_start))
         elif action.disabled_reason is None:
-            lsp_action.data = {"id": ls.resolvable.add(open_document, ref)}
+            lsp_action.data = resolve_data(open_document, ref)
         result.append(lsp_action)
     return result
+
+
+def _not_applicable(
+    ls: AffineLanguageServer, action: types.CodeAction, reason: str
+) -> types.CodeAction:
+    """The action, disabled with `reason`, which the user is also shown."""
+    action.disabled = types.CodeActionDisabled(reason=reason)
+    action.edit = None
+    ls.window_show_message(
+        types.ShowMessageParams(
+            type=types.MessageType.Warning, message=f"{action.title}: cannot apply, {reason}"
+        )
+    )
+    return action
 
 
 @guarded()
 async def resolve_code_action(
     ls: AffineLanguageServer, params: types.CodeAction
 ) -> types.CodeAction:
-    data = params.data if isinstance(params.data, dict) else {}
-    entry = ls.resolvable.get(str(data.get("id")))
-    if entry is None:
-        raise JsonRpcException("this code action is out of date", code=REQUEST_FAILED)
-    open_document, version, ref = entry
-    if not isinstance(ref, PlannedRef) or not _current(ls, open_document, version):
+    if params.edit is not None:
+        return params  # (planned with its edits: nothing is left to compute)
+    if params.disabled is not None:
+        return _not_applicable(ls, params, params.disabled.reason)
+    open_document, version, ref = _resolve_entry(ls, params.data)
+    if ref is None:
         raise JsonRpcException(
-            "the document changed since this code action was computed", code=REQUEST_FAILED
+            f"{params.title!r} is not an action of affine-lsp to resolve", code=INVALID_PARAMS
+        )
+    if open_document is None or not _current(ls, open_document, version):
+        raise JsonRpcException(
+            "the document changed since this code action was computed", code=CONTENT_MODIFIED
         )
     try:
         resolved = await ls.planner.resolve(open_document, ref)
@@ -111,11 +185,10 @@ async def resolve_code_action(
         ) from None
     if resolved is None or not _current(ls, open_document, version):
         raise JsonRpcException(
-            "the document changed while this code action was computed", code=REQUEST_FAILED
+            "the document changed while this code action was computed", code=CONTENT_MODIFIED
         )
     edits, reason = resolved
     if not edits:
-        params.disabled = types.CodeActionDisabled(reason=reason or "nothing to change")
-        return params
+        return _not_applicable(ls, params, reason or "it changes nothing")
     params.edit = workspace_edit(ls, open_document, edits)
     return params

@@ -8,7 +8,8 @@ from lsprotocol import types
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.server.convert import lsp_range
-from affine_lsp.server.server import AffineLanguageServer, OpenDocument
+from affine_lsp.server.documents import OpenDocument
+from affine_lsp.server.server import AffineLanguageServer
 
 
 def workspace_edit(

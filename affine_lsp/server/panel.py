@@ -18,10 +18,11 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 
 from affine_lsp.ide import panel
+from affine_lsp.server.documents import OpenDocument
 from affine_lsp.server.features import REQUEST_FAILED, member
 from affine_lsp.server.guard import guarded
 from affine_lsp.server.planner import PlanningUnavailable
-from affine_lsp.server.server import CONTENT_MODIFIED, AffineLanguageServer, OpenDocument
+from affine_lsp.server.server import CONTENT_MODIFIED, AffineLanguageServer
 
 ITERATION_SPACE = "affine-lsp/iterationSpace"
 PREVIEW_REFACTORING = "affine-lsp/previewRefactoring"

@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.ide import extracts, planning, planning_worker
@@ -38,11 +38,9 @@ from affine_lsp.ide.code_actions import REFACTORINGS
 from affine_lsp.ide.panel import Preview
 from affine_lsp.ide.planning import AnchorPlan, ItemPlan, PlannedAction
 from affine_lsp.ide.records import OPERATION, ItemRecord
+from affine_lsp.ide.settings import Settings
+from affine_lsp.server.documents import OpenDocument
 from affine_lsp.syntax import ContentChange, Span
-
-if TYPE_CHECKING:
-    from affine_lsp.ide.settings import Settings
-    from affine_lsp.server.server import AffineLanguageServer, OpenDocument
 
 logger = logging.getLogger("affine_lsp.server")
 
@@ -54,6 +52,13 @@ WORKER_NICENESS = 10
 
 PLANNED_ITEMS = 4000
 """Items whose plans are kept (the least recently used are dropped)."""
+
+
+class PlannerHost(Protocol):
+    """What the planner reads of the server: its open documents and settings."""
+
+    documents: dict[str, OpenDocument]
+    settings: Settings
 
 
 class PlanningUnavailable(Exception):
@@ -164,7 +169,7 @@ class _Worker:
 class Planner:
     """Plans of refactorings for the server's open documents."""
 
-    def __init__(self, server: AffineLanguageServer) -> None:
+    def __init__(self, server: PlannerHost) -> None:
         self._server = server
         self.plans: OrderedDict[Hashable, ItemPlan] = OrderedDict()
         self._worker: _Worker | None = None
@@ -321,7 +326,7 @@ class Planner:
         analysis = document.analysis
         record = analysis.record_at(ref.start)
         if record is None or record.kind != OPERATION:
-            return [], "this code action is out of date"
+            return [], planning.NOT_OFFERED
         extract = extracts.extract_of(analysis, record)
         start, end = ref.start - record.start, ref.end - record.start
         arguments = (extract, ref.refactoring, start, end, ref.title, self._server.settings)
@@ -339,7 +344,7 @@ class Planner:
         analysis = document.analysis
         record = analysis.record_at(ref.start)
         if record is None or record.kind != OPERATION:
-            return Preview(ref.title, (), (), "this code action is out of date")
+            return Preview(ref.title, (), (), planning.NOT_OFFERED)
         extract = extracts.extract_of(analysis, record)
         start, end = ref.start - record.start, ref.end - record.start
         arguments = (extract, ref.refactoring, start, end, ref.title, self._server.settings)

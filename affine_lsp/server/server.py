@@ -10,14 +10,11 @@ before the cancellation is kept.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import time
-import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from dataclasses import replace
+from typing import TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
@@ -27,12 +24,12 @@ from pygls.lsp.server import LanguageServer
 from affine_lsp import __version__
 from affine_lsp.checks import CheckOptions, Diagnostic
 from affine_lsp.ide.analysis import DocumentAnalysis
-from affine_lsp.ide.folding import FoldingCache
 from affine_lsp.ide.settings import SECTION, Settings, hover_pictures, parse_settings
-from affine_lsp.server.check_helpers import CheckHelpers, Prepared
+from affine_lsp.server.check_helpers import CheckHelpers
 from affine_lsp.server.convert import Positions, diagnostic_data
-from affine_lsp.server.outline import OutlineCache
+from affine_lsp.server.documents import OpenDocument
 from affine_lsp.server.planner import Planner
+from affine_lsp.server.progress import Progress
 from affine_lsp.server.projects import ProjectFiles, problems_of
 from affine_lsp.server.protocol import AffineProtocol
 from affine_lsp.syntax import ContentChange, SourceDocument, encode
@@ -82,43 +79,6 @@ _LOG_LEVELS = {
 }
 
 
-@dataclass(eq=False)
-class OpenDocument:
-    uri: str
-    version: int | None
-    analysis: DocumentAnalysis
-    task: asyncio.Task | None = field(default=None, repr=False)
-    # What the editor shows (bytes), analysed first; None: the first VISIBLE_LINES.
-    visible: tuple[int, int] | None = None
-    # Progress of an analysis that published a partial set: it lasts, across newer
-    # versions, until a complete set is published.
-    progress: Progress | None = field(default=None, repr=False)
-    # The helpers' copy of the document as opened, while its first analysis runs.
-    prepared: Prepared | None = field(default=None, repr=False)
-    outline: OutlineCache = field(default_factory=OutlineCache, repr=False)
-    folding: FoldingCache = field(default_factory=FoldingCache, repr=False)
-
-
-class ResolveTable:
-    """Code actions to resolve, by the id their LSP action carries, with the open
-    document and version they were made for (the most recent `size`)."""
-
-    def __init__(self, size: int = 200) -> None:
-        self._size = size
-        self._ids = itertools.count()
-        self._entries: OrderedDict[str, tuple[OpenDocument, int | None, Any]] = OrderedDict()
-
-    def add(self, open_document: OpenDocument, action: Any) -> str:
-        key = str(next(self._ids))
-        self._entries[key] = (open_document, open_document.version, action)
-        while len(self._entries) > self._size:
-            self._entries.popitem(last=False)
-        return key
-
-    def get(self, key: str) -> tuple[OpenDocument, int | None, Any] | None:
-        return self._entries.get(key)
-
-
 class AffineLanguageServer(LanguageServer):
     """pygls server holding the open documents (the handlers are listed in
     `handlers.HANDLERS`)."""
@@ -135,7 +95,6 @@ class AffineLanguageServer(LanguageServer):
         # Refactorings (dependence analyses) are planned in a worker process.
         self.planner = Planner(self)
         self.check_helpers = CheckHelpers()
-        self.resolvable = ResolveTable()
         self.projects = ProjectFiles()
         self.encoding = "utf-16"
         self._reported: set[str] = set()
@@ -460,59 +419,3 @@ class AffineLanguageServer(LanguageServer):
 
 def _progress_title(uri: str) -> str:
     return f"Analysing {uri.rsplit('/', 1)[-1]}"
-
-
-class Progress:
-    """Server-initiated work-done progress (only if the client supports it).
-
-    The notifications go out as plain JSON: reports are sent while analysis runs,
-    where a first use of cattrs' generated converters would cost more than them."""
-
-    def __init__(self, server: AffineLanguageServer, title: str) -> None:
-        self._server = server
-        self._token: str | None = None
-        self._last = -1
-        self._begun = False
-        if not server.client_supports("window.work_done_progress"):
-            return
-        self._token = f"affine-lsp-{uuid.uuid4()}"
-        self._title = title
-        server.protocol.send_request(
-            types.WINDOW_WORK_DONE_PROGRESS_CREATE,
-            types.WorkDoneProgressCreateParams(token=self._token),
-            self._created,
-        )
-
-    def _send(self, value: dict) -> None:
-        assert self._token is not None
-        self._server.affine_protocol.send_notification_data(
-            types.PROGRESS, {"token": self._token, "value": value}
-        )
-
-    def _created(self, *_args: object) -> None:
-        if self._token is not None:
-            self._send({"kind": "begin", "title": self._title, "percentage": 0})
-            self._begun = True
-
-    @property
-    def active(self) -> bool:
-        """Whether the client takes progress (begun or about to be)."""
-        return self._token is not None
-
-    @property
-    def begun(self) -> bool:
-        """Whether the client shows it (it has answered its creation)."""
-        return self._token is not None and self._begun
-
-    def report(self, done: int, total: int) -> None:
-        if self._token is None or not self._begun:
-            return
-        percentage = int(100 * done / max(total, 1))
-        if percentage != self._last:
-            self._last = percentage
-            self._send({"kind": "report", "percentage": percentage, "message": f"{done}/{total}"})
-
-    def end(self) -> None:
-        if self._token is not None and self._begun:
-            self._send({"kind": "end"})
-        self._token = None

@@ -34,6 +34,7 @@ class _State:
     responses: dict[int, dict] = field(default_factory=dict)
     published: list[Published] = field(default_factory=list)
     progress: list[tuple[float, dict]] = field(default_factory=list)  # ($/progress params)
+    notifications: list[dict] = field(default_factory=list)  # every other notification
     server_requests: int = 0
     closed: bool = False
 
@@ -139,6 +140,8 @@ class LspClient:
                 )
             elif message.get("method") == "$/progress":
                 self._state.progress.append((time.perf_counter(), message["params"]))
+            elif "method" in message:
+                self._state.notifications.append(message)
             self._changed.notify_all()
 
     def _wait(self, ready: Callable[[], T | None], timeout: float) -> T:
@@ -182,6 +185,13 @@ class LspClient:
         """Every `$/progress` so far: (time.perf_counter() on arrival, params)."""
         with self._changed:
             return list(self._state.progress)
+
+    def notifications(self, method: str) -> list[dict]:
+        """The params of every notification of `method` so far (other than diagnostics
+        and progress), in order."""
+        with self._changed:
+            found = self._state.notifications
+            return [n.get("params") or {} for n in found if n.get("method") == method]
 
     def wait_for(self, ready: Callable[[], T | None], timeout: float = 30.0) -> T:
         """Wait until `ready()` returns something else than None (re-asked at each message)."""

@@ -1,6 +1,7 @@
 -- Headless Neovim session driven by tests/editors/test_neovim.py: the stock
 -- vim.lsp.buf.code_action() at a loop (Neovim 0.7 sends no triggerKind), the
 -- menu answered by choosing the action whose title starts with AFFINE_CHOOSE.
+-- Messages shown (vim.notify) are recorded in `notes`.
 -- Environment: AFFINE_REPO, AFFINE_FIXTURE, AFFINE_SERVER_CMD (JSON list),
 -- AFFINE_LINE (1-based line of the cursor), AFFINE_CHOOSE, AFFINE_OUT.
 
@@ -10,6 +11,11 @@ local function finish()
   handle:write(vim.fn.json_encode(out))
   handle:close()
   vim.cmd("qall!")
+end
+
+out.notes = {}
+vim.notify = function(message, level)
+  table.insert(out.notes, { message = tostring(message), level = level or vim.NIL })
 end
 
 local ok, err = pcall(function()
@@ -40,11 +46,15 @@ local ok, err = pcall(function()
   local choose = os.getenv("AFFINE_CHOOSE")
   local tick = vim.api.nvim_buf_get_changedtick(bufnr)
   out.titles = {}
+  out.disabled = {}
   vim.ui.select = function(items, opts, on_choice)
     local chosen = nil
     for _, item in ipairs(items) do
       local action = item[2]
       table.insert(out.titles, action.title)
+      if action.disabled ~= nil then
+        table.insert(out.disabled, action.title)
+      end
       if chosen == nil and action.disabled == nil and action.title:sub(1, #choose) == choose then
         chosen = item
       end

@@ -290,3 +290,37 @@ def test_neovim_setup_from_the_readme_prints_nothing(tmp_path):
     assert result["errmsg"] == "", result["errmsg"]
     assert result["linked"] == "Identifier", result
     assert result["attached"], "the server started from PATH"
+
+
+SKEWED = ROOT / "tests" / "editors" / "fixtures" / "skewed.mlir"
+
+
+def test_neovim_07_lists_no_action_that_cannot_be_applied(tmp_path):
+    """Neovim 0.7 shows no `disabled` action as such: the menu at a loop whose
+    dependence forbids interchange and tiling lists neither; what it lists applies,
+    and no error is shown."""
+    text = SKEWED.read_text()
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "affine.for %i" in t)
+    result = _run_session(
+        tmp_path,
+        "nvim_code_action.lua",
+        AFFINE_FIXTURE=str(SKEWED),
+        AFFINE_LINE=str(line),
+        AFFINE_CHOOSE="Unroll %i by 4",
+    )
+    titles = result["titles"]
+    assert titles and result["disabled"] == [], titles
+    assert not any(t.startswith(("Interchange", "Tile")) for t in titles), titles
+    assert result["changed"], titles
+    assert not [n for n in result["notes"] if n["level"] == 4], result["notes"]
+    printed = subprocess.run(
+        [*SERVER, "transform", str(SKEWED), "--line", str(line), "--unroll", "4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env=dict(
+            os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+        ),
+    ).stdout
+    assert "\n".join(result["lines"]) + "\n" == printed

@@ -23,7 +23,7 @@ def test_actions_at_the_stencil():
         "after interchange it would run first; skew %j by 1 first"
     )
     assert titles["Skew %j by 1 and interchange %i and %j"] is None
-    assert titles["Tile 32×32"] is None  # one tile holds everything: legal
+    assert not any(t.startswith("Tile") for t in titles)  # 32 ≥ 9: one tile is no tiling
     assert "a dependence carried by %i" in (titles["Parallelize %i"] or "")
     assert titles["Hoist invariant code out of %i"] == "nothing in %i is loop-invariant"
     assert all(a.kind == "refactor.rewrite" for a in actions)
@@ -74,3 +74,32 @@ def test_transform_settings():
         {"transforms": {"tileSizes": [0], "unrollFactor": 1, "unrollJamFactor": True}}, base
     )
     assert bad == base and len(problems) == 3
+
+
+def test_tile_sizes_offered_make_more_than_one_tile():
+    """A size at or above a loop's trip count tiles nothing: the band is tiled as far
+    as its loops are split, and not at all if the first is not."""
+    nest = """func.func @f(%A: memref<24x64xf32>, %n: index) {
+  affine.for %i = 0 to 24 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to %n {
+        %v = affine.load %A[%i, %j] : memref<24x64xf32>
+        affine.store %v, %A[%i, %j] : memref<24x64xf32>
+      }
+    }
+  }
+  return
+}
+"""
+    analysis = analysed(nest)
+
+    def tiles(needle: str, sizes: tuple[int, ...]) -> list[str]:
+        at = offset_of(analysis, needle)
+        found = prepare_loop_transforms(analysis, at, at, LoopOptions(tile_sizes=sizes))()
+        return [a.title for a in found if a.title.startswith("Tile")]
+
+    assert tiles("affine.for %i", (32,)) == []  # 24 ≤ 32
+    assert tiles("affine.for %i", (16,)) == ["Tile 16×16×16"]  # (%n: unknown, maybe more)
+    assert tiles("affine.for %i", (8, 64, 4)) == ["Tile 8"]  # 64 ≤ 64: %i alone
+    assert tiles("affine.for %j", (32,)) == ["Tile 32×32"]
+    assert tiles("affine.for %j", (64,)) == []

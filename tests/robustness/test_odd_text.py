@@ -7,6 +7,7 @@ from __future__ import annotations
 from affine_lsp.ide.code_actions import prepare_fusion, prepare_loop_transforms
 from affine_lsp.syntax import decode
 from affine_lsp.transforms import apply_edits, minimal_edits
+from affine_lsp.transforms.loops import LoopOptions
 from tests.ide.helpers import analysed, offset_of
 
 LONE = "\ud800"
@@ -34,10 +35,10 @@ def test_loop_transformations_and_fusion_keep_a_lone_surrogate():
     analysis = analysed(TWO_NESTS)
     assert analysis.diagnostics() == []
     at = offset_of(analysis, "affine.for %i")
-    actions = prepare_loop_transforms(analysis, at, at)()
+    actions = prepare_loop_transforms(analysis, at, at, LoopOptions(tile_sizes=(4,)))()
     actions += prepare_fusion(analysis, at, at, 0.3)()
     enabled = [a for a in actions if a.disabled_reason is None]
-    assert {"Tile 32", "Parallelize %i", "Unroll %i fully"} <= {a.title for a in enabled}
+    assert {"Tile 4", "Parallelize %i", "Unroll %i fully"} <= {a.title for a in enabled}
     assert any(a.title.startswith("Fuse") for a in enabled)
     for action in enabled:
         edits = action.resolve()

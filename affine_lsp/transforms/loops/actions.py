@@ -111,13 +111,27 @@ def tile_sizes(options: LoopOptions, depth: int) -> tuple[int, ...]:
     return sizes[:depth]
 
 
+def splitting_sizes(band: list[AffineForOp], sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """The tile sizes of the longest outer part of `band` whose every loop they split
+    into more than one tile (a size at or above a loop's trip count is no tiling)."""
+    kept = []
+    for loop, size in zip(band, sizes, strict=False):
+        trips = constant_trip_count(loop)
+        if trips is not None and trips <= size:
+            break
+        kept.append(size)
+    return tuple(kept)
+
+
 def _specs(loop: AffineForOp, options: LoopOptions) -> list[Spec]:
     specs = []
     inner = inner_loop(loop)
     if inner is not None:
         specs.append(Spec(INTERCHANGE))
     band = band_chain(loop, 3)
-    specs.append(Spec(TILE, sizes=tile_sizes(options, len(band))))
+    sizes = splitting_sizes(band, tile_sizes(options, len(band)))
+    if sizes:
+        specs.append(Spec(TILE, sizes=sizes))
     trips = constant_trip_count(loop)
     if trips is None or trips >= options.unroll_factor:
         specs.append(Spec(UNROLL, factor=options.unroll_factor))

@@ -45,7 +45,9 @@ export async function applyCodeAction(client: LanguageClient, chosen: CodeAction
     action = await client.sendRequest(CodeActionResolveRequest.type, action);
   }
   if (action.edit === undefined && action.command === undefined) {
-    throw new Error(`the server returned no edit for "${action.title}"`);
+    // (resolved disabled: the server says why, in a message of its own too)
+    const why = action.disabled?.reason ?? "the server returned no edit";
+    throw new Error(`"${action.title}" cannot be applied: ${why}`);
   }
   if (action.edit !== undefined) {
     const edit = await client.protocol2CodeConverter.asWorkspaceEdit(action.edit);
