@@ -31,7 +31,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 from tree_sitter import Tree
 
@@ -57,6 +57,7 @@ from affine_lsp.ide.records import (
     shift_diagnostics,
     shift_offset,
 )
+from affine_lsp.ide.separate_chunks import SeparateChunk, SeparateChunks, within
 from affine_lsp.ir import (
     UPSTREAM,
     Dialects,
@@ -76,6 +77,7 @@ from affine_lsp.syntax import FIELD, ByteEdit, ContentChange, Node, SourceDocume
 logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
 _COMMENT = "comment"
+_GLOBAL = b"memref.global"
 _MARKER_TOKENS = (SPLIT_MARKER, _COMMENT)
 _FEW_TOP_LEVEL_NODES = 16
 INTERNAL_ERROR = "internal-error"
@@ -89,6 +91,7 @@ class ChunkFacts:
     alias_records: list[ItemRecord] = field(default_factory=list)
     alias_keys: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     values: list[tuple[ItemRecord, TopLevelValue]] = field(default_factory=list)
+    global_records: list[ItemRecord] = field(default_factory=list)  # top-level memref.globals
     context: ModuleContext = field(default_factory=ModuleContext)
     extra_key: tuple = ()
     diagnostics: list[Diagnostic] = field(default_factory=list)  # from check_module
@@ -101,7 +104,21 @@ class ChunkFacts:
 
     @property
     def values_key(self) -> tuple:
-        return tuple((v.name, v.group_size) for _, v in self.values)
+        return tuple((v.name, v.group_size, v.types) for _, v in self.values)
+
+    def redefinitions(self) -> list[tuple[Value, Value]]:
+        """(new, earlier) for the top-level results whose name an earlier result of the
+        chunk took: what `build_module` finds in the chunk (`ModuleModel.redefinitions`,
+        which a module rule reports)."""
+        first: dict[str, Value] = {}
+        found = []
+        for record, value in self.values:
+            span = Span(record.start + value.start, record.start + value.end)
+            new = Value(value.name, span, None, "result")
+            earlier = first.setdefault(value.name, new)
+            if earlier is not new:
+                found.append((new, earlier))
+        return found
 
     def scope(self) -> NameScope | None:
         """A module scope with the chunk's top-level values (None if it has none)."""
@@ -115,7 +132,7 @@ class ChunkFacts:
                 Value(
                     value.name,
                     span,
-                    None,
+                    value.types[i] if i < len(value.types) else None,
                     "result",
                     defining_op=op,
                     index=i,
@@ -182,9 +199,11 @@ class DocumentAnalysis:
         self._aliases_at = -1  # edit_count when alias definitions were last rebuilt
         self._view_cache: tuple[int, int, ItemView] | None = None
         self._syntax: tuple[int, list[Diagnostic]] | None = None
+        self._separate = SeparateChunks()
+        self._separate_at: tuple[int, list[SeparateChunk]] | None = None
         # The lists `diagnostics()` last merged (held, so compared by identity) and
         # their merge.
-        self._merged: tuple[tuple[list[Diagnostic], ...], list[Diagnostic]] | None = None
+        self._merged: tuple[tuple[list, ...], list[Diagnostic]] | None = None
         self._rebuild_all()
 
     @classmethod
@@ -318,6 +337,7 @@ class DocumentAnalysis:
         self._aliases_at = -1
         self._view_cache = None
         self._syntax = None
+        self._separate_at = None
 
     # -- bringing records up to date -----------------------------------------------
 
@@ -348,6 +368,7 @@ class DocumentAnalysis:
             if chunk.module_stale:
                 self._check_chunk(chunk)
         self.syntax_diagnostics()
+        self.separate_chunks()
 
     def prioritise(self, start: int, end: int) -> None:
         """Analyse the items overlapping [start, end] (what the editor shows) before
@@ -471,7 +492,11 @@ class DocumentAnalysis:
         source = self.document.data[record.start : record.end]
         if record.kind == OPERATION:
             record.values, record.op_name = _top_level_values(node)
+            if record.values:
+                record.values = _typed(record.values, node)
             record.splits = SPLIT_TEXT in source and _has_inner_split(node)
+            if _GLOBAL in source:
+                _read_global(record, node, source)
         elif record.kind in (SPLIT_MARKER, _COMMENT):
             record.splits = ends_chunk(source)
         return record
@@ -509,12 +534,21 @@ class DocumentAnalysis:
                 for before, after in zip(old, new, strict=True):
                     after.chunk = before.chunk
                     after.used_aliases = before.used_aliases
+                    self._replace_in_chunk(before, after)
             else:
                 self._structure_stale = True
             self.records[first:last] = new
             # What was edited goes first (before the rest of a long analysis under way).
             self._queue.extendleft(reversed([r for r in new if r.kind == OPERATION]))
         self._pending = []
+
+    def _replace_in_chunk(self, before: ItemRecord, after: ItemRecord) -> None:
+        """The chunk's facts name the new record of an item in place of the old one."""
+        if not (before.values or before.global_entry) or before.chunk >= len(self.chunks):
+            return
+        chunk = self.chunks[before.chunk]
+        chunk.values = [(after if r is before else r, v) for r, v in chunk.values]
+        chunk.global_records = [after if r is before else r for r in chunk.global_records]
 
     def node_of(self, record: ItemRecord) -> Node:
         """The syntax node of a (current) record."""
@@ -539,6 +573,8 @@ class DocumentAnalysis:
                 chunk.alias_keys.setdefault(name, (kind, definition))
             for value in record.values:
                 chunk.values.append((record, value))
+            if record.global_entry is not None:
+                chunk.global_records.append(record)
             if record.splits:
                 chunks.append(ChunkFacts(len(chunks)))
         for chunk in chunks:
@@ -579,6 +615,9 @@ class DocumentAnalysis:
 
     def _set_context(self, chunk: ChunkFacts) -> None:
         chunk.context = ModuleContext.from_model(ModuleModel(items=chunk.alias_items))
+        for record in chunk.global_records:  # (the first of each name, as `from_model`)
+            assert record.global_entry is not None
+            chunk.context.globals.setdefault(*record.global_entry)
         chunk.extra_key = tuple(
             (f.name, getattr(chunk.context, f.name))
             for f in fields(chunk.context)
@@ -665,7 +704,9 @@ class DocumentAnalysis:
     def _check_operation(self, record: ItemRecord, keep_view: bool = False) -> None:
         node = self.node_of(record)
         chunk = self.chunks[record.chunk]
-        item = build_operation_item(node, chunk.scope(), dialects=self.options.dialects)
+        item = build_operation_item(
+            node, chunk.scope(), chunk.context.aliases, dialects=self.options.dialects
+        )
         found = check_item(item, chunk.context, self.options)
         if keep_view:
             # The item requests will ask for first is the one just edited: its view is
@@ -705,9 +746,15 @@ class DocumentAnalysis:
         # Where the alias definitions are, not only what they say: the diagnostics are
         # at them, and edits move both alike (`_shift_signature`); a chunk's diagnostics
         # are never taken for another's, nor kept for a definition typed again.
+        redefinitions = chunk.redefinitions()
         signature = (
             tuple((r.alias_key, r.start, r.end) for r in records if r.alias_item is not None),
             frozenset().union(*(r.used_aliases for r in records)),
+            tuple(
+                (new.name, span.start_byte, span.end_byte)
+                for pair in redefinitions
+                for new, span in ((pair[0], pair[0].span), (pair[1], pair[1].span))
+            ),
         )
         if signature == chunk.signature:
             return
@@ -730,7 +777,8 @@ class DocumentAnalysis:
                     )
                 )
         try:
-            found = check_module(ModuleModel(items=items), chunk.context, self.options)
+            model = ModuleModel(items=items, redefinitions=redefinitions)
+            found = check_module(model, chunk.context, self.options)
         except Exception:  # module rules failing leave the item diagnostics standing
             logger.exception("the module rules of chunk %d failed", chunk.index)
             found = []
@@ -745,23 +793,41 @@ class DocumentAnalysis:
             self._syntax = (self.edit_count, syntax_diagnostics(self.document))
         return self._syntax[1]
 
+    def separate_chunks(self) -> list[SeparateChunk]:
+        """The chunks checked on their own text, as `check` checks them, since the
+        document's tree does not parse them as they parse alone (computed once per
+        version; see `ide.separate_chunks`)."""
+        if self._separate_at is None or self._separate_at[0] != self.edit_count:
+            self._separate_at = (self.edit_count, self._separate.of(self.document, self.options))
+        return self._separate_at[1]
+
+    def _with_separate_chunks(self, found: list[Diagnostic]) -> list[Diagnostic]:
+        """`found` with the diagnostics in the zones of separate chunks replaced by
+        theirs, sorted."""
+        separate = self.separate_chunks()
+        if separate:
+            found = [d for d in found if not within(d, separate)]
+            found += [d for chunk in separate for d in chunk.diagnostics]
+        found.sort(key=Diagnostic.sort_key)
+        return found
+
     def diagnostics(self) -> list[Diagnostic]:
         """Every current diagnostic of the document, in document order (merged again
         only when a list of them was replaced: requests ask on every keystroke)."""
-        parts = (
+        parts: tuple[list, ...] = (
             self.syntax_diagnostics(),
             *(record.diagnostics for record in self.records),
             *(chunk.diagnostics for chunk in self.chunks),
         )
+        separate = self.separate_chunks()
         merged = self._merged
         if (
             merged is None
-            or len(merged[0]) != len(parts)
-            or any(a is not b for a, b in zip(merged[0], parts, strict=True))
+            or len(merged[0]) != len(parts) + 1
+            or any(a is not b for a, b in zip(merged[0], (*parts, separate), strict=True))
         ):
-            found = [d for part in parts for d in part]
-            found.sort(key=Diagnostic.sort_key)
-            merged = self._merged = (parts, found)
+            found = self._with_separate_chunks([d for part in parts for d in part])
+            merged = self._merged = ((*parts, separate), found)
         return list(merged[1])
 
     def settled_diagnostics(self) -> list[Diagnostic]:
@@ -776,7 +842,7 @@ class DocumentAnalysis:
         for chunk in self.chunks:
             if not chunk.module_stale and chunk.index not in unsettled_chunks:
                 found += chunk.diagnostics
-        return sorted(found, key=Diagnostic.sort_key)
+        return self._with_separate_chunks(found)
 
     def record_at(self, offset: int) -> ItemRecord | None:
         """The record whose item contains `offset` (its end included)."""
@@ -812,7 +878,9 @@ class DocumentAnalysis:
         chunk = self.chunks[record.chunk]
         if record.kind == OPERATION:
             node = self.node_of(record)
-            item = build_operation_item(node, chunk.scope(), dialects=self.options.dialects)
+            item = build_operation_item(
+                node, chunk.scope(), chunk.context.aliases, dialects=self.options.dialects
+            )
         elif record.kind in ALIAS_KINDS and record.alias_item is not None:
             node = self.node_of(record)
             item = record.alias_item
@@ -852,7 +920,31 @@ def _failed(record: ItemRecord) -> bool:
 
 
 def _same_facts(a: ItemRecord, b: ItemRecord) -> bool:
-    return (a.values, a.op_name, a.splits) == (b.values, b.op_name, b.splits)
+    return (a.values, a.op_name, a.splits, a.global_entry) == (
+        b.values,
+        b.op_name,
+        b.splits,
+        b.global_entry,
+    )
+
+
+def _read_global(record: ItemRecord, node: Node, source: bytes | bytearray) -> None:
+    """If the item is a memref.global: its entry in the module context (read by the
+    checks' own `ModuleContext.from_model`) and a declaration of it for extracts
+    (its initial value left out, the type as MLIR prints it)."""
+    body = node.child_by_field_id(FIELD["body"])
+    name = body.child_by_field_id(FIELD["name"]) if body is not None else None
+    if body is None or name is None or canonical_name(text(name).strip('"'))[0] != "memref.global":
+        return
+    shell = Operation("memref.global", body.type, record.span, record.span, node=node)
+    table = ModuleContext.from_model(
+        ModuleModel(items=[TopLevelItem(record.span, operation=shell)])
+    )
+    for symbol, type_ in table.globals.items():
+        record.global_entry = (symbol, type_)
+        record.global_declaration = (
+            f"memref.global {symbol} : {type_}".encode() if type_ is not None else bytes(source)
+        )
 
 
 def _top_level_values(node: Node) -> tuple[tuple[TopLevelValue, ...], str]:
@@ -881,6 +973,18 @@ def _top_level_values(node: Node) -> tuple[tuple[TopLevelValue, ...], str]:
     return tuple(values), canonical_name(spelling)[0] if values else ""
 
 
+def _typed(values: tuple[TopLevelValue, ...], node: Node) -> tuple[TopLevelValue, ...]:
+    """Top-level values with the types of their results, as the item declares them
+    (other items see them through the chunk's scope, as in a whole module)."""
+    operation = build_operation_item(node).operation
+    results = iter(operation.results if operation is not None else ())
+    typed = []
+    for value in values:
+        types = tuple(getattr(next(results, None), "type", None) for _ in range(value.group_size))
+        typed.append(replace(value, types=types))
+    return tuple(typed)
+
+
 def _has_inner_split(node: Node) -> bool:
     """Whether a split marker or comment that ends a chunk lies inside `node`."""
     stack = [node]
@@ -896,12 +1000,15 @@ def _shift_signature(signature: tuple | None, edit: ByteEdit) -> tuple | None:
     """A chunk signature (see `_check_chunk`) with its positions moved by `edit`."""
     if signature is None:
         return None
-    definitions, used = signature
-    moved = tuple(
-        (key, shift_offset(start, edit), shift_offset(end, edit, is_end=True))
-        for key, start, end in definitions
+    definitions, used, redefinitions = signature
+    moved, moved_redefinitions = (
+        tuple(
+            (key, shift_offset(start, edit), shift_offset(end, edit, is_end=True))
+            for key, start, end in positions
+        )
+        for positions in (definitions, redefinitions)
     )
-    return moved, used
+    return moved, used, moved_redefinitions
 
 
 def _is_item(node: Node) -> bool:

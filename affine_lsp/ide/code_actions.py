@@ -82,6 +82,7 @@ def _prepare_on_snapshot(
     snapshot = analysis.document.snapshot()
     chunk = analysis.chunks[record.chunk]
     aliases = chunk.alias_items
+    alias_table = chunk.context.aliases
     scope = chunk.scope()
     dialects = analysis.options.dialects
     item_start = record.start
@@ -94,7 +95,7 @@ def _prepare_on_snapshot(
         )
         if node is None:
             return []
-        item = build_operation_item(node, scope, dialects=dialects)
+        item = build_operation_item(node, scope, alias_table, dialects=dialects)
         model = ModuleModel(items=[*aliases, item], dialects=dialects)
         return [
             Action(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from affine_lsp.checks import Diagnostic
-from affine_lsp.ir import AliasDef, TopLevelItem
+from affine_lsp.ir import AliasDef, TopLevelItem, Type
 from affine_lsp.syntax import ByteEdit, Span
 
 ALIAS_KINDS = frozenset({"attribute_alias_def", "type_alias_def"})
@@ -31,6 +31,7 @@ class TopLevelValue:
     start: int
     end: int
     group_size: int
+    types: tuple[Type | None, ...] = ()  # of each result of the group, as the item declares
 
 
 @dataclass(eq=False, slots=True)
@@ -50,6 +51,10 @@ class ItemRecord:
     symbol: str | None = None  # `@name` a top-level op defines
     op_name: str = ""  # the top-level op's name, when it defines values
     splits: bool = False  # a `// -----` (the item, or one inside it) ends its chunk
+    # A top-level memref.global: its symbol and declared type, a fact of its chunk
+    # (`ModuleContext.globals`), and a declaration of it for extracts.
+    global_entry: tuple[str, Type | None] | None = None
+    global_declaration: bytes = b""
     alias: AliasDef | None = None
     alias_key: tuple[str, str, bytes] | None = None  # (name, kind, text) of an alias definition
     checked_key: tuple | None = None  # the chunk facts the diagnostics were computed with

@@ -116,11 +116,12 @@ def _token_names(spelling: str) -> set[str]:
     return names
 
 
+_EXTRAS = ("comment", "split_marker")
+
+
 def _leaves(node: tree_sitter.Node) -> list[tree_sitter.Node]:
     return [
-        n
-        for n in walk(node)
-        if n.child_count == 0 and not n.is_missing and n.type not in ("comment", "split_marker")
+        n for n in walk(node) if n.child_count == 0 and not n.is_missing and n.type not in _EXTRAS
     ]
 
 
@@ -229,8 +230,8 @@ def _failure_point(
     after = node.next_sibling
     while after is not None and after.child_count:
         after = after.children[0]
-    if after is not None and not after.is_missing:
-        candidates.append(after)
+    if after is not None and not after.is_missing and after.type not in _EXTRAS:
+        candidates.append(after)  # (a comment is never unexpected)
     if (
         not candidates
         or len(candidates) > _MAX_PROBE_TOKENS
@@ -319,8 +320,8 @@ def syntax_problems(
     unclosed = _unclosed_region(root)
     if not root.has_error:
         return [unclosed] if unclosed else []  # before `root.text`, which copies the source
-    if source is None:
-        source = root.text or b""
+    if source is None:  # (the root starts at the first token: what precedes is blank)
+        source = b" " * root.start_byte + (root.text or b"")
     problems: list[SyntaxProblem] = [unclosed] if unclosed else []
     errors: list[tuple[int, int]] = []  # the outermost ERROR nodes
     problems += _error_problems(root, bytes(source), errors)
