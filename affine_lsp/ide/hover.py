@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from itertools import islice
 
 from affine_lsp.ide.analysis import DocumentAnalysis, ItemView
@@ -59,11 +60,22 @@ from affine_lsp.poly import (
     LoopDescription,
     Unknown,
     budgets,
+    chain_of,
     describe_access,
     describe_condition,
     describe_loop,
 )
 from affine_lsp.syntax import Node, Span
+
+HOVER_STYLE = replace(SMALL, plot=112, panel=48)
+"""Pictures in hovers: VS Code's are about 250 pixels high (and scroll); the loop's
+lines of text come first."""
+
+HOVER_PICTURE_HEIGHT = 150
+"""The most a hover's picture is shown high, below the loop's three lines of text,
+so that the whole picture shows in a hover of 250 pixels (larger ones scale down)."""
+
+_SVG_SIZE = re.compile(r'<svg [^>]*?width="(\d+)" height="(\d+)"')
 
 MAX_NEST_DEPTH = 48
 """Deeper nests get no polyhedral description: modelling them costs more than a
@@ -156,7 +168,7 @@ def _polyhedral(
     """Domain / access / condition facts from the polyhedral core ('' if not affine)."""
     model = view.model
     if isinstance(op, AffineForOp | AffineParallelOp):
-        section = _loop_section(analysis, view, op)
+        section = _loop_section(analysis, view, op) + _nest_section(view, op)
         if pictures:
             section += _picture_section(analysis, view, op)
         return section
@@ -180,15 +192,42 @@ def _polyhedral(
     return ""
 
 
+def _ivs(op: Operation) -> str:
+    """The induction variables of a loop, as its hover names them: `%i`, `(%i, %j)`."""
+    if isinstance(op, AffineForOp):
+        ivs = [op.induction_variable] if op.induction_variable is not None else []
+    elif isinstance(op, AffineParallelOp):
+        ivs = list(op.induction_variables)
+    else:
+        ivs = []
+    names = ", ".join(iv.display_name for iv in ivs)
+    return f"`{names}`" if len(ivs) == 1 else f"`({names})`"
+
+
 def _loop_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> str:
+    """The loop's own domain (with the loops around it), trip count and step: a line
+    each (a hover's picture comes below them, and hovers are short)."""
     answer = describe_loop_at(op, view)
     header = f"`{loop_header(analysis.document, op)}`"
     if isinstance(answer, Unknown):
         return f"{header}\n\nIteration domain unavailable: {answer.reason}"
     return (
-        f"{header}\n\n**Iteration domain** of the nest\n{_code(answer.domain, 'text')}\n"
+        f"{header}\n\n**Iteration domain** of {_ivs(op)}: `{answer.domain}` · "
         f"**Trip count** `{answer.trip_count}` · **step** `{answer.step}`"
     )
+
+
+def _nest_section(view: ItemView, op: Operation) -> str:
+    """Below a loop with loops in it, the domain of the whole nest it heads (down
+    through bodies that hold one loop each, as its picture draws it), for every
+    client; '' for a loop with no single loop in it."""
+    chain, _folded = chain_of(op)
+    if len(chain) == 1:
+        return ""
+    answer = describe_loop_at(chain[-1], view)
+    if isinstance(answer, Unknown):
+        return f"\n\nIteration domain of the whole nest unavailable: {answer.reason}"
+    return f"\n\n**Iteration domain of the whole nest**: `{answer.domain}`"
 
 
 def _picture_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) -> str:
@@ -200,7 +239,7 @@ def _picture_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) 
         op,
         view.model,
         analysis.document,
-        style=SMALL,
+        style=HOVER_STYLE,
         limits=budgets.HOVER_PICTURE_LIMITS,
         budget=budgets.HOVER_PICTURE,
         kinds=DEFAULT_KINDS,
@@ -208,10 +247,17 @@ def _picture_section(analysis: DocumentAnalysis, view: ItemView, op: Operation) 
     if isinstance(drawn, Unknown):
         return f"\n\nPicture unavailable: {drawn.reason}"
     space, svg = drawn
-    caption = "**Iteration space**"
-    if space.loops[-1] is not op:
-        caption += f" of the whole nest\n{_code(space.domain, 'text')}\n"
-    return f"\n\n{caption}\n\n{markdown_image(space, svg)}"
+    return f"\n\n{markdown_image(space, fitted(svg, HOVER_PICTURE_HEIGHT))}"
+
+
+def fitted(svg: str, height: int) -> str:
+    """The picture shown at most `height` pixels high, its width in proportion (it
+    scales: its `viewBox` keeps its own coordinates)."""
+    size = _SVG_SIZE.search(svg)
+    if size is None or int(size.group(2)) <= height:
+        return svg
+    width = round(int(size.group(1)) * height / int(size.group(2)))
+    return f'{svg[: size.start(1)]}{width}" height="{height}{svg[size.end(2) :]}'
 
 
 def iteration_domain(analysis: DocumentAnalysis, offset: int) -> tuple[str | None, str]:

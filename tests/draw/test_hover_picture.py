@@ -11,7 +11,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from affine_lsp.ide.hover import hover
+from affine_lsp.ide.hover import HOVER_PICTURE_HEIGHT, hover
 from affine_lsp.ide.settings import Settings, hover_pictures, parse_settings
 from affine_lsp.poly import budgets
 from affine_lsp.poly.budgets import Budget
@@ -53,15 +53,25 @@ def test_outermost_loop_shows_the_whole_nest_below_the_domain():
     needle, occurrence = _for_of("stencil")
     markdown = _markdown(needle, occurrence)
     assert markdown.index("**Iteration domain**") < markdown.index("![")
-    assert "**Iteration space** of the whole nest" in markdown
-    assert "{ [i, j] : 0 < i <= 9 and 0 < j <= 9 }" in markdown
+    whole = "**Iteration domain of the whole nest**: `{ [i, j] : 0 < i <= 9 and 0 < j <= 9 }`"
+    assert markdown.index(whole) < markdown.index("![")
     alt, picture = _image(markdown)
     assert len(picture.circles) == 81
     assert 0 < len(picture.arrows) <= budgets.HOVER_PICTURE_LIMITS.arrows
     assert "81 points" in alt
-    # Short and wide: VS Code's hovers are about 250 pixels high (and scroll).
-    assert float(picture.root.get("height")) <= 230
+    # Short and wide: VS Code's hovers are about 250 pixels high (and scroll); the
+    # picture comes below three lines of text, and shows whole.
+    assert float(picture.root.get("height")) <= HOVER_PICTURE_HEIGHT
     assert float(picture.root.get("width")) <= 600
+
+
+def test_a_tall_picture_is_shown_smaller_whole():
+    needle, occurrence = _for_of("large")
+    _alt, picture = _image(_markdown(needle, occurrence))
+    width, height = (float(picture.root.get(name)) for name in ("width", "height"))
+    assert height == HOVER_PICTURE_HEIGHT
+    _x, _y, box_width, box_height = (float(v) for v in picture.root.get("viewBox").split())
+    assert box_height > height and abs(width / height - box_width / box_height) < 0.01
 
 
 def test_innermost_loop_has_no_second_domain():

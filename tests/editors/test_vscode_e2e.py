@@ -475,6 +475,23 @@ def test_hover_on_a_loop_shows_its_iteration_domain_and_picture(workbench):
     page.wait_for_timeout(500)  # the hover fades in (for the screenshot only)
     workbench.screenshot("hover")
     assert domain in hover.inner_text() or domain in page.inner_text(".monaco-hover")
+    # The whole picture shows in the hover as it opens (its lower rows and axis were
+    # once cut off by the hover's height), under headings that agree.
+    shown = page.evaluate(
+        """(src) => {
+          const img = [...document.querySelectorAll('.monaco-hover img')]
+            .find((found) => found.src === src);
+          const hover = img.closest('.monaco-hover').getBoundingClientRect();
+          const rect = img.getBoundingClientRect();
+          return {top: rect.top - hover.top, bottom: hover.bottom - rect.bottom,
+                  height: rect.height};
+        }""",
+        picture,
+    )
+    assert shown["top"] >= 0 and shown["bottom"] >= 0 and shown["height"] > 100, shown
+    text = hover.inner_text()
+    assert "Iteration domain of %i" in text and "Iteration domain of the whole nest" in text
+    assert "domain of the nest" not in text
     page.mouse.move(5, 5)
 
 
