@@ -55,27 +55,18 @@ def run(args: argparse.Namespace) -> int:
 
         handler.addFilter(answers_are_not_errors)
 
-    import gc
+    from affine_lsp.server import create_server
 
-    from affine_lsp.ide import check_worker
-
-    # The check workers load while the server does (they are ready by the time a
-    # first large document comes).
-    workers = check_worker.spawn(check_worker.worker_count())
-
-    from affine_lsp.server import create_server, warm_up
-
+    # Nothing of the analysis is loaded before `initialize` is answered: the server
+    # warms up once the client has its answer (`server/warmup.py`), and starts the
+    # check workers then.
     server = create_server()
-    server.check_helpers.adopt(workers)
-    warm_up(server.affine_protocol)
-    # Worker threads (fusion, outlines of large files) hand the interpreter back to
-    # the event loop within a millisecond, so that keystrokes are not kept waiting.
+    # Worker threads (fusion, outlines of large files, the warm-up's imports) hand the
+    # interpreter back to the event loop within a millisecond, so that keystrokes are
+    # not kept waiting.
     sys.setswitchinterval(0.001)
-    # Everything loaded so far lives as long as the process: keep the collector
-    # from scanning it again and again while documents are analysed.
-    gc.freeze()
     if args.tcp is not None:
         server.start_tcp(*args.tcp)
     else:
-        server.start_io(sys.stdin.buffer, sys.stdout.buffer)
+        server.start_io(server.incoming.watch(sys.stdin.buffer), sys.stdout.buffer)
     return DONE

@@ -400,15 +400,16 @@ def handle(planning: Planning, message: Message) -> tuple[bool, object]:
 
 
 def serve(connection: Connection) -> None:
-    """The loop of a planning worker process: answer each message of `connection`
-    until it closes. Its standard output is not the server's protocol stream (it
-    never reads its standard input)."""
+    """The loop of a planning worker process: say it is loaded (None), then answer
+    each message of `connection` until it closes. Its standard output is not the
+    server's protocol stream (it never reads its standard input)."""
     import os
     import sys
 
     os.dup2(2, 1)  # stray output goes to the log, never into the LSP stream
     sys.stdout = sys.stderr
     planning = Planning()
+    connection.send(None)  # loaded: the server sends calls from now on
     while True:
         try:
             message = connection.recv()

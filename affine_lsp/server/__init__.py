@@ -3,7 +3,7 @@
 What other layers use:
 
     create_server()   a server with every handler of `HANDLERS` registered
-    warm_up(protocol) convert typical messages once, before serving
+    warm_up(protocol) convert typical messages at once (the server warms up by itself)
     answers_are_not_errors   a log filter for pygls's log of deliberate error answers
     HANDLERS          the table of LSP methods and their handlers (rows: `Handler`)
     AffineLanguageServer   the server's class (open documents, analysis, publishing)

@@ -19,8 +19,6 @@ from affine_lsp.server.progress import Progress
 from affine_lsp.server.server import PROGRESS_AFTER_SECONDS, SLICE_SECONDS, AffineLanguageServer
 from affine_lsp.syntax import LocalLines
 
-CHECK_WORKSPACE = "affine-lsp.checkWorkspace"
-
 logger = logging.getLogger("affine_lsp.server")
 
 

@@ -26,15 +26,10 @@ from affine_lsp.ide import code_actions
 from affine_lsp.server.convert import lsp_diagnostic, span_of
 from affine_lsp.server.documents import OpenDocument
 from affine_lsp.server.edits import workspace_edit
-from affine_lsp.server.features import REQUEST_FAILED
 from affine_lsp.server.guard import guarded
+from affine_lsp.server.methods import CONTENT_MODIFIED, REQUEST_FAILED
 from affine_lsp.server.planner import PlannedRef, PlanningUnavailable
-from affine_lsp.server.server import CONTENT_MODIFIED, AffineLanguageServer
-
-CODE_ACTION_OPTIONS = types.CodeActionOptions(
-    code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite],
-    resolve_provider=True,
-)
+from affine_lsp.server.server import AffineLanguageServer
 
 INVALID_PARAMS = -32602
 

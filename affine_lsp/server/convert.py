@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 
-from affine_lsp.checks import Diagnostic
 from affine_lsp.syntax import SourceDocument, Span
+
+if TYPE_CHECKING:
+    from affine_lsp.checks import Diagnostic
 
 SOURCE = "affine-lsp"
 _TAGS = {"unnecessary": 1, "deprecated": 2}

@@ -17,14 +17,11 @@ from affine_lsp.ide.navigation import RenameError
 from affine_lsp.server.convert import lsp_range, offset, span_of
 from affine_lsp.server.edits import workspace_edit
 from affine_lsp.server.guard import guarded
+from affine_lsp.server.methods import REQUEST_FAILED
 from affine_lsp.server.protocol import RawResult
 from affine_lsp.server.server import AffineLanguageServer
 from affine_lsp.server.tokens import TokenEncoder
 from affine_lsp.syntax import SourceDocument, Span
-
-ITERATION_DOMAIN = "affine-lsp/iterationDomain"
-REQUEST_FAILED = -32803
-COMPLETION_TRIGGERS = ["%", "#", "!", "^", "@", ".", ":"]
 
 _COMPLETION_KINDS = {
     "operation": types.CompletionItemKind.Function,

@@ -5,20 +5,23 @@ from __future__ import annotations
 from lsprotocol import types
 
 from affine_lsp.server.guard import guarded
-from affine_lsp.server.projects import WATCHED, is_project_file
 from affine_lsp.server.server import AffineLanguageServer
 from affine_lsp.syntax import ContentChange
 
 
 @guarded()
 def initialize(ls: AffineLanguageServer, params: types.InitializeParams) -> None:
+    """What answering `initialize` needs, and nothing more: the answer comes before
+    the analysis is loaded (`initialized` starts that)."""
     ls.negotiate_encoding(params.capabilities)
-    ls.check_helpers.start()  # (they take a while to load: before a first large document)
-    ls.apply_settings(params.initialization_options)
+    ls.initialization_options(params.initialization_options)
 
 
 @guarded()
 async def initialized(ls: AffineLanguageServer, params: types.InitializedParams) -> None:
+    from affine_lsp.server.warmup import WarmUp
+
+    WarmUp(ls).start()  # the analysis, the converters, the check helpers
     watch_project_files(ls)
     await ls.pull_settings()
 
@@ -28,6 +31,8 @@ def watch_project_files(ls: AffineLanguageServer) -> None:
     answer is not waited for)."""
     if not ls.client_supports("workspace.did_change_watched_files.dynamic_registration"):
         return
+    from affine_lsp.server.projects import WATCHED
+
     options = types.DidChangeWatchedFilesRegistrationOptions(
         watchers=[types.FileSystemWatcher(glob_pattern=WATCHED)]
     )
@@ -58,14 +63,13 @@ async def did_change_configuration(
 
 @guarded()
 def shutdown(ls: AffineLanguageServer, params: None) -> None:
-    ls.planner.shutdown()
-    ls.check_helpers.stop()
+    ls.stop_workers()
 
 
 @guarded()
 def did_open(ls: AffineLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     document = params.text_document
-    if is_project_file(document.uri):
+    if _is_project_file(document.uri):
         ls.show_project_file(document.uri, [ContentChange(document.text)], document.version)
         return
     ls.open(document.uri, document.text, document.version)
@@ -74,7 +78,7 @@ def did_open(ls: AffineLanguageServer, params: types.DidOpenTextDocumentParams) 
 @guarded()
 def did_change(ls: AffineLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
     document = params.text_document
-    if is_project_file(document.uri):
+    if _is_project_file(document.uri):
         ls.show_project_file(document.uri, content_changes(params), document.version)
         return
     ls.change(document.uri, document.version, content_changes(params))
@@ -83,10 +87,16 @@ def did_change(ls: AffineLanguageServer, params: types.DidChangeTextDocumentPara
 @guarded()
 def did_close(ls: AffineLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    if is_project_file(uri):
+    if _is_project_file(uri):
         ls.close_project_file(uri)
         return
     ls.close(uri)
+
+
+def _is_project_file(uri: str) -> bool:
+    from affine_lsp.server.projects import is_project_file  # (loaded after `initialize`)
+
+    return is_project_file(uri)
 
 
 def content_changes(params: types.DidChangeTextDocumentParams) -> list[ContentChange]:

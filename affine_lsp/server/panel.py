@@ -19,13 +19,12 @@ from pygls.exceptions import JsonRpcException
 
 from affine_lsp.ide import panel
 from affine_lsp.server.documents import OpenDocument
-from affine_lsp.server.features import REQUEST_FAILED, member
+from affine_lsp.server.features import member
 from affine_lsp.server.guard import guarded
+from affine_lsp.server.methods import CONTENT_MODIFIED, REQUEST_FAILED
 from affine_lsp.server.planner import PlanningUnavailable
-from affine_lsp.server.server import CONTENT_MODIFIED, AffineLanguageServer
+from affine_lsp.server.server import AffineLanguageServer
 
-ITERATION_SPACE = "affine-lsp/iterationSpace"
-PREVIEW_REFACTORING = "affine-lsp/previewRefactoring"
 INTERNAL_ERROR = "internal error: see the server log"
 
 

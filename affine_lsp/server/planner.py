@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
 import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any, Protocol
 
 from affine_lsp.checks import TextEdit
@@ -46,9 +46,6 @@ logger = logging.getLogger("affine_lsp.server")
 
 SETTLE_SECONDS = 0.2
 """Quiet time after an analysis before planning in the background starts."""
-
-WORKER_NICENESS = 10
-"""How much lower the worker's scheduling priority is than the server's."""
 
 PLANNED_ITEMS = 4000
 """Items whose plans are kept (the least recently used are dropped)."""
@@ -89,40 +86,42 @@ class _Call:
 
 class _Worker:
     """A worker process (or, where processes cannot start, a thread) answering
-    `planning.handle` messages, one at a time."""
+    `planning.handle` messages, one at a time. A process is `ready` once it has
+    loaded the analysis and the refactorings (it says so); a thread at once."""
 
     def __init__(
-        self, loop: asyncio.AbstractEventLoop, answer: Callable, died: Callable, process: bool
+        self,
+        loop: asyncio.AbstractEventLoop,
+        answer: Callable,
+        died: Callable,
+        process: bool,
+        ready: Callable[[], None] = lambda: None,
+        spawned: tuple[BaseProcess, Connection] | None = None,
     ) -> None:
         self._loop = loop
         self._answer = answer
         self._died = died
+        self._on_ready = ready
+        self.ready = False
         self._process: Any = None
         self._connection: Any = None
         self._inbox: queue.SimpleQueue | None = None
-        try:
-            if process:
-                self._start_process()
-        except Exception:  # no processes here: plan in a thread instead
-            logger.exception("cannot start a planning process; planning in a thread")
+        if process:
+            spawned = spawned or planning_worker.spawn(planning_worker.NICENESS)
+            if spawned is not None:  # (else no processes here: plan in a thread)
+                self._process, self._connection = spawned
+                threading.Thread(target=self._read, args=(self._connection,), daemon=True).start()
         if self._process is None:
             self._start_thread()
-
-    def _start_process(self) -> None:
-        context = multiprocessing.get_context("spawn")
-        parent, child = context.Pipe()
-        process = context.Process(
-            target=planning_worker.main,
-            args=(child, WORKER_NICENESS),
-            name="affine-lsp-planner",
-            daemon=True,
-        )
-        process.start()
-        child.close()
-        self._process, self._connection = process, parent
-        threading.Thread(target=self._read, args=(parent,), daemon=True).start()
+            self.ready = True
 
     def _read(self, connection: Connection) -> None:
+        try:
+            connection.recv()  # (None: loaded)
+        except (EOFError, OSError):
+            self._post(self._died, self)
+            return
+        self._post(self._loaded, None)
         while True:
             try:
                 answer = connection.recv()
@@ -130,6 +129,10 @@ class _Worker:
                 self._post(self._died, self)
                 return
             self._post(self._answer, answer)
+
+    def _loaded(self, _nothing: None) -> None:
+        self.ready = True
+        self._on_ready()
 
     def _start_thread(self) -> None:
         inbox: queue.SimpleQueue = queue.SimpleQueue()
@@ -173,8 +176,12 @@ class Planner:
         self._server = server
         self.plans: OrderedDict[Hashable, ItemPlan] = OrderedDict()
         self._worker: _Worker | None = None
+        # Requests made while the worker process loads are planned in a thread here.
+        self._thread: _Worker | None = None
+        self._spawned: tuple[BaseProcess, Connection] | None = None
         self._queue: list[_Call] = []
         self._in_flight: _Call | None = None
+        self._in_flight_on: _Worker | None = None  # the worker carrying it out
         self._timer: asyncio.TimerHandle | None = None
         self._background: asyncio.Task | None = None
         self._focus: tuple[str, int] | None = None
@@ -200,7 +207,6 @@ class Planner:
     def analysed(self, document: OpenDocument) -> None:
         """A version's analysis is done: plan once nothing else happens for a while."""
         self._stop_background()
-        self.start_worker()  # (after the first analysis: loading it then delays no one)
         if not self._server.settings.plan_in_background:
             return
         loop = asyncio.get_running_loop()
@@ -219,9 +225,10 @@ class Planner:
 
     def shutdown(self) -> None:
         self._stop_background()
-        if self._worker is not None:
-            self._worker.stop()
-            self._worker = None
+        for worker in (self._worker, self._thread):
+            if worker is not None:
+                worker.stop()
+        self._worker = self._thread = None
 
     # -- requests ------------------------------------------------------------------------
 
@@ -521,16 +528,26 @@ class Planner:
                 call.future.set_result(None)
 
     def _pump(self) -> None:
-        """Send the next call if none is being carried out."""
+        """Send the next call if none is being carried out: to the worker process
+        once it is loaded; a request (urgent) made while it loads is planned in a
+        thread here instead (the first code action does not wait for the process to
+        load), and the background waits."""
         while self._in_flight is None and self._queue:
-            call = self._queue.pop(0)
+            call = self._queue[0]
             if call.future.done():
+                self._queue.pop(0)
                 continue
             if not self._current(call):
+                self._queue.pop(0)
                 call.future.set_result(None)
                 continue
             worker = self.start_worker()
-            self._in_flight = call
+            if not worker.ready:
+                if not call.urgent:
+                    return  # (`_worker_ready` pumps again)
+                worker = self._thread_worker()
+            self._queue.pop(0)
+            self._in_flight, self._in_flight_on = call, worker
             self.calls += 1
             try:
                 worker.send((call.method, call.arguments))
@@ -538,14 +555,27 @@ class Planner:
                 logger.warning("the planning worker cannot be reached: %s", error)
                 self._worker_died(worker)
 
+    def adopt(self, spawned: tuple[BaseProcess, Connection]) -> None:
+        """Take a worker process started already (`planning_worker.spawn`)."""
+        self._spawned = spawned
+
     def start_worker(self) -> _Worker:
-        """Start the worker if it is not running (it takes a while to load: it is
-        started once a first document is analysed, before it is needed)."""
+        """Start the worker if it is not running (it takes a while to load: the
+        warm-up that follows `initialize` starts it, before it is needed)."""
         if self._worker is None:
             loop = asyncio.get_running_loop()
             process = not self.in_process
-            self._worker = _Worker(loop, self._answered, self._worker_died, process)
+            spawned, self._spawned = self._spawned, None
+            self._worker = _Worker(
+                loop, self._answered, self._worker_died, process, self._pump, spawned
+            )
         return self._worker
+
+    def _thread_worker(self) -> _Worker:
+        if self._thread is None:
+            loop = asyncio.get_running_loop()
+            self._thread = _Worker(loop, self._answered, self._worker_died, process=False)
+        return self._thread
 
     def _answered(self, answer: tuple[bool, object]) -> None:
         call, self._in_flight = self._in_flight, None
@@ -560,11 +590,15 @@ class Planner:
         self._pump()
 
     def _worker_died(self, worker: _Worker) -> None:
-        if worker is not self._worker:
+        if worker is self._thread:
+            self._thread = None
+        elif worker is self._worker:
+            logger.warning("the planning worker stopped; a new one starts with the next call")
+            self._worker = None
+        else:
             return
-        logger.warning("the planning worker stopped; a new one starts with the next call")
-        self._worker = None
-        call, self._in_flight = self._in_flight, None
-        if call is not None and not call.future.done():
-            call.future.set_exception(PlanningUnavailable("the planning worker stopped"))
+        if self._in_flight_on is worker:
+            call, self._in_flight = self._in_flight, None
+            if call is not None and not call.future.done():
+                call.future.set_exception(PlanningUnavailable("the planning worker stopped"))
         self._pump()

@@ -37,6 +37,8 @@ PYGLS_INTERNALS = {
     "LanguageServerProtocol.structure_message": "answer unreadable requests; warm-up",
     "LanguageServerProtocol.fm.features": "forward sync notifications to our handlers",
     "log 'Unable to deserialize message'": "shorten pygls's log of malformed messages",
+    "JsonRPCProtocol.handle_message": "know when a message read is handled",
+    "JsonRPCProtocol._server": "the server a message read is handled for",
 }
 """What of pygls this module relies on beyond its documented API, and why."""
 
@@ -87,7 +89,21 @@ class AffineProtocol(LanguageServerProtocol):
             if isinstance(data, dict) and "id" in data and "method" in data:
                 error = JsonRpcInvalidParams(f"invalid params for {data['method']}")
                 self._send_response(data["id"], error=error.to_response_error())
+            self._handled()
             raise
+
+    def handle_message(self, message: Any) -> None:
+        """As pygls, then tell the server the message read is handled (its analysis
+        waits meanwhile: `incoming.py`)."""
+        try:
+            super().handle_message(message)
+        finally:
+            self._handled()
+
+    def _handled(self) -> None:
+        incoming = getattr(self._server, "incoming", None)
+        if incoming is not None:
+            incoming.handled()
 
     def _send_response(
         self,

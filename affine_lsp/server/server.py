@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.capabilities import ServerCapabilitiesBuilder
@@ -22,25 +22,33 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from affine_lsp import __version__
-from affine_lsp.checks import CheckOptions, Diagnostic
-from affine_lsp.ide.analysis import DocumentAnalysis
-from affine_lsp.ide.settings import SECTION, Settings, hover_pictures, parse_settings
-from affine_lsp.server.check_helpers import CheckHelpers
 from affine_lsp.server.convert import Positions, diagnostic_data
-from affine_lsp.server.documents import OpenDocument
-from affine_lsp.server.planner import Planner
+from affine_lsp.server.incoming import Incoming
+from affine_lsp.server.methods import CONTENT_MODIFIED
 from affine_lsp.server.progress import Progress
-from affine_lsp.server.projects import ProjectFiles, problems_of
 from affine_lsp.server.protocol import AffineProtocol
-from affine_lsp.syntax import ContentChange, SourceDocument, encode
+from affine_lsp.syntax import ContentChange, encode
+
+if TYPE_CHECKING:  # (loaded after `initialize` is answered: see `warmup.py`)
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+    from affine_lsp.checks import CheckOptions, Diagnostic
+    from affine_lsp.ide.analysis import DocumentAnalysis
+    from affine_lsp.ide.settings import Settings
+    from affine_lsp.server.check_helpers import CheckHelpers
+    from affine_lsp.server.documents import OpenDocument
+    from affine_lsp.server.planner import Planner
+    from affine_lsp.server.projects import ProjectFiles
+
+SECTION = "affineLsp"
+"""The settings' section (`ide.settings.SECTION`)."""
 
 logger = logging.getLogger("affine_lsp.server")
 T = TypeVar("T")
 
 SLICE_SECONDS = 0.008
 """Longest stretch of analysis before the event loop gets a turn."""
-
-CONTENT_MODIFIED = -32801
 
 REQUEST_SLICE_SECONDS = 0.002
 """The same for whole-document requests computed alongside edits: reading one
@@ -91,13 +99,86 @@ class AffineLanguageServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.documents: dict[str, OpenDocument] = {}
-        self.settings = Settings()
-        # Refactorings (dependence analyses) are planned in a worker process.
-        self.planner = Planner(self)
-        self.check_helpers = CheckHelpers()
-        self.projects = ProjectFiles()
+        self.incoming = Incoming()  # (what `watch` reads: messages let through first)
         self.encoding = "utf-16"
         self._reported: set[str] = set()
+        # What needs the analysis is made on first use, once `initialize` is answered.
+        self._settings: Settings | None = None
+        self._initialization_options: Any = None  # applied with the first settings
+        self._planner: Planner | None = None
+        self._planning_worker: tuple[BaseProcess, Connection] | None = None
+        self._check_helpers: CheckHelpers | None = None
+        self._projects: ProjectFiles | None = None
+
+    # -- parts made on first use ------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The settings: the defaults, then the `initializationOptions` (applied when
+        settings are first asked for), then what the client sends."""
+        if self._settings is None:
+            from affine_lsp.ide.settings import Settings
+
+            self._settings = Settings()
+            options, self._initialization_options = self._initialization_options, None
+            if options is not None:
+                self.apply_settings(options)
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self._settings = settings
+
+    def initialization_options(self, options: Any) -> None:
+        """Settings from `initialize`, applied when settings are first asked for."""
+        if self._settings is None:
+            self._initialization_options = options
+        else:
+            self.apply_settings(options)
+
+    @property
+    def planner(self) -> Planner:
+        """Refactorings (dependence analyses), planned in a worker process."""
+        if self._planner is None:
+            from affine_lsp.server.planner import Planner
+
+            self._planner = Planner(self)
+            if self._planning_worker is not None:
+                self._planner.adopt(self._planning_worker)
+        return self._planner
+
+    def spawn_planning_worker(self) -> None:
+        """Start the planning worker process now: it loads while the server does (the
+        planner, made later, takes it)."""
+        from affine_lsp.ide import planning_worker
+
+        if self._planner is None and self._planning_worker is None:
+            self._planning_worker = planning_worker.spawn(planning_worker.NICENESS)
+
+    @property
+    def check_helpers(self) -> CheckHelpers:
+        """The processes that take part of a large analysis."""
+        if self._check_helpers is None:
+            from affine_lsp.server.check_helpers import CheckHelpers
+
+            self._check_helpers = CheckHelpers()
+        return self._check_helpers
+
+    @property
+    def projects(self) -> ProjectFiles:
+        """The documents' project files (`.affine-lsp.toml`)."""
+        if self._projects is None:
+            from affine_lsp.server.projects import ProjectFiles
+
+            self._projects = ProjectFiles()
+        return self._projects
+
+    def stop_workers(self) -> None:
+        """Stop the planning worker and the check helpers (those that were started)."""
+        if self._planner is not None:
+            self._planner.shutdown()
+        if self._check_helpers is not None:
+            self._check_helpers.stop()
 
     @property
     def affine_protocol(self) -> AffineProtocol:
@@ -128,6 +209,8 @@ class AffineLanguageServer(LanguageServer):
     def hover_pictures(self) -> bool:
         """Whether hovers carry pictures (`hover.pictures`; `auto`: the client's Markdown
         renderer shows images)."""
+        from affine_lsp.ide.settings import hover_pictures
+
         parser = getattr(self.client_markdown(), "parser", None)
         return hover_pictures(self.settings.hover_pictures, parser)
 
@@ -152,6 +235,9 @@ class AffineLanguageServer(LanguageServer):
     # -- documents -----------------------------------------------------------------------
 
     def open(self, uri: str, text: str, version: int | None) -> OpenDocument:
+        from affine_lsp.ide.analysis import DocumentAnalysis
+        from affine_lsp.server.documents import OpenDocument
+
         self.close(uri)
         # A large document's progress is asked for first: the client's answer comes
         # while the document is parsed, in time for the first partial set.
@@ -246,6 +332,9 @@ class AffineLanguageServer(LanguageServer):
         try:
             while True:
                 for done, total in analysis.analyse():
+                    # (a message arriving is let through before the next item)
+                    if await self._between_items():
+                        slice_start = time.perf_counter()
                     now = time.perf_counter()
                     if early and progress is not None:
                         visible = self._visible(document)
@@ -264,14 +353,15 @@ class AffineLanguageServer(LanguageServer):
                     # Once a partial set is out, the editor is in use: shorter slices, as
                     # reading an edit or a request takes the event loop several turns.
                     slice_seconds = SLICE_SECONDS if published_early is None else REST_SLICE_SECONDS
-                    if now - slice_start < slice_seconds:
-                        continue
-                    if progress is None and now - started > PROGRESS_AFTER_SECONDS:
-                        progress = Progress(self, _progress_title(document.uri))
-                    if progress is not None:
-                        progress.report(done, total)
-                    await asyncio.sleep(0)
-                    slice_start = time.perf_counter()
+                    if now - slice_start >= slice_seconds:
+                        if progress is None and now - started > PROGRESS_AFTER_SECONDS:
+                            progress = Progress(self, _progress_title(document.uri))
+                        if progress is not None:
+                            progress.report(done, total)
+                        await asyncio.sleep(0)
+                        slice_start = time.perf_counter()
+                    if await self._between_items():
+                        slice_start = time.perf_counter()
                 if sharing is None or not analysis.claimed:
                     break
                 # The helpers still have items: wait for them; what they give back
@@ -311,6 +401,14 @@ class AffineLanguageServer(LanguageServer):
         if document.progress is progress:
             document.progress = None
 
+    async def _between_items(self) -> bool:
+        """Let a message that is arriving through before the analysis goes on to its
+        next item (`incoming.py`); whether it waited."""
+        if not self.incoming.arriving():
+            return False
+        await self.incoming.let_through()
+        return True
+
     def publish(self, document: OpenDocument, *, partial: bool = False) -> None:
         self.publish_diagnostics(document.uri, document.analysis, document.version, partial)
 
@@ -345,14 +443,16 @@ class AffineLanguageServer(LanguageServer):
 
     def apply_settings(self, raw: object) -> None:
         """New settings from the client (nested or dotted; see `ide.settings`)."""
+        from affine_lsp.ide.settings import parse_settings
+
         if isinstance(raw, dict) and isinstance(raw.get(SECTION), dict):
             raw = raw[SECTION]
         settings, problems = parse_settings(raw, self.settings)
         for problem in problems:
             self.report_once(problem, types.MessageType.Warning)
         previous, self.settings = self.settings, settings
-        if settings != previous:
-            self.planner.settings_changed()
+        if settings != previous and self._planner is not None:
+            self._planner.settings_changed()
         if settings.log_level is not None:
             logging.getLogger("affine_lsp").setLevel(_LOG_LEVELS[settings.log_level])
         if settings.check_options() != previous.check_options():
@@ -382,6 +482,9 @@ class AffineLanguageServer(LanguageServer):
     ) -> None:
         """A project file open in the editor (opened with its whole text as the one
         change, or edited): publish what in its text would be left out."""
+        from affine_lsp.server.projects import problems_of
+        from affine_lsp.syntax import SourceDocument
+
         document = self.projects.open.get(uri)
         if document is None:
             document = self.projects.open[uri] = SourceDocument(b"", encoding=self.encoding)

@@ -62,3 +62,10 @@ def test_the_editor_stages_run_every_request_of_the_table():
     context = FuzzContext(document, model, rng, offsets)
     for stage in editor_stages.STAGES.values():
         stage(context)
+
+
+def test_each_row_says_whether_its_handler_is_a_coroutine():
+    import inspect
+
+    for row in HANDLERS:
+        assert inspect.iscoroutinefunction(row.load()) == row.coroutine, row.function

@@ -45,6 +45,7 @@ def test_the_private_methods_have_the_signatures_we_override():
     assert _parameters(LanguageServerProtocol._send_data) == ["self", "data"]
     assert _parameters(LanguageServerProtocol.structure_message) == ["self", "data"]
     assert _parameters(LanguageServerProtocol.get_result_type) == ["self", "method"]
+    assert _parameters(json_rpc.JsonRPCProtocol.handle_message) == ["self", "message"]
 
 
 def test_the_private_attributes_exist_on_a_server_protocol():
@@ -53,6 +54,7 @@ def test_the_private_attributes_exist_on_a_server_protocol():
     assert isinstance(protocol._include_headers, bool)
     assert callable(protocol._converter.unstructure)
     assert isinstance(protocol.fm.features, dict)
+    assert protocol._server is not None and protocol._server.incoming is not None
     assert types.TEXT_DOCUMENT_DID_CHANGE in protocol.fm.features
 
 
