@@ -39,7 +39,7 @@ def _analysed(server: AffineLanguageServer) -> int:
 
 def test_a_hover_is_answered_before_the_analysis_goes_on():
     server = AffineLanguageServer()
-    server.protocol.set_writer(_Writer())  # type: ignore[arg-type]
+    server.protocol.set_writer(_Writer())
 
     async def scenario() -> None:
         server.open(URI, TEXT, 1)
@@ -58,7 +58,8 @@ def test_a_hover_is_answered_before_the_analysis_goes_on():
         )
         found = hover_request(server, params)
         server.incoming.handled()  # (the protocol, once it has handled the message)
-        assert found is not None and "affine.load" in found.contents.value
+        assert found is not None and isinstance(found.contents, types.MarkupContent)
+        assert "affine.load" in found.contents.value
         assert _analysed(server) == analysed < len(server.documents[URI].analysis.records)
         while _analysed(server) == analysed:  # then the analysis goes on
             await asyncio.sleep(0)

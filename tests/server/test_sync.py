@@ -354,7 +354,8 @@ def test_guarded_handlers_log_and_answer_empty(caplog):
 
 def test_whole_document_requests_stop_when_the_document_changes():
     from affine_lsp.ide.analysis import DocumentAnalysis
-    from affine_lsp.server.server import CONTENT_MODIFIED, AffineLanguageServer
+    from affine_lsp.server.methods import CONTENT_MODIFIED
+    from affine_lsp.server.server import AffineLanguageServer
 
     server = AffineLanguageServer()
     analysis = DocumentAnalysis.from_text(SMALL)
