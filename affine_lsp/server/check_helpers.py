@@ -150,8 +150,8 @@ class _Helper:
                 return
             try:
                 self._connection.send_bytes(payload)
-            except (OSError, ValueError):  # it died: its reader says so
-                return
+            except (OSError, ValueError, TypeError):  # it died (its reader says so), or
+                return  # `stop` closed the connection under a long message
             del payload  # (a document sent is not kept while waiting for the next)
 
     def _post(self, function: Callable[[Any], None], argument: Any) -> None:
