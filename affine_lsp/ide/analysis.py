@@ -490,6 +490,7 @@ class DocumentAnalysis:
         """A dirty record for a top-level node, with the facts that shape its chunk."""
         record = ItemRecord(node.start_byte, node.end_byte, node.type)
         source = self.document.data[record.start : record.end]
+        record.marker_text = SPLIT_TEXT in source
         if record.kind == OPERATION:
             record.values, record.op_name = _top_level_values(node)
             if record.values:
@@ -798,7 +799,11 @@ class DocumentAnalysis:
         document's tree does not parse them as they parse alone (computed once per
         version; see `ide.separate_chunks`)."""
         if self._separate_at is None or self._separate_at[0] != self.edit_count:
-            self._separate_at = (self.edit_count, self._separate.of(self.document, self.options))
+            # (a marker is written inside a top-level item, a comment being one then:
+            # the text is searched only when one is)
+            marked = any(record.marker_text for record in self.records)
+            found = self._separate.of(self.document, self.options) if marked else []
+            self._separate_at = (self.edit_count, found)
         return self._separate_at[1]
 
     def _with_separate_chunks(self, found: list[Diagnostic]) -> list[Diagnostic]:

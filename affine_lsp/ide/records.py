@@ -51,6 +51,7 @@ class ItemRecord:
     symbol: str | None = None  # `@name` a top-level op defines
     op_name: str = ""  # the top-level op's name, when it defines values
     splits: bool = False  # a `// -----` (the item, or one inside it) ends its chunk
+    marker_text: bool = False  # `// -----` is written in the item (anywhere: `check` splits)
     # A top-level memref.global: its symbol and declared type, a fact of its chunk
     # (`ModuleContext.globals`), and a declaration of it for extracts.
     global_entry: tuple[str, Type | None] | None = None
