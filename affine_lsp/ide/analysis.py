@@ -752,9 +752,9 @@ class DocumentAnalysis:
             tuple((r.alias_key, r.start, r.end) for r in records if r.alias_item is not None),
             frozenset().union(*(r.used_aliases for r in records)),
             tuple(
-                (new.name, span.start_byte, span.end_byte)
+                (value.name, value.span.start_byte, value.span.end_byte)
                 for pair in redefinitions
-                for new, span in ((pair[0], pair[0].span), (pair[1], pair[1].span))
+                for value in pair
             ),
         )
         if signature == chunk.signature:
