@@ -802,7 +802,8 @@ class DocumentAnalysis:
             # (a marker is written inside a top-level item, a comment being one then:
             # the text is searched only when one is)
             marked = any(record.marker_text for record in self.records)
-            found = self._separate.of(self.document, self.options) if marked else []
+            syntax = self.syntax_diagnostics() if marked else []
+            found = self._separate.of(self.document, self.options, syntax) if marked else []
             self._separate_at = (self.edit_count, found)
         return self._separate_at[1]
 

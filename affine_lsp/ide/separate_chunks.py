@@ -19,7 +19,14 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from affine_lsp.checks import SPLIT_MARKER, CheckOptions, Chunk, Diagnostic, check_document
+from affine_lsp.checks import (
+    SPLIT_MARKER,
+    CheckOptions,
+    Chunk,
+    Diagnostic,
+    check_document,
+    syntax_diagnostics,
+)
 from affine_lsp.checks import split_chunks as split_text
 from affine_lsp.syntax import Node, SourceDocument
 
@@ -47,6 +54,12 @@ class _Alone:
     shape: Shape
     document: SourceDocument
     diagnostics: dict[CheckOptions, tuple[Diagnostic, ...]]  # in the chunk's offsets
+    syntax: tuple[tuple[int, int, str], ...] | None = None  # its syntax errors, the same
+
+    def syntax_errors(self) -> tuple[tuple[int, int, str], ...]:
+        if self.syntax is None:
+            self.syntax = _errors(syntax_diagnostics(self.document), 0)
+        return self.syntax
 
 
 class SeparateChunks:
@@ -56,7 +69,13 @@ class SeparateChunks:
     def __init__(self) -> None:
         self._alone: OrderedDict[bytes, _Alone] = OrderedDict()
 
-    def of(self, document: SourceDocument, options: CheckOptions) -> list[SeparateChunk]:
+    def of(
+        self, document: SourceDocument, options: CheckOptions, syntax: Sequence[Diagnostic]
+    ) -> list[SeparateChunk]:
+        """The separate chunks of `document`, whose syntax errors (as a whole) are
+        `syntax`: some rules of syntax errors look at the whole input (input that
+        stops being text, for one, has no error reported after it), so from the
+        first one on each chunk's are compared with those of the chunk alone."""
         data = bytes(document.data)
         if SPLIT_MARKER not in data:
             return []
@@ -64,6 +83,7 @@ class SeparateChunks:
         chunks = split_text(data)
         found = []
         parsed = root.type != "ERROR"  # (else its one error stands for every chunk)
+        first_error = min((d.span.start_byte for d in syntax), default=None)
         forced = False
         for index, chunk in enumerate(chunks):
             lo, hi = chunk.start_byte, chunk.start_byte + len(chunk.data)
@@ -71,10 +91,17 @@ class SeparateChunks:
             zone_end = len(data) + 1 if last else chunks[index + 1].start_byte
             nodes = _top_level(root, lo, hi)
             separate, forced = forced, False
+            compare_syntax = first_error is not None and zone_end > first_error
             if not separate and parsed:
-                if not any(n.has_error or n.start_byte < lo or n.end_byte > hi for n in nodes):
+                if not compare_syntax and not any(
+                    n.has_error or n.start_byte < lo or n.end_byte > hi for n in nodes
+                ):
                     continue
-                separate = self._parsed(chunk.data).shape != _shape(root, nodes, lo)
+                alone = self._parsed(chunk.data)
+                separate = alone.shape != _shape(root, nodes, lo)
+                if not separate and compare_syntax:
+                    here = [d for d in syntax if lo <= d.span.start_byte < zone_end]
+                    separate = alone.syntax_errors() != _errors(here, lo)
             if not separate and parsed:
                 continue
             diagnostics = self._checked(self._parsed(chunk.data), chunk, options)
@@ -103,6 +130,12 @@ class SeparateChunks:
         if options not in alone.diagnostics:
             alone.diagnostics[options] = tuple(check_document(alone.document, options))
         return tuple(chunk.to_file(d) for d in alone.diagnostics[options])
+
+
+def _errors(found: Sequence[Diagnostic], base: int) -> tuple[tuple[int, int, str], ...]:
+    return tuple(
+        sorted((d.span.start_byte - base, d.span.end_byte - base, d.message) for d in found)
+    )
 
 
 def _top_level(root: Node, lo: int, hi: int) -> list[Node]:

@@ -128,6 +128,8 @@ def test_top_level_values_have_their_types():
         '%s = "t.op"() {note = "a // ----- b"} : () -> index\n',
         # A chunk starting with a blank line, with an error (the message reads its text).
         "func.func @f() {\n  return\n}\n// -----\n\nreturn0>(\n",
+        # Binary bytes in one chunk: the errors of the next are reported all the same.
+        "func.func @f() {\n  %x = \x01\x02\x03\x04 junk\n}\n// -----\nfunc.func @g() {\n  }}\n",
     ],
 )
 def test_chunks_parse_as_they_do_alone(text):
