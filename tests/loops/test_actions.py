@@ -103,3 +103,30 @@ def test_tile_sizes_offered_make_more_than_one_tile():
     assert tiles("affine.for %i", (8, 64, 4)) == ["Tile 8"]  # 64 ≤ 64: %i alone
     assert tiles("affine.for %j", (32,)) == ["Tile 32×32"]
     assert tiles("affine.for %j", (64,)) == []
+
+
+def test_tiles_in_wavefront_only_where_the_sizes_split_two_loops():
+    """A wavefront of tiles needs two loops of more than one tile each."""
+    nest = """func.func @f(%A: memref<12x40xf32>) {
+  affine.for %i = 1 to 11 {
+    affine.for %j = 1 to 39 {
+      %up = affine.load %A[%i - 1, %j + 1] : memref<12x40xf32>
+      %left = affine.load %A[%i, %j - 1] : memref<12x40xf32>
+      %sum = arith.addf %up, %left : f32
+      affine.store %sum, %A[%i, %j] : memref<12x40xf32>
+    }
+  }
+  return
+}
+"""
+    analysis = analysed(nest)
+    at = offset_of(analysis, "affine.for %i")
+
+    def tiled_wavefronts(sizes: tuple[int, ...]) -> list[str]:
+        found = prepare_loop_transforms(analysis, at, at, LoopOptions(tile_sizes=sizes))()
+        return [a.title for a in found if "wavefront" in a.title and "×" in a.title]
+
+    offered = tiled_wavefronts((4,))  # (the tiles of the skewed band, as the hint)
+    assert offered and all("tile 4×4 and run the tiles in wavefront" in t.lower() for t in offered)
+    assert tiled_wavefronts((16,)) == []  # 10 ≤ 16: one row of tiles
+    assert tiled_wavefronts((4, 38)) == []  # 38 ≤ 38

@@ -156,7 +156,10 @@ def _wavefront_specs(
     chain = band_chain(loop, 3)
     if len(chain) < 2:
         return []
-    specs = [Spec(WAVEFRONT), Spec(WAVEFRONT, sizes=tile_sizes(options, len(chain)))]
+    specs = [Spec(WAVEFRONT)]
+    tiles = splitting_sizes(chain, tile_sizes(options, len(chain)))
+    if len(tiles) >= 2:  # (one row of tiles is no wavefront)
+        specs.append(Spec(WAVEFRONT, sizes=tiles))
     if context is None:
         return specs  # (not known in time: offered, decided when chosen)
     try:
