@@ -25,7 +25,7 @@ class Incoming:
 
     def __init__(self) -> None:
         self._arriving = threading.Event()  # (set by the reading thread)
-        self._waiting: list[asyncio.Future[None]] = []
+        self._waiting: list[asyncio.Future[bool]] = []
 
     def watch(self, stream: BinaryIO) -> BinaryIO:
         """`stream` (the server's input), reporting here each line it gives (what
@@ -42,18 +42,30 @@ class Incoming:
         waiting, self._waiting = self._waiting, []
         for future in waiting:
             if not future.done():
-                future.set_result(None)
+                future.set_result(True)
 
     async def let_through(self) -> None:
         """Wait, if a message is arriving, until it has been handled."""
         if not self._arriving.is_set():
             return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool] = loop.create_future()
         self._waiting.append(future)
+        # (not asyncio.wait_for, which before Python 3.12 swallows a cancellation that
+        # comes in the turn the message is handled: an edit's, which cancels the
+        # analysis waiting here, so that analyses of old versions went on)
+        timer = loop.call_later(WAIT_SECONDS, _give_up, future)
         try:
-            await asyncio.wait_for(future, WAIT_SECONDS)
-        except TimeoutError:  # (a message that never came whole: do not wait again)
+            handled = await future
+        finally:
+            timer.cancel()
+        if not handled:  # (a message that never came whole: do not wait again)
             self._arriving.clear()
+
+
+def _give_up(future: asyncio.Future[bool]) -> None:
+    if not future.done():
+        future.set_result(False)
 
 
 class _Watched:

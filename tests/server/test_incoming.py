@@ -4,6 +4,7 @@ item: a hover is answered while the rest of the file waits, not after it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 
 from lsprotocol import types
@@ -76,5 +77,23 @@ def test_a_message_that_never_comes_whole_holds_the_analysis_back_once():
         assert incoming.arriving()
         await incoming.let_through()  # (gives up after WAIT_SECONDS)
         assert not incoming.arriving()
+
+    asyncio.run(scenario())
+
+
+def test_an_analysis_cancelled_in_the_turn_its_message_is_handled_stops():
+    """An edit cancels the analysis waiting for it and is handled in the same turn:
+    the analysis must stop (it went on, one more for every edit)."""
+    incoming = Incoming()
+
+    async def scenario() -> None:
+        incoming.watch(io.BytesIO(b"Content-Length: 99\r\n")).readline()
+        waiting = asyncio.ensure_future(incoming.let_through())
+        await asyncio.sleep(0)  # (waiting for the message)
+        waiting.cancel()  # the edit's handler starts a new analysis ...
+        incoming.handled()  # ... and the protocol is done with the edit
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiting
+        assert waiting.cancelled()
 
     asyncio.run(scenario())
