@@ -41,6 +41,7 @@ from affine_lsp.transforms.fusion import (
     fuse_all,
     nest_on_line,
     next_nest,
+    shift_text,
 )
 
 
@@ -173,7 +174,7 @@ def _fuse_line(
                 f"to fuse at ({_depths_text(depths)})"
             )
             return USAGE, data
-        candidate = fusion.candidate(args.depth)
+        candidate = fusion.choice(args.depth)
         chosen = candidate if candidate.legal else None
         reason = candidate.reason
     else:
@@ -183,9 +184,10 @@ def _fuse_line(
         _error(f"cannot fuse the nests on lines {args.line} and {second_line}: {reason}")
         return REFUSED, data
     kept = ", first nest kept" if chosen.producer_kept else ""
+    shifted = f", second nest shifted by {shift_text(chosen.shift)}" if chosen.shift else ""
     _error(
         f"fused the nest on line {args.line} into the nest on line {second_line} "
-        f"(depth {chosen.depth}, +{(chosen.extra or 0):.0%} compute{kept})"
+        f"(depth {chosen.depth}{shifted}, +{(chosen.extra or 0):.0%} compute{kept})"
     )
     return DONE, chosen.new_text
 

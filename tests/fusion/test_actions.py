@@ -8,7 +8,7 @@ from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.edits import apply_edits
 from affine_lsp.transforms.fusion import FusionOptions
 from affine_lsp.transforms.fusion.actions import fusion_actions
-from tests.fusion.test_engine import LIVE_OUT, SIBLINGS, WAR, seed_program
+from tests.fusion.test_engine import LIVE_OUT, REVERSED_WAR, SIBLINGS, WAR, seed_program
 
 
 def _actions(text: str, needle: str, options: FusionOptions | None = None, column: int = 2):
@@ -45,14 +45,28 @@ def test_depths_with_costs_the_best_preferred_and_illegal_ones_disabled():
 
 
 def test_illegal_fusion_explains_the_dependence():
-    document, actions = _actions(WAR, "affine.for %i = 0 to 9 {\n    %v = affine.load %a")
+    text = REVERSED_WAR
+    document, actions = _actions(text, "affine.for %i = 0 to 9 {\n    %v = affine.load %a")
     (pair, everything) = actions
     assert pair.title == "Fuse with the next loop nest (depth 1)"
     assert pair.disabled_reason == (
-        "iteration i of the second nest writes %a[i + 1], which iteration i + 1 of the first "
-        "nest reads"
+        "iteration i of the second nest writes %a[-i + 8], which iteration -i + 8 of the "
+        "first nest reads"
     )
     assert everything.resolve() == [] and everything.disabled_reason
+
+
+def test_fusion_that_needs_a_shift_is_offered_with_it():
+    # Iteration i of the second nest writes %a[i + 1], which iteration i + 1 of the
+    # first reads: shifted by one, the second nest's iteration i - 1 runs after the
+    # first's iteration i.
+    document, actions = _actions(WAR, "affine.for %i = 0 to 9 {\n    %v = affine.load %a")
+    (pair, everything) = actions
+    assert pair.title == "Fuse with the next loop nest, shifted by 1 (depth 1, +0% compute)"
+    assert pair.preferred and pair.edits and _applies_cleanly(document, pair.edits)
+    fused = apply_edits(document.source, pair.edits).decode()
+    assert "affine.store %v_1, %a[%i] : memref<10xf32>" in fused
+    assert "affine.if" not in fused
 
 
 def test_over_the_tolerance_is_disabled_with_the_cost():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from affine_lsp.cli import main
-from tests.fusion.test_engine import NAMES_AND_COMMENTS, WAR
+from tests.fusion.test_engine import NAMES_AND_COMMENTS, REVERSED_WAR, WAR
 
 BROKEN = """func.func @f(%a: memref<4xf32>) {
   %v = affine.load %a[%undefined] : memref<4xf32>
@@ -47,11 +47,20 @@ def test_line_and_depth(tmp_path, capsysbinary):
 
 
 def test_a_refused_fusion_exits_3_with_the_reason_and_no_output(tmp_path, capsysbinary):
-    path = _file(tmp_path, WAR)
-    assert main(["fuse", str(path), "--line", str(_line_of(WAR, "affine.for"))]) == 3
+    path = _file(tmp_path, REVERSED_WAR)
+    line = _line_of(REVERSED_WAR, "affine.for")
+    assert main(["fuse", str(path), "--line", str(line)]) == 3
     captured = capsysbinary.readouterr()
     assert captured.out == b""
-    assert b"iteration i of the second nest writes %a[i + 1]" in captured.err
+    assert b"iteration i of the second nest writes %a[-i + 8]" in captured.err
+
+
+def test_a_fusion_that_needs_a_shift_says_so(tmp_path, capsysbinary):
+    path = _file(tmp_path, WAR)
+    assert main(["fuse", str(path), "--line", str(_line_of(WAR, "affine.for"))]) == 0
+    captured = capsysbinary.readouterr()
+    assert b"affine.store %v_1, %a[%i] : memref<10xf32>" in captured.out
+    assert b"(depth 1, second nest shifted by 1, +0% compute)" in captured.err
 
 
 def test_errors_in_the_input_exit_one_and_in_place_leaves_the_file(tmp_path, capsysbinary):
@@ -98,11 +107,16 @@ def test_impossible_requests_exit_two_with_the_reason(tmp_path, capsysbinary):
 
 
 def test_func_selects_a_function(tmp_path, capsysbinary):
+    path = _file(tmp_path, NAMES_AND_COMMENTS + REVERSED_WAR)
+    assert main(["fuse", str(path), "--all", "--func", "war"]) == 0
+    captured = capsysbinary.readouterr()
+    assert captured.out == (NAMES_AND_COMMENTS + REVERSED_WAR).encode()
+    assert b"nothing could be fused" in captured.err
     path = _file(tmp_path, NAMES_AND_COMMENTS + WAR)
     assert main(["fuse", str(path), "--all", "--func", "war"]) == 0
     captured = capsysbinary.readouterr()
-    assert captured.out == (NAMES_AND_COMMENTS + WAR).encode()
-    assert b"nothing could be fused" in captured.err
+    assert captured.out.startswith(NAMES_AND_COMMENTS.encode())
+    assert captured.out != (NAMES_AND_COMMENTS + WAR).encode()
 
 
 def test_all_reports_removed_nests_and_permuted_loops(tmp_path, capsysbinary):

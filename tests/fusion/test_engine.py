@@ -92,6 +92,10 @@ func.func @war(%a: memref<10xf32>, %b: memref<10xf32>) {
 """
 
 
+# No shift helps: the second nest overwrites %a backwards.
+REVERSED_WAR = WAR.replace("%a[%i + 1]", "%a[8 - %i]")
+
+
 def test_a_write_moved_before_a_read_is_named():
     candidate = pair(WAR, "@war").candidate(1)
     assert not candidate.legal

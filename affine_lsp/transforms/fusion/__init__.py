@@ -8,6 +8,7 @@ fuse_all(data, options, only)   fusion over a document: dead nests removed, gree
                                 runs, a bounded search over their order (`FuseAllResult`
                                 of `Fusion`s and `Removed` nests).
 fusion_actions(...)             the editor's code actions (`FusionAction`s).
+shift_text(amounts)             how a shift is written in messages (`1`, `(1, 0)`).
 functions, nest_at, nest_on_line, next_nest, loops_in, memrefs_touched
                                 finding nests and what they touch.
 """
@@ -29,6 +30,7 @@ from affine_lsp.transforms.fusion.nests import (
     nest_on_line,
     next_nest,
 )
+from affine_lsp.transforms.fusion.shift import shift_text
 
 __all__ = [
     "PRODUCER_CONSUMER",
@@ -48,4 +50,5 @@ __all__ = [
     "nest_at",
     "nest_on_line",
     "next_nest",
+    "shift_text",
 ]

@@ -3,7 +3,9 @@
 With the cursor on or in a loop nest:
   * "Fuse with the next loop nest (depth d, +x% compute)", one per depth;
     the best one is preferred; illegal depths and depths over the tolerance
-    come disabled, with the reason (the dependence they would break);
+    come disabled, with the reason (the dependence they would break), unless the
+    second nest's iterations shifted make them legal: "Fuse with the next loop
+    nest, shifted by 1 (depth d, +0% compute)";
   * "Fuse sibling loop nests (...)" when the two nests read a memref in common;
   * "Fuse all loop nests in @f" (its edits are computed on `resolve()`).
 Nothing is offered when the function has errors. Every enabled action's text is
@@ -49,6 +51,7 @@ from affine_lsp.transforms.fusion.nests import (
     nest_blocks,
     next_nest,
 )
+from affine_lsp.transforms.fusion.shift import shift_text
 
 KIND = "refactor.rewrite"
 
@@ -193,11 +196,11 @@ def _pair_actions(pair: _Pair, clock: Clock) -> list[FusionAction]:
     actions = []
     best = fusion.best()
     for depth in fusion.depths():
-        candidate = fusion.candidate(depth)
+        candidate = fusion.choice(depth)
         if candidate.timed_out and later:
 
             def evaluate(later: Clock, depth: int = depth) -> FusionAction:
-                candidate = pair.fusion(PRODUCER_CONSUMER, later).candidate(depth)
+                candidate = pair.fusion(PRODUCER_CONSUMER, later).choice(depth)
                 return _candidate_action(prefix, candidate, None, pair)
 
             actions.append(_deferred(f"{prefix} (depth {depth})", evaluate))
@@ -223,7 +226,10 @@ def _candidate_action(
     if not candidate.legal:
         return FusionAction(f"{prefix} (depth {candidate.depth})", disabled_reason=candidate.reason)
     kept = ", keeps the first nest" if candidate.producer_kept else ""
-    title = f"{prefix} (depth {candidate.depth}, {_percent(candidate.extra)} compute{kept})"
+    shifted = f", shifted by {shift_text(candidate.shift)}" if candidate.shift else ""
+    title = (
+        f"{prefix}{shifted} (depth {candidate.depth}, {_percent(candidate.extra)} compute{kept})"
+    )
     tolerance = pair.options.tolerance
     if not candidate.within(tolerance):
         return FusionAction(

@@ -67,6 +67,7 @@ from affine_lsp.transforms.fusion.explain import Explainer
 from affine_lsp.transforms.fusion.privatize import Privatizer
 from affine_lsp.transforms.fusion.privatize import candidates as private_candidates
 from affine_lsp.transforms.fusion.render import BoundRenderer
+from affine_lsp.transforms.fusion.shift import shifted_fusion
 from affine_lsp.transforms.fusion.slicing import SlicePlanner
 from affine_lsp.transforms.fusion.verify import Checked, MovedNest, Rewrite, check_rewrite
 from affine_lsp.transforms.naming import FreshNames, names_in
@@ -132,6 +133,7 @@ class Candidate:
     timed_out: bool = False  # the budget ran out before legality was decided
     host_offset: int | None = None  # where the fused nest starts in `new_text`
     find_involved: Callable[[], list[set[int]]] | None = field(default=None, repr=False)
+    shift: tuple[int, ...] = ()  # the second nest's iterations moved by this per fused loop
     _involved: list[set[int]] | None = field(default=None, repr=False)
 
     @property
@@ -204,6 +206,7 @@ class PairFusion:
         self.block: Block = first.parent_block  # type: ignore[assignment]
         self._candidates: dict[int, Candidate] = {}
         self._alignable: dict[int, bool] = {}
+        self._shifted: dict[int, Candidate | None] = {}
         self._first_depth: int | None = 1
         self.session = IslSession(self.options.budget)
         self.failure: str | None = None
@@ -383,20 +386,70 @@ class PairFusion:
     # -- candidates -----------------------------------------------------------------
 
     def candidate(self, depth: int) -> Candidate:
+        """The fusion at `depth` by a copy of the first nest (legal or not, and why)."""
         if depth not in self._candidates:
             self._candidates[depth] = self._evaluate(depth)
         return self._candidates[depth]
 
+    def choice(self, depth: int) -> Candidate:
+        """What fusing at `depth` does: the copy if it is legal within the tolerance,
+        else the fusion with a shift if there is one, else the copy's failure."""
+        candidate = self.candidate(depth)
+        if candidate.within(self.options.tolerance) or candidate.timed_out:
+            return candidate
+        return self.shifted(depth) or candidate
+
     def best(self) -> Candidate | None:
         """The deepest legal candidate within the tolerance (depths whose slice is
-        estimated to cost too much are not even written and checked)."""
+        estimated to cost too much are not even written and checked: only their
+        fusion with a shift is)."""
         for depth in reversed(self.depths()):
             if depth not in self._candidates and self._too_costly(depth):
+                shifted = self.shifted(depth)
+                if shifted is not None:
+                    return shifted
                 continue
-            candidate = self.candidate(depth)
+            candidate = self.choice(depth)
             if candidate.within(self.options.tolerance):
                 return candidate
         return None
+
+    def shifted(self, depth: int) -> Candidate | None:
+        """The proven fusion at `depth` with the second nest's iterations shifted
+        (`shift.py`), or None when no shift applies or it is not proven."""
+        if depth in self._shifted:
+            return self._shifted[depth]
+        found = None
+        if self.mode == PRODUCER_CONSUMER and self.failure is None and not self.backward:
+            assert self.window is not None
+            try:
+                result = shifted_fusion(
+                    self.session,
+                    self.window,
+                    self.data,
+                    self.model,
+                    self.function,
+                    self.first,
+                    self.second,
+                    depth,
+                )
+            except PolyError:
+                result = None
+            if result is not None:
+                found = Candidate(
+                    self.mode,
+                    depth,
+                    True,
+                    None,
+                    0.0,
+                    result.edits,
+                    result.new_text,
+                    function=result.function,
+                    host_offset=result.host_offset,
+                    shift=result.amounts,
+                )
+        self._shifted[depth] = found
+        return found
 
     def _too_costly(self, depth: int) -> bool:
         """The slice plan's estimated extra computation is well over the tolerance."""

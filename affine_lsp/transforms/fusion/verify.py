@@ -17,8 +17,10 @@ from affine_lsp.ir import (
     MemRefType,
     ModuleModel,
     Operation,
+    Value,
 )
 from affine_lsp.poly import (
+    AffineForm,
     IslSession,
     Mismatch,
     NotAffine,
@@ -28,8 +30,10 @@ from affine_lsp.poly import (
     compare,
     is_function_argument,
     is_under,
+    render_isl,
     union_of_maps,
 )
+from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import EditMap, apply_edits
 from affine_lsp.transforms.functions import parse_function
 from affine_lsp.transforms.fusion.copy import Copy
@@ -386,3 +390,122 @@ def check_removal(
     live = live_arrays(original)
     checked = Checked(new_data, window, new_function, origin, [], set(), live, {}, set())
     return checked.compare(session, original)
+
+
+@dataclass
+class CopiedOp:
+    """Original code copied into a rewrite: the new text's range [start, end) holds
+    copies of `accesses` (the original access ops, in text order), run at the values
+    `above` gives the ivs of the original loops around the copy (forms over the new
+    loops' SSA names, `%i`, and the window's isl parameters); loops inside the copy
+    are copied one for one."""
+
+    start: int
+    end: int
+    accesses: list[Operation]
+    above: list[tuple[Value, AffineForm]]
+
+
+def check_copies(
+    session: IslSession,
+    original: Window,
+    data: bytes,
+    model: ModuleModel,
+    function: FuncOp,
+    edits: list[TextEdit],
+    copies: list[CopiedOp],
+    pair: tuple[AffineForOp, AffineForOp],
+    span: Span,
+    host_offset: int,
+) -> Checked:
+    """Check a rewrite that replaces the window's ops by the new text in `span` (of
+    the new document), made of `copies` of the original code; its main nest starts at
+    `host_offset`."""
+    new_data = apply_edits(data, edits)
+    new_function = parse_function(new_data, function, model)
+    host = next(
+        (
+            op
+            for op in new_function.walk()
+            if isinstance(op, AffineForOp) and op.span.start_byte == host_offset
+        ),
+        None,
+    )
+    if host is None or host.parent_block is None:
+        raise NotAffine("the rewritten nest could not be found")
+    block = host.parent_block
+    inside = [
+        k
+        for k, op in enumerate(block.operations)
+        if span.start_byte <= op.span.start_byte < span.end_byte
+    ]
+    window = Window(session, block, inside[0], inside[-1], original.resolver.aliases)
+    by_op = {id(s.op): s for s in original.statements}
+    params: set[str] = set()
+    for statement in [*window.statements, *original.statements]:
+        params |= statement.domain.params
+    matched: dict[int, tuple[Statement, CopiedOp]] = {}
+    for copy in copies:
+        inside = sorted(
+            (s for s in window.statements if copy.start <= s.op.span.start_byte < copy.end),
+            key=lambda s: s.op.span.start_byte,
+        )
+        if len(inside) != len(copy.accesses):
+            raise NotAffine("a copy does not have the original's accesses")
+        for new, old_op in zip(inside, copy.accesses, strict=True):
+            old = by_op.get(id(old_op))
+            if old is None or old.lanes != new.lanes:
+                raise NotAffine("a copied access has no original")
+            matched[id(new.op)] = (old, copy)
+        for _, form in copy.above:
+            params |= {n for n in form.names() if not n.startswith("%")}
+    param_text = ", ".join(sorted(params))
+    pieces = []
+    for new in window.statements:
+        found = matched.get(id(new.op))
+        if found is None:
+            raise NotAffine("a rewritten access has no original")
+        old, copy = found
+        pieces.append(_copy_origin(new, old, copy, param_text))
+    origin = _union(session, pieces)
+    live = live_arrays(original)
+    undefined = {a for a, m in original.memrefs.items() if undefined_at_start(original, m, pair)}
+    checked = Checked(
+        new_data, window, new_function, origin, [], set(), live, {}, undefined, host, None
+    )
+    return checked.compare(session, original)
+
+
+def _copy_origin(new: Statement, old: Statement, copy: CopiedOp, params: str) -> str:
+    above = [iv for iv, _ in copy.above]
+    old_above = len(old.domain.ivs) - _count_inside(old, copy)
+    if [id(v) for v in old.domain.ivs[:old_above]] != [id(v) for v in above]:
+        raise NotAffine("a copy's loops do not match the original's")
+    inside = len(old.domain.dims) - old_above
+    new_above = len(new.domain.dims) - inside
+    if new_above < 0:
+        raise NotAffine("a copy lost loops of the original")
+    dims = {iv.name: dim for iv, dim in zip(new.domain.ivs, new.domain.dims, strict=True)}
+
+    def rename(name: str) -> str:
+        if name.startswith("%"):
+            if name not in dims:
+                raise NotAffine(f"{name} is not a loop around the copy")
+            return dims[name]
+        return name
+
+    outputs = [render_isl(_renamed(form, rename)) for _, form in copy.above]
+    outputs += new.domain.dims[new_above:]
+    lanes = [f"_l{k}" for k in range(new.lanes)]
+    inputs = ", ".join(new.domain.dims + lanes)
+    return f"[{params}] -> {{ {new.name}[{inputs}] -> {old.name}[{', '.join(outputs + lanes)}] }}"
+
+
+def _count_inside(old: Statement, copy: CopiedOp) -> int:
+    """How many of the loops around the original access are copied with it."""
+    above = {id(iv) for iv, _ in copy.above}
+    return len([iv for iv in old.domain.ivs if id(iv) not in above])
+
+
+def _renamed(form: AffineForm, rename) -> AffineForm:
+    return AffineForm(tuple((rename(n), c) for n, c in form.terms), (), form.constant)
