@@ -35,6 +35,8 @@ from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion import (
     PRODUCER_CONSUMER,
     SIBLING,
+    Considered,
+    Fusion,
     FusionOptions,
     PairFusion,
     Removed,
@@ -67,6 +69,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--depth", type=int, metavar="D", help="with --line: fuse at this depth")
     parser.add_argument(
         "--sibling", action="store_true", help="with --line: sibling fusion (shared inputs)"
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="with --all: every depth's reason for the pairs left apart",
     )
     parser.add_argument(
         "--tolerance",
@@ -115,21 +123,13 @@ def run(args: argparse.Namespace) -> int:
         if not result.steps:
             _error("nothing could be fused")
         for step in result.steps:
-            if isinstance(step, Removed):
-                _error(
-                    f"{step.function}: removed the nest on line {step.line}: nothing reads "
-                    "what it writes before it is overwritten"
-                )
-                continue
-            permuted = (
-                f", its loops reordered to {', '.join(step.permuted)} first"
-                if step.permuted
-                else ""
-            )
+            _error(_step_text(step))
+        for pair in result.left_alone:
+            _error(_left_alone_text(pair, args.verbose))
+        if result.spent:
             _error(
-                f"{step.function}: fused the nest on line {step.first_line} into the nest "
-                f"on line {step.second_line} ({step.mode}, depth {step.depth}, "
-                f"+{step.extra:.0%} compute{permuted})"
+                "stopped asking: fuse --all's budget of isl operations is spent (later pairs "
+                "were not considered)"
             )
     else:
         status, output = _fuse_line(data, document, args, options, only)
@@ -190,6 +190,33 @@ def _fuse_line(
         f"(depth {chosen.depth}{shifted}, +{(chosen.extra or 0):.0%} compute{kept})"
     )
     return DONE, chosen.new_text
+
+
+def _nest(line: int | None) -> str:
+    return f"the nest on line {line}" if line is not None else "a loop an earlier fusion wrote"
+
+
+def _step_text(step: Fusion | Removed) -> str:
+    if isinstance(step, Removed):
+        return (
+            f"{step.function}: removed {_nest(step.line)}: nothing reads what it writes "
+            "before it is overwritten"
+        )
+    shifted = f", second nest shifted by {shift_text(step.shift)}" if step.shift else ""
+    permuted = f", its loops reordered to {', '.join(step.permuted)} first" if step.permuted else ""
+    return (
+        f"{step.function}: fused {_nest(step.first_line)} into {_nest(step.second_line)} "
+        f"({step.mode}, depth {step.depth}{shifted}, +{step.extra:.0%} compute{permuted})"
+    )
+
+
+def _left_alone_text(pair: Considered, verbose: bool) -> str:
+    lines = sorted((pair.first_line, pair.second_line))
+    head = f"{pair.function}: left the nests on lines {lines[0]} and {lines[1]} apart"
+    if verbose:
+        text = f"{head} ({pair.mode}): {pair.verdict.detail()}"
+        return f"{text}; {pair.reordering}" if pair.reordering else text
+    return f"{head}: {pair.reordering or pair.verdict.why()}"
 
 
 def _has_function(document: SourceDocument, name: str) -> bool:

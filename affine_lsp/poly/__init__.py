@@ -18,15 +18,15 @@ The machinery transformations prove their rewrites with:
   isl sessions (`session`): IslSession, Unknown, PolyError, NotAffine, BudgetExceeded
   windows of a block as statements (`program`): Window, Statement, window_ops,
     is_under, is_pure, is_function_argument, array_name
-  exact dataflow comparison (`equivalence`): compare, Mismatch, keeps_every_dependence
-    (the cheap sufficient condition for reorderings), on isl's dataflow
+  exact dataflow comparison (`equivalence`): compare, Mismatch, original_flow,
+    keeps_every_dependence (the cheap sufficient condition for reorderings), on isl's dataflow
     checked exactly (`dataflow`): Dataflow, WrongDataflow, last_images
   iteration domains (`domain`): Domain, DomainBuilder, Level, enclosing_levels
   SSA values as isl terms (`exprs`): Scope, Term, minmax, integer_constant
   isl affine functions as text (`forms`): AffineForm, form_of_aff, fraction,
     render_math, render_isl, render_mlir
   isl names (`names`): exact_to_source, pretty_identifier
-  isl helpers (`isl_util`): pieces, single_aff, maps_of, union_of_maps
+  isl helpers (`isl_util`): pieces, single_aff, maps_of, union_of_maps, union_of_sets
 """
 
 from affine_lsp.poly import budgets
@@ -49,7 +49,12 @@ from affine_lsp.poly.describe import (
     describe_loop,
 )
 from affine_lsp.poly.domain import Domain, DomainBuilder, Level, enclosing_levels
-from affine_lsp.poly.equivalence import Mismatch, compare, keeps_every_dependence
+from affine_lsp.poly.equivalence import (
+    Mismatch,
+    compare,
+    keeps_every_dependence,
+    original_flow,
+)
 from affine_lsp.poly.exprs import Scope, Term, integer_constant, minmax
 from affine_lsp.poly.forms import (
     AffineForm,
@@ -59,7 +64,7 @@ from affine_lsp.poly.forms import (
     render_math,
     render_mlir,
 )
-from affine_lsp.poly.isl_util import maps_of, pieces, single_aff, union_of_maps
+from affine_lsp.poly.isl_util import maps_of, pieces, single_aff, union_of_maps, union_of_sets
 from affine_lsp.poly.names import exact_to_source, pretty_identifier
 from affine_lsp.poly.points import Point
 from affine_lsp.poly.program import (
@@ -121,6 +126,7 @@ __all__ = [
     "iteration_space",
     "keeps_every_dependence",
     "maps_of",
+    "original_flow",
     "mark_moved",
     "minmax",
     "past",
@@ -133,5 +139,6 @@ __all__ = [
     "single_aff",
     "time_limits_enabled",
     "union_of_maps",
+    "union_of_sets",
     "window_ops",
 ]

@@ -116,6 +116,14 @@ def _original_flow(original: Window, live: set[str]) -> tuple[dict[str, isl.Set]
     return cache[key]
 
 
+def original_flow(original: Window, live: set[str]) -> tuple[isl.UnionMap, isl.UnionSet]:
+    """The original window's dataflow as `compare` uses it (and keeps, on the window):
+    last write -> read, the reads and the final reads (`F_<array>[cell]`) of the
+    `live` memrefs; and the reads no write precedes."""
+    _, (dependence, fresh, _) = _original_flow(original, live)
+    return dependence, fresh
+
+
 def compare(
     session: IslSession,
     original: Window,

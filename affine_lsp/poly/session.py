@@ -55,6 +55,23 @@ class IslSession:
         self.ctx.reset_operations()
         self.deadline = deadline_after(self.budget.time_limit)
 
+    def operations(self) -> int:
+        """The isl operations this session has spent. isl keeps the count but has no
+        getter: it is found by lowering the cap until a trivial operation fails (about
+        forty probes, which count too; the cap is restored)."""
+        cap = self.budget.max_operations or 0
+        low, high = 0, cap or 1 << 40
+        while low < high:
+            middle = (low + high + 1) // 2
+            self.ctx.set_max_operations(middle)
+            try:
+                isl.Set.read_from_str(self.ctx, "{ [] }")
+                high = middle - 1
+            except isl.Error:
+                low = middle
+        self.ctx.set_max_operations(cap)
+        return low
+
     def check_time(self) -> None:
         if past(self.deadline):
             raise BudgetExceeded("too complex to analyse within its time budget")

@@ -6,7 +6,8 @@ PairFusion(data, model, function, first, second, mode, options)
     computation, edits, as `Candidate`s; `.best()`. Options: `FusionOptions`.
 fuse_all(data, options, only)   fusion over a document: dead nests removed, greedy
                                 runs, a bounded search over their order (`FuseAllResult`
-                                of `Fusion`s and `Removed` nests).
+                                of `Fusion`s and `Removed` nests, the pairs left apart
+                                as `Considered`, with why).
 fusion_actions(...)             the editor's code actions (`FusionAction`s).
 shift_text(amounts)             how a shift is written in messages (`1`, `(1, 0)`).
 functions, nest_at, nest_on_line, next_nest, loops_in, memrefs_touched
@@ -21,7 +22,13 @@ from affine_lsp.transforms.fusion.engine import (
     FusionOptions,
     PairFusion,
 )
-from affine_lsp.transforms.fusion.greedy import FuseAllResult, Fusion, Removed, fuse_all
+from affine_lsp.transforms.fusion.greedy import (
+    Considered,
+    FuseAllResult,
+    Fusion,
+    Removed,
+    fuse_all,
+)
 from affine_lsp.transforms.fusion.nests import (
     functions,
     loops_in,
@@ -36,6 +43,7 @@ __all__ = [
     "PRODUCER_CONSUMER",
     "SIBLING",
     "Candidate",
+    "Considered",
     "FuseAllResult",
     "Fusion",
     "FusionAction",

@@ -50,14 +50,19 @@ def _may_be_dead(nest: AffineForOp, later: list[Operation]) -> bool:
 
 
 def removal(
-    data: bytes, model: ModuleModel, function: FuncOp, nest: AffineForOp, budget: Budget
+    data: bytes,
+    model: ModuleModel,
+    function: FuncOp,
+    nest: AffineForOp,
+    budget: Budget,
+    session: IslSession | None = None,
 ) -> Removal | None:
     """The proven removal of `nest` if it is dead, else None.
 
     The window runs from the nest to the last op that reads or writes a memref the
     nest writes: ops after it cannot see the difference, and what outlives the
     window (function arguments, memrefs used further on) must end with the same
-    contents."""
+    contents. The isl work runs in `session` if given (else one with `budget`)."""
     block = nest.parent_block
     if block is None:
         return None
@@ -77,12 +82,12 @@ def removal(
     except CannotEdit:
         return None
     edits = [TextEdit(Span(start, end), "")]
-    session = IslSession(budget)
+    session = session or IslSession(budget)
     try:
         window = Window(session, block, index, touching[-1], model.alias_table())
         checked = check_removal(session, window, data, model, function, edits)
     except PolyError:
         return None
-    if checked.mismatches:
+    if not checked.legal:
         return None
     return Removal(nest, edits, checked.new_text, checked.function)

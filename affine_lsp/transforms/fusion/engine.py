@@ -97,6 +97,11 @@ class FusionOptions:
     budget: Budget = budgets.FUSION
     keep_producer: bool = True
     dialects: Dialects = UPSTREAM
+    refute: bool = False  # refuse with the quick refutation, explaining only when asked
+    upward: bool = False
+    """`best()` tries depths from the outermost in and stops at the first illegal one
+    (fuse --all: a fusion is rarely legal deeper than a depth where it is not, and
+    the depths tried are most of the work), instead of from the innermost out."""
 
     def until(self, deadline: float | None, max_operations: int | None = None) -> FusionOptions:
         """These options with an isl budget that ends at `deadline` (a `perf_counter`
@@ -126,7 +131,7 @@ class Candidate:
     edits: list[TextEdit] = field(default_factory=list)
     new_text: bytes | None = None
     producer_kept: bool = False
-    mismatches: list[Mismatch] = field(default_factory=list)
+    find_mismatches: Callable[[], list[Mismatch]] | None = field(default=None, repr=False)
     copied: set[str] = field(default_factory=set)
     function: FuncOp | None = None  # the fused function, modelled from `new_text`
     explain: Callable[[], str] | None = field(default=None, repr=False)
@@ -134,7 +139,11 @@ class Candidate:
     host_offset: int | None = None  # where the fused nest starts in `new_text`
     find_involved: Callable[[], list[set[int]]] | None = field(default=None, repr=False)
     shift: tuple[int, ...] = ()  # the second nest's iterations moved by this per fused loop
+    loop_origins: dict[int, int] = field(default_factory=dict)
+    """Loops the fusion wrote anew (by offset in `new_text`) and the loop each repeats
+    (by offset in the original text), where known."""
     _involved: list[set[int]] | None = field(default=None, repr=False)
+    _mismatches: list[Mismatch] | None = field(default=None, repr=False)
 
     @property
     def involved(self) -> list[set[int]]:
@@ -144,6 +153,14 @@ class Candidate:
             self._involved = self.find_involved() if self.find_involved else []
             self.find_involved = None
         return self._involved
+
+    @property
+    def mismatches(self) -> list[Mismatch]:
+        """How the fused code would differ (computed when asked)."""
+        if self._mismatches is None:
+            self._mismatches = self.find_mismatches() if self.find_mismatches else []
+            self.find_mismatches = None
+        return self._mismatches
 
     @property
     def reason(self) -> str | None:
@@ -183,6 +200,29 @@ def _perfect_chain(root: AffineForOp) -> list[AffineForOp]:
         chain.append(loops[0])
 
 
+def _copied_loops(
+    rewrite: Rewrite, copy: Copy, function: FuncOp, first: AffineForOp
+) -> dict[int, int]:
+    """The loops of the copy (new offsets) and the first nest's loops they repeat (old
+    offsets): the first nest's loops in order, less the promoted ones. Empty when the
+    copy moved with its host (not followed)."""
+    if rewrite.copy_edit is None:
+        return {}
+    start = EditMap(rewrite.edits).new_start(rewrite.copy_edit)
+    end = start + len(copy.text.encode())
+    new = [
+        op.span.start_byte
+        for op in function.walk()
+        if isinstance(op, AffineForOp) and start <= op.span.start_byte < end
+    ]
+    old = [
+        op.span.start_byte
+        for op in first.walk()
+        if isinstance(op, AffineForOp) and id(op) not in copy.promoted
+    ]
+    return dict(zip(new, old, strict=False)) if len(new) == len(old) else {}
+
+
 class PairFusion:
     """Every depth at which `first` can be fused into `second` (same block, first before)."""
 
@@ -207,6 +247,8 @@ class PairFusion:
         self._candidates: dict[int, Candidate] = {}
         self._alignable: dict[int, bool] = {}
         self._shifted: dict[int, Candidate | None] = {}
+        self._estimates: dict[int, float] = {}  # extra compute estimated for a depth
+        self._refused: dict[int, str] = {}  # legal depths `accept` refused, and why
         self._first_depth: int | None = 1
         self.session = IslSession(self.options.budget)
         self.failure: str | None = None
@@ -391,6 +433,34 @@ class PairFusion:
             self._candidates[depth] = self._evaluate(depth)
         return self._candidates[depth]
 
+    def tried(self) -> list[int]:
+        """The depths whose fusion has been evaluated (or estimated too costly)."""
+        return sorted(set(self._candidates) | set(self._estimates) | set(self._refused))
+
+    def refused(self) -> dict[int, str]:
+        """The legal depths `best`'s `accept` refused, and why."""
+        return dict(self._refused)
+
+    def why_not(self, depth: int) -> str:
+        """Why the fusion at a depth tried was not chosen, in words."""
+        if depth in self._refused:
+            return self._refused[depth]
+        if depth not in self._candidates:
+            extra = self._estimates.get(depth, 0.0)
+            return (
+                f"about +{extra:.0%} compute (estimated) exceeds the "
+                f"{self.options.tolerance:.0%} tolerance"
+            )
+        candidate = self._candidates[depth]
+        if candidate.timed_out:
+            return "too complex to analyse in time"
+        if candidate.legal:
+            return (
+                f"+{(candidate.extra or 0):.0%} compute exceeds the "
+                f"{self.options.tolerance:.0%} tolerance"
+            )
+        return candidate.reason or "the fused code would compute something else"
+
     def choice(self, depth: int) -> Candidate:
         """What fusing at `depth` does: the copy if it is legal within the tolerance,
         else the fusion with a shift if there is one, else the copy's failure."""
@@ -399,20 +469,32 @@ class PairFusion:
             return candidate
         return self.shifted(depth) or candidate
 
-    def best(self) -> Candidate | None:
+    def best(self, accept: Callable[[Candidate], str | None] | None = None) -> Candidate | None:
         """The deepest legal candidate within the tolerance (depths whose slice is
         estimated to cost too much are not even written and checked: only their
-        fusion with a shift is)."""
-        for depth in reversed(self.depths()):
+        fusion with a shift is) that `accept` does not refuse (it returns why).
+        With the options' `upward`, depths are tried from the outermost in, until
+        one is illegal (see `FusionOptions`)."""
+        order = self.depths() if self.options.upward else list(reversed(self.depths()))
+        found: Candidate | None = None
+        for depth in order:
             if depth not in self._candidates and self._too_costly(depth):
-                shifted = self.shifted(depth)
-                if shifted is not None:
-                    return shifted
-                continue
-            candidate = self.choice(depth)
+                candidate = self.shifted(depth)
+                if candidate is None:
+                    continue  # legal perhaps, but too costly: another depth may cost less
+            else:
+                candidate = self.choice(depth)
             if candidate.within(self.options.tolerance):
-                return candidate
-        return None
+                refused = accept(candidate) if accept is not None else None
+                if refused is None:
+                    found = candidate
+                    if not self.options.upward:
+                        return found
+                else:
+                    self._refused[depth] = refused
+            elif self.options.upward and not candidate.legal:
+                break
+        return found
 
     def shifted(self, depth: int) -> Candidate | None:
         """The proven fusion at `depth` with the second nest's iterations shifted
@@ -447,6 +529,7 @@ class PairFusion:
                     function=result.function,
                     host_offset=result.host_offset,
                     shift=result.amounts,
+                    loop_origins=result.loop_origins,
                 )
         self._shifted[depth] = found
         return found
@@ -504,7 +587,10 @@ class PairFusion:
             fused = cost.nest(self.second) + cost.copy_estimate(self.first, trips, per_copy)
         except PolyError:
             return False
-        return original > 0 and fused / original - 1 > self.options.tolerance + ESTIMATE_MARGIN
+        if original <= 0:
+            return False
+        self._estimates[depth] = max(self._estimates.get(depth, 0.0), fused / original - 1)
+        return fused / original - 1 > self.options.tolerance + ESTIMATE_MARGIN
 
     def _evaluate(self, depth: int) -> Candidate:
         if self.failure is not None:
@@ -597,9 +683,9 @@ class PairFusion:
         """Keeping the first nest (or copying its inner loops whole) helps only when
         the copy itself computes the right values and what is missing is the rest of
         the first nest's results."""
-        if failure is None or not failure.mismatches:
+        if failure is None or (not whole_loops and not self.options.keep_producer):
             return False
-        if not whole_loops and not self.options.keep_producer:
+        if not failure.mismatches:
             return False
         return not any(
             m.kind == "read" and m.statement in failure.copied for m in failure.mismatches
@@ -637,17 +723,29 @@ class PairFusion:
                         plan, shrunk, target, remove, placement, document_edits
                     )
                     result = check_rewrite(
-                        self.session, self.window, self.data, self.model, self.function, attempt
+                        self.session,
+                        self.window,
+                        self.data,
+                        self.model,
+                        self.function,
+                        attempt,
+                        refute=self.options.refute,
                     )
                 except PolyError:
                     result = None
-                if result is not None and not result.mismatches:
+                if result is not None and result.legal:
                     rewrite, checked = attempt, result
         if checked is None:
             checked = check_rewrite(
-                self.session, self.window, self.data, self.model, self.function, rewrite
+                self.session,
+                self.window,
+                self.data,
+                self.model,
+                self.function,
+                rewrite,
+                refute=self.options.refute,
             )
-        if checked.mismatches:
+        if not checked.legal:
             return Candidate(
                 self.mode,
                 depth,
@@ -656,7 +754,7 @@ class PairFusion:
                 explain=lambda: self._explain(checked),
                 edits=rewrite.edits,
                 producer_kept=not remove,
-                mismatches=checked.mismatches,
+                find_mismatches=lambda: checked.mismatches,
                 copied=checked.copied,
                 find_involved=lambda: self._involved_ops(checked),
             )
@@ -672,6 +770,7 @@ class PairFusion:
             not remove,
             function=checked.function,
             host_offset=checked.host.span.start_byte if checked.host is not None else None,
+            loop_origins=_copied_loops(rewrite, copy, checked.function, self.first),
         )
 
     def _assemble(
@@ -789,6 +888,8 @@ class PairFusion:
                 return 0 if mismatch.statement in checked.copied else 1
             return 2 if mismatch.kind == "final" else 3
 
+        if not checked.mismatches:
+            return "the fused code would compute something else"
         mismatch = min(checked.mismatches, key=priority)
         try:
             return self.session.run(lambda: explainer.explain(mismatch), "an explanation")

@@ -10,7 +10,8 @@ fusion helps, when no order can leave fewer (nests that share no memref are neve
 fused together), or at the budget: at most `orders` runs and
 `evaluations` fresh legality questions per function beyond the first run's
 (`budgets.FUSE_ALL_ORDERS`, `budgets.FUSE_ALL_EVALUATIONS`; counts, so the result
-does not depend on the machine). Every run's steps are proven; the
+does not depend on the machine), or when the isl operations of the whole fuse-all
+are spent (`budgets.FUSE_ALL_OPERATIONS`). Every run's steps are proven; the
 search only chooses among proven results.
 """
 
@@ -72,7 +73,12 @@ def best_order(
             banned = best.banned | {step.move}
             if banned in tried:
                 continue
-            if runs >= orders or evaluator.evaluations >= limit or not evaluator.complete:
+            if (
+                runs >= orders
+                or evaluator.evaluations >= limit
+                or not evaluator.complete
+                or evaluator.spent
+            ):
                 return best
             tried.add(banned)
             runs += 1

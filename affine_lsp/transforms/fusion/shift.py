@@ -24,7 +24,7 @@ No `affine.if` is written. The result is proven like every fusion
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import islpy as isl
 
@@ -67,7 +67,14 @@ from affine_lsp.transforms.fusion.verify import CopiedOp, check_copies
 from affine_lsp.transforms.naming import FreshNames, names_in
 
 FIRST, SECOND = 0, 1
-HOST = object()  # marks where the loop that runs both nests starts, among the written items
+
+
+@dataclass(frozen=True)
+class FusedLoop:
+    """Marks, among the written items, where a loop that runs both nests starts."""
+
+    level: int
+    indent: int  # bytes of indentation before `affine.for`
 
 
 class NoShift(PolyError):
@@ -84,6 +91,7 @@ class Shifted:
     new_text: bytes
     function: FuncOp
     host_offset: int
+    loop_origins: dict[int, int] = field(default_factory=dict)  # new loop -> loop it repeats
 
 
 def shift_text(amounts: tuple[int, ...]) -> str:
@@ -427,9 +435,9 @@ class ShiftWriter:
 
     # -- structure -------------------------------------------------------------------
 
-    def write(self) -> tuple[str, list[Chunk], int]:
-        """The fused code, its chunks and where its loop that runs both nests starts
-        (offsets relative to the text's start)."""
+    def write(self) -> tuple[str, list[Chunk], list[int]]:
+        """The fused code, its chunks and where its loops that run both nests start,
+        outermost first (offsets relative to the text's start)."""
         self.fused_names = [
             self.fresh.reuse(loop.induction_variable.name)  # type: ignore[union-attr]
             for loop in self.bands[FIRST]
@@ -439,10 +447,11 @@ class ShiftWriter:
         self._name_chunks(chunks)
         text: list[str] = []
         length = 0
-        host = 0
+        fused: list[int] = []
         for item in self.items:
-            if item is HOST:
-                host = length + len(self.base.encode())
+            if isinstance(item, FusedLoop):
+                if item.level == len(fused):
+                    fused.append(length + item.indent)
                 continue
             if isinstance(item, Chunk):
                 piece = item.text = self._chunk_text(item)
@@ -452,7 +461,7 @@ class ShiftWriter:
                 piece = item
             text.append(piece)
             length += len(piece.encode())
-        return "".join(text), chunks, host
+        return "".join(text), chunks, fused
 
     def _level(self, k: int, indent: str, above: dict[int, dict[int, AffineForm]]) -> None:
         pieces = level_pieces(self.ranges[FIRST][k], self.ranges[SECOND][k])
@@ -468,8 +477,7 @@ class ShiftWriter:
         name = self.fused_names[k]
         lower = self._bound(piece.lowers, True)
         upper = self._bound(piece.uppers, False)
-        if k == 0:
-            self.items.append(HOST)
+        self.items.append(FusedLoop(k, len(indent.encode())))
         self.items.append(f"{indent}affine.for {name} = {lower} to {upper} {{\n")
         inner = {nest: dict(values) for nest, values in above.items()}
         for nest in (FIRST, SECOND):
@@ -745,15 +753,24 @@ def shifted_fusion(
     NoShift (or a PolyError) when it does not apply or is not proven."""
     planner = ShiftPlanner(session, window, first, second)
     bands = planner.bands(depth)
+    zero = (0,) * depth
+    unshifted = (planner.ranges(bands[FIRST], zero), planner.ranges(bands[SECOND], zero))
     amounts = planner.amounts(depth)
     if not any(amounts):
         raise NoShift("the nests fuse without a shift")
-    ranges = (planner.ranges(bands[FIRST], (0,) * depth), planner.ranges(bands[SECOND], amounts))
+    ranges = (
+        unshifted[FIRST],
+        [
+            Range(_sum([(r.lower, 1), (_constant(a), 1)]), _sum([(r.upper, 1), (_constant(a), 1)]))
+            for r, a in zip(unshifted[SECOND], amounts, strict=True)
+        ],
+    )
     between = window.ops[window.ops.index(first) + 1 : window.ops.index(second)]
     if any(isinstance(op, AffineForOp) or _touches_memory(op, window) for op in between):
         raise NoShift("code between the nests touches memory")
     writer = ShiftWriter(data, window, function, bands, ranges, amounts)
-    text, chunks, host = writer.write()
+    text, chunks, fused = writer.write()
+    host = fused[0]
     try:
         first_start, first_end = nest_lines(data, first, True)
         second_start, second_end = nest_lines(data, second, False)
@@ -777,9 +794,37 @@ def shifted_fusion(
     checked = check_copies(
         session, window, data, model, function, edits, copies, (first, second), span, start + host
     )
-    if checked.mismatches:
+    if not checked.legal:
         raise NoShift("the shifted fusion is not equivalent (the proof found a difference)")
-    return Shifted(depth, amounts, edits, checked.new_text, checked.function, start + host)
+    origins = _loop_origins(checked.function, chunks, start, fused, bands[SECOND])
+    return Shifted(depth, amounts, edits, checked.new_text, checked.function, start + host, origins)
+
+
+def _loop_origins(
+    function: FuncOp, chunks: list[Chunk], start: int, fused: list[int], band: list[AffineForOp]
+) -> dict[int, int]:
+    """The fused code's loops (new offsets) and the loops they repeat (old offsets): the
+    loops that run both nests repeat the second nest's band, the loops of each copy
+    the copied ones."""
+    starts = {op.span.start_byte for op in function.walk() if isinstance(op, AffineForOp)}
+    found = {
+        start + offset: loop.span.start_byte
+        for offset, loop in zip(fused, band, strict=False)
+        if start + offset in starts
+    }
+    for chunk in chunks:
+        low = start + chunk.start + chunk.prelude
+        high = start + chunk.start + len(chunk.text.encode())
+        new = sorted(offset for offset in starts if low <= offset < high)
+        old = [
+            op.span.start_byte
+            for root in chunk.ops
+            for op in root.walk()
+            if isinstance(op, AffineForOp)
+        ]
+        if len(new) == len(old):
+            found.update(zip(new, old, strict=True))
+    return found
 
 
 def _touches_memory(op: Operation, window: Window) -> bool:

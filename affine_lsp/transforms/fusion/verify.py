@@ -24,6 +24,7 @@ from affine_lsp.poly import (
     IslSession,
     Mismatch,
     NotAffine,
+    PolyError,
     Statement,
     Window,
     array_name,
@@ -37,6 +38,7 @@ from affine_lsp.syntax import Span
 from affine_lsp.transforms.edits import EditMap, apply_edits
 from affine_lsp.transforms.functions import parse_function
 from affine_lsp.transforms.fusion.copy import Copy
+from affine_lsp.transforms.fusion.refute import refutation
 from affine_lsp.transforms.fusion.slicing import SlicePlan
 
 _CONTEXT_LOOP = re.compile(r"\b_q(\d+)\b")
@@ -84,13 +86,14 @@ class Rewrite:
 
 @dataclass
 class Checked:
-    """A rewritten window, modelled, and (once compared) how it differs."""
+    """A rewritten window, modelled, and (once compared) how it differs: `legal`, and
+    the `mismatches` (computed when asked if a quick refutation already settled it)."""
 
     new_text: bytes
     window: Window
     function: FuncOp
     origin: isl.UnionMap
-    mismatches: list[Mismatch]
+    found: list[Mismatch]
     copied: set[str]  # names of the statements in the copy
     live: set[str]
     bounds: dict[str, tuple[int, ...]]
@@ -98,25 +101,58 @@ class Checked:
     host: Operation | None = None  # the rewritten second nest (holding the copy)
     kept: Operation | None = None  # the first nest, when it is kept
     compared: bool = False
+    refuted: str | None = None  # which quick check showed a difference (`refute.py`)
+    _against: tuple[IslSession, Window] | None = None
 
     @property
     def window_statements(self) -> set[str]:
         return {s.name for s in self.window.statements}
 
-    def compare(self, session: IslSession, original: Window) -> Checked:
-        """Run the dataflow comparison (once)."""
+    @property
+    def legal(self) -> bool:
+        return self.refuted is None and not self.found
+
+    @property
+    def mismatches(self) -> list[Mismatch]:
+        """How the rewrite differs (empty: equivalent); for a refuted rewrite, the exact
+        comparison runs now."""
+        if self.refuted is not None and not self.found and self._against is not None:
+            session, original = self._against
+            self._against = None
+            try:
+                self.found = self._exact(session, original)
+            except PolyError:
+                pass  # refuted all the same; only the details are missing
+        return self.found
+
+    def compare(self, session: IslSession, original: Window, refute: bool = False) -> Checked:
+        """Run the exact dataflow comparison (once); with `refute`, the quick refutation
+        first, and the exact comparison only if it finds nothing (or when the
+        mismatches are asked for)."""
         if not self.compared:
-            self.mismatches = compare(
-                session,
-                original,
-                self.window,
-                self.origin,
-                self.live,
-                self.bounds,
-                self.undefined,
-            )
             self.compared = True
+            self._against = (session, original)
+            try:
+                if refute:
+                    self.refuted = refutation(
+                        session, original, self.window, self.origin, self.live, self.undefined
+                    )
+            except NotAffine:
+                self.refuted = None
+            if self.refuted is None:
+                self.found = self._exact(session, original)
         return self
+
+    def _exact(self, session: IslSession, original: Window) -> list[Mismatch]:
+        return compare(
+            session,
+            original,
+            self.window,
+            self.origin,
+            self.live,
+            self.bounds,
+            self.undefined,
+        )
 
 
 def dead_after(window: Window, memref) -> bool:
@@ -236,9 +272,11 @@ def check_rewrite(
     function: FuncOp,
     rewrite: Rewrite,
     compare_flows: bool = True,
+    refute: bool = False,
 ) -> Checked:
     """Model the rewritten window and compare it with the original (unless
-    `compare_flows` is False: then only the model is built, mismatches stay empty)."""
+    `compare_flows` is False: then only the model is built, mismatches stay empty;
+    `refute`: try the quick refutation first, `Checked.compare`)."""
     new_data = apply_edits(data, rewrite.edits)
     new_function = parse_function(new_data, function, model)
     mapping = EditMap(rewrite.edits)
@@ -315,7 +353,7 @@ def check_rewrite(
         consumer,
         kept,
     )
-    return checked.compare(session, original) if compare_flows else checked
+    return checked.compare(session, original, refute) if compare_flows else checked
 
 
 def _shapes(window: Window, live: set[str]) -> dict[str, tuple[int, ...]]:
@@ -389,7 +427,7 @@ def check_removal(
     )
     live = live_arrays(original)
     checked = Checked(new_data, window, new_function, origin, [], set(), live, {}, set())
-    return checked.compare(session, original)
+    return checked.compare(session, original, refute=True)
 
 
 @dataclass
