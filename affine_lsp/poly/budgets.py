@@ -121,7 +121,7 @@ FUSE_ALL_EVALUATIONS = 200
 run's (cached answers are free; it also stops after as many as the first run
 analysed, or 10); no new run starts past it."""
 
-FUSE_ALL_OPERATIONS = 40_000_000
+FUSE_ALL_OPERATIONS = 10_000_000
 """isl operations `fuse --all` may spend per function (every question it asks counted:
 pair fusions, dead nests, locality); past them it asks nothing more and keeps the
 fusions made. About 3 s of a quiet core on PolyBench kernels (see the README)."""

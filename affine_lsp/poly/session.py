@@ -72,6 +72,15 @@ class IslSession:
         self.ctx.set_max_operations(cap)
         return low
 
+    def allow(self, operations: int) -> None:
+        """Let this session spend `operations` more isl operations than it has so far
+        (and no deadline): for work after the question it was capped for, such as
+        explaining its answer."""
+        used = self.operations()
+        self.budget = Budget(used + operations, None)
+        self.ctx.set_max_operations(used + operations)
+        self.deadline = None
+
     def check_time(self) -> None:
         if past(self.deadline):
             raise BudgetExceeded("too complex to analyse within its time budget")

@@ -249,6 +249,7 @@ class PairFusion:
         self._shifted: dict[int, Candidate | None] = {}
         self._estimates: dict[int, float] = {}  # extra compute estimated for a depth
         self._refused: dict[int, str] = {}  # legal depths `accept` refused, and why
+        self._explaining = False
         self._first_depth: int | None = 1
         self.session = IslSession(self.options.budget)
         self.failure: str | None = None
@@ -437,6 +438,13 @@ class PairFusion:
         """The depths whose fusion has been evaluated (or estimated too costly)."""
         return sorted(set(self._candidates) | set(self._estimates) | set(self._refused))
 
+    def allow_explanations(self, operations: int) -> None:
+        """Let the reasons asked from now on take `operations` more isl operations than
+        the pair's budget (once: later calls do nothing)."""
+        if not self._explaining:
+            self._explaining = True
+            self.session.allow(operations)
+
     def refused(self) -> dict[int, str]:
         """The legal depths `best`'s `accept` refused, and why."""
         return dict(self._refused)
@@ -453,7 +461,7 @@ class PairFusion:
             )
         candidate = self._candidates[depth]
         if candidate.timed_out:
-            return "too complex to analyse in time"
+            return "too complex to analyse within the budget"
         if candidate.legal:
             return (
                 f"+{(candidate.extra or 0):.0%} compute exceeds the "
@@ -493,6 +501,12 @@ class PairFusion:
                 else:
                     self._refused[depth] = refused
             elif self.options.upward and not candidate.legal:
+                # Deeper copies are illegal too, but a shift may make a depth legal.
+                deeper = [d for d in order if d > depth]
+                for other in reversed(deeper):
+                    shifted = self.shifted(other)
+                    if shifted is not None and (accept is None or accept(shifted) is None):
+                        return shifted
                 break
         return found
 

@@ -77,6 +77,10 @@ def fuse_all(
         start = State(data, model, function)
         start.lines = {offset: line + lines_before for offset, line in start.lines.items()}
         start.names = {line + lines_before: name for line, name in start.names.items()}
+        start.parents = {
+            line + lines_before: parent + lines_before if parent else 0
+            for line, parent in start.parents.items()
+        }
         run = best_order(evaluator, start, modes, orders, evaluations)
         left += run.left_alone()
         spent = spent or evaluator.spent

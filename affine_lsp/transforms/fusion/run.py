@@ -24,6 +24,7 @@ bounded by isl operations (`Evaluator.operations`, counted in every session).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -31,6 +32,7 @@ from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineForOp, Block, FuncOp, ModuleModel, Operation
 from affine_lsp.poly import Budget, IslSession, PolyError, budgets
 from affine_lsp.poly.budgets import past
+from affine_lsp.syntax import decode
 from affine_lsp.transforms import locality
 from affine_lsp.transforms.edits import EditMap
 from affine_lsp.transforms.fusion.dead import Removal, removal
@@ -91,14 +93,43 @@ def _said(text: str) -> Callable[[], str]:
     return lambda: text
 
 
+_SSA_NAME = re.compile(r"%[A-Za-z0-9_$.\-]+")
+
+
+def canonical_text(state: State, low: Operation, high: Operation) -> str:
+    """The text from `low`'s start to `high`'s end (two ops of one block, or an op and
+    the function that holds it) with the values it defines renamed in order of
+    appearance: two texts that differ only by those names (as fuse-all's fresh names
+    make them) ask the same questions."""
+    start, end = low.span.start_byte, high.span.end_byte
+    defined: set[str] = set()
+    for op in state.function.walk():
+        if start <= op.span.start_byte < end:
+            defined.update(value.name for value in op.results)
+            for region in op.regions:
+                for block in region.blocks:
+                    defined.update(argument.name for argument in block.arguments)
+    names: dict[str, str] = {}
+
+    def rename(match: re.Match[str]) -> str:
+        name = match.group(0)
+        if name not in defined:
+            return name
+        return names.setdefault(name, f"%#{len(names)}")
+
+    return _SSA_NAME.sub(rename, decode(state.data[start:end]))
+
+
 def worth_trying(first: AffineForOp, second: AffineForOp, mode: str) -> bool:
     """Producer-consumer: the first nest writes what the second reads or writes;
-    sibling: they read a memref in common (dependences are left to the proof)."""
+    sibling: they read a memref in common that neither writes (an input they share:
+    a memref one of them writes makes them producer and consumer; other dependences
+    are left to the proof)."""
     first_reads, first_writes = memrefs_touched(first)
     second_reads, second_writes = memrefs_touched(second)
     if mode == PRODUCER_CONSUMER:
         return bool(first_writes & (second_reads | second_writes))
-    return bool(first_reads & second_reads)
+    return bool((first_reads & second_reads) - first_writes - second_writes)
 
 
 def _conflict(a: Operation, b: Operation) -> bool:
@@ -137,6 +168,7 @@ class State:
     function: FuncOp
     lines: dict[int, int] = field(default_factory=dict)
     names: dict[int, str] = field(default_factory=dict)  # input line -> the loop's iv there
+    parents: dict[int, int] = field(default_factory=dict)  # input line -> its loop's (0: none)
     key: bytes = b""
 
     def __post_init__(self) -> None:
@@ -148,6 +180,12 @@ class State:
                     self.lines[op.span.start_byte] = line
                     if op.induction_variable is not None:
                         self.names[line] = op.induction_variable.name
+            for op in self.function.walk():
+                if isinstance(op, AffineForOp):
+                    parent = op.parent_op
+                    self.parents[self.lines[op.span.start_byte]] = (
+                        self.lines.get(parent.span.start_byte, 0) if parent is not None else 0
+                    )
 
     def iv(self, loop: AffineForOp) -> str:
         """A loop's iv as the input names it (its own name if the input has no such loop)."""
@@ -208,6 +246,7 @@ class Evaluator:
         self._removals: dict[tuple, Removal | None] = {}
         self._permuted: dict[tuple, Permuted | None] = {}
         self._failed_windows: dict[tuple, Verdict] = {}
+        self._alive: set[tuple[str, str]] = set()
         self._lines: dict[bytes, locality.NestLocality | None] = {}
 
     @property
@@ -249,6 +288,11 @@ class Evaluator:
     def removal(self, state: State, nest: AffineForOp) -> Removal | None:
         key = (state.key, nest.span.start_byte)
         if key not in self._removals:
+            # A nest found alive stays alive while the code from it to the end of the
+            # function is the same (up to the names it defines): ask once.
+            alive = (state.function.symbol, canonical_text(state, nest, state.function))
+            if alive in self._alive:
+                return None
             if not self._asking():
                 return None
             session = IslSession(self.budget(self.options.budget))
@@ -256,6 +300,8 @@ class Evaluator:
                 state.data, state.model, state.function, nest, session.budget, session
             )
             self.charge(session)
+            if self._removals[key] is None:
+                self._alive.add(alive)
         return self._removals[key]
 
     def permuted(self, state: State, nest: AffineForOp) -> Permuted | None:
@@ -296,12 +342,7 @@ class Evaluator:
         if key in self._fusions:
             return self._fusions[key]
         low, high = sorted((first, second), key=lambda op: op.span.start_byte)
-        window = (
-            state.function.symbol,
-            state.data[low.span.start_byte : high.span.end_byte],
-            mode,
-            first is high,
-        )
+        window = (state.function.symbol, canonical_text(state, low, high), mode, first is high)
         if window in self._failed_windows:
             return self._failed_windows[window]
         if not self._asking():
@@ -326,7 +367,7 @@ class Evaluator:
         if best is None or best.new_text is None or best.function is None:
             if fusion.ran_out and self.out_of_time():
                 self.complete = False  # no verdict on this pair: stop here
-            verdict = Verdict(None, lambda: _short(fusion), lambda: _detail(fusion))
+            verdict = Verdict(None, lambda: _short(_explaining(fusion)), lambda: _detail(fusion))
             self._failed_windows[window] = verdict
         else:
             verdict = Verdict(best)
@@ -362,6 +403,17 @@ def _more(after: float, before: float) -> str:
     return f"{ratio:.1f}x the cache lines"
 
 
+EXPLANATION_OPERATIONS = 2_000_000
+"""isl operations a pair's reasons may take when they are asked for (after the
+decision, so not counted in the budget): the exact comparison of a refuted fusion."""
+
+
+def _explaining(fusion: PairFusion) -> PairFusion:
+    """The pair, its session allowed the work of explaining."""
+    fusion.allow_explanations(EXPLANATION_OPERATIONS)
+    return fusion
+
+
 def _short(fusion: PairFusion) -> str:
     """Why a pair does not fuse, in one line: a depth refused for locality if there is
     one, else the outermost depth's reason."""
@@ -376,6 +428,7 @@ def _short(fusion: PairFusion) -> str:
 
 def _detail(fusion: PairFusion) -> str:
     """Every depth tried and its reason."""
+    _explaining(fusion)
     if fusion.failure is not None:
         return _short(fusion)
     reasons = [f"depth {depth}: {fusion.why_not(depth)}" for depth in fusion.tried()]
@@ -432,8 +485,10 @@ class GreedyRun:
         return self
 
     def left_alone(self) -> list[Considered]:
-        """The pairs considered and not fused whose nests are still apart at the end,
-        by input lines (producer-consumer reasons before sibling ones)."""
+        """The pairs considered and not fused whose nests are still apart at the end and
+        were nests of one block in the input (of pieces fusions brought together, only
+        those whose loop order locality kept), by input lines (producer-consumer
+        reasons before sibling ones)."""
         nests = {
             self.state.lines.get(op.span.start_byte)
             for block in nest_blocks(self.state.function)
@@ -445,6 +500,9 @@ class GreedyRun:
             pair = (min(lines), max(lines))
             if pair[0] == pair[1] or not set(pair) <= nests:
                 continue
+            apart = self.state.parents.get(pair[0], -1) != self.state.parents.get(pair[1], -2)
+            if apart and considered.reordering is None:
+                continue  # brought together by fusions: only a kept loop order is news
             current = found.get(pair)
             if (
                 current is None
@@ -477,7 +535,7 @@ class GreedyRun:
                     kept[new] = line
             lines = kept
         lines.update(known or {})
-        self.state = State(new_text, self.state.model, function, lines, self.state.names)
+        self.state = replace(self.state, data=new_text, function=function, lines=lines)
         return moved
 
     def _remove_dead(self, fresh: set[int]) -> set[int] | None:
@@ -623,9 +681,7 @@ class GreedyRun:
         host_line = self.state.line(host)
         if host_line is not None:
             lines[permuted.nest_offset] = host_line
-        state = State(
-            permuted.new_text, self.state.model, permuted.function, lines, self.state.names
-        )
+        state = replace(self.state, data=permuted.new_text, function=permuted.function, lines=lines)
         loops = {op.span.start_byte: op for op in permuted.function.walk()}
         new_copied = loops.get(EditMap(permuted.edits).to_new(copied.span.start_byte) or -1)
         new_host = loops.get(permuted.nest_offset)
