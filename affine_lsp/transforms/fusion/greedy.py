@@ -30,6 +30,7 @@ class FuseAllResult:
     complete: bool = True  # False: the time limit stopped it (`text` has the steps done)
     left_alone: list[Considered] = field(default_factory=list)  # pairs not fused, and why
     spent: bool = False  # the isl operation budget ran out (later pairs were not asked)
+    operations: int = 0  # isl operations spent (every function)
 
     @property
     def fusions(self) -> list[Fusion]:
@@ -63,6 +64,7 @@ def fuse_all(
     left: list[Considered] = []
     spent = False
     complete = True
+    operations = 0
     index = 0
     lines_before = 0  # lines the fusions in earlier functions removed (input = text + this)
     while True:
@@ -84,6 +86,7 @@ def fuse_all(
         run = best_order(evaluator, start, modes, orders, evaluations)
         left += run.left_alone()
         spent = spent or evaluator.spent
+        operations += evaluator.operations
         complete = complete and evaluator.complete
         if run.steps:
             steps += [step.report for step in run.steps]
@@ -91,4 +94,4 @@ def fuse_all(
             data = run.state.data
             # Later functions moved: model the text again.
             model = build_module(SourceDocument(data).tree.root_node, options.dialects)
-    return FuseAllResult(data, steps, complete, left, spent)
+    return FuseAllResult(data, steps, complete, left, spent, operations)

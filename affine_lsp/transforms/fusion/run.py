@@ -247,7 +247,7 @@ class Evaluator:
         self._permuted: dict[tuple, Permuted | None] = {}
         self._failed_windows: dict[tuple, Verdict] = {}
         self._alive: set[tuple[str, str]] = set()
-        self._lines: dict[bytes, locality.NestLocality | None] = {}
+        self._lines: dict[str, locality.NestLocality | None] = {}
 
     @property
     def profitable(self) -> bool:
@@ -317,23 +317,40 @@ class Evaluator:
 
     def lines(self, nest: AffineForOp, model: ModuleModel) -> locality.NestLocality | None:
         """The locality of a nest (cached by its text)."""
-        key = nest.node.text if nest.node is not None else None
-        if key is None:
+        if nest.node is None:
             return None
+        key = _text(nest)
         if key not in self._lines:
             session = IslSession(self.budget(budgets.DEPENDENCE))
             self._lines[key] = locality.cost(nest, model, session=session)
             self.charge(session)
         return self._lines[key]
 
-    def block_lines(self, block: Block, model: ModuleModel) -> float | None:
-        total = 0.0
-        for nest in loops_in(block):
-            found = self.lines(nest, model)
-            if found is None:
-                return None
-            total += found.lines
-        return total
+    def changed_lines(
+        self, before: Block, after: Block, model: ModuleModel
+    ) -> tuple[float, float] | None:
+        """The cache lines of the nests of a block that a rewrite changed, before and
+        after it (nests whose text it left alone are not counted: they would only
+        dilute the difference); None if one cannot be modelled."""
+        old = [nest for nest in loops_in(before)]
+        new = [nest for nest in loops_in(after)]
+        new_texts = [_text(nest) for nest in new]
+        for nest in list(old):
+            text = _text(nest)
+            if text in new_texts:
+                new_texts.remove(text)
+                old.remove(nest)
+                new.pop(next(k for k, n in enumerate(new) if _text(n) == text))
+        totals = []
+        for nests, nest_model in ((old, model), (new, model)):
+            total = 0.0
+            for nest in nests:
+                found = self.lines(nest, nest_model)
+                if found is None:
+                    return None
+                total += found.lines
+            totals.append(total)
+        return totals[0], totals[1]
 
     def fusion(self, state: State, first: AffineForOp, second: AffineForOp, mode: str) -> Verdict:
         """The best fusion of `first` into `second` (either may come first) that locality
@@ -386,11 +403,18 @@ class Evaluator:
         )
         if host is None or host.parent_block is None:
             return None
-        before = self.block_lines(block, state.model)
-        after = self.block_lines(host.parent_block, state.model)
-        if before is None or after is None or after <= before * (1 + LOCALITY_SLACK):
+        lines = self.changed_lines(block, host.parent_block, state.model)
+        if lines is None:
+            return None
+        before, after = lines
+        if after <= before * (1 + LOCALITY_SLACK):
             return None
         return f"fused at depth {candidate.depth}, the code would load {_more(after, before)}"
+
+
+def _text(nest: Operation) -> str:
+    text = nest.node.text if nest.node is not None else None
+    return text.decode("utf-8", "replace") if text is not None else str(id(nest))
 
 
 def _more(after: float, before: float) -> str:
