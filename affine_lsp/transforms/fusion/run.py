@@ -122,14 +122,12 @@ def canonical_text(state: State, low: Operation, high: Operation) -> str:
 
 def worth_trying(first: AffineForOp, second: AffineForOp, mode: str) -> bool:
     """Producer-consumer: the first nest writes what the second reads or writes;
-    sibling: they read a memref in common that neither writes (an input they share:
-    a memref one of them writes makes them producer and consumer; other dependences
-    are left to the proof)."""
+    sibling: they read a memref in common (dependences are left to the proof)."""
     first_reads, first_writes = memrefs_touched(first)
     second_reads, second_writes = memrefs_touched(second)
     if mode == PRODUCER_CONSUMER:
         return bool(first_writes & (second_reads | second_writes))
-    return bool((first_reads & second_reads) - first_writes - second_writes)
+    return bool(first_reads & second_reads)
 
 
 def _conflict(a: Operation, b: Operation) -> bool:
@@ -169,6 +167,9 @@ class State:
     lines: dict[int, int] = field(default_factory=dict)
     names: dict[int, str] = field(default_factory=dict)  # input line -> the loop's iv there
     parents: dict[int, int] = field(default_factory=dict)  # input line -> its loop's (0: none)
+    pieces: dict[int, int] = field(default_factory=dict)
+    """Nests (by offset) that one shifted fusion wrote side by side (by that step): the
+    pieces one nest runs alone and the loop that runs both, never fused again."""
     key: bytes = b""
 
     def __post_init__(self) -> None:
@@ -412,6 +413,16 @@ class Evaluator:
         return f"fused at depth {candidate.depth}, the code would load {_more(after, before)}"
 
 
+def _moved(found: dict[int, int], mapping: EditMap) -> dict[int, int]:
+    """`found` with its offsets moved through edits (those inside one dropped)."""
+    kept: dict[int, int] = {}
+    for offset, value in found.items():
+        new = mapping.to_new(offset)
+        if new is not None:
+            kept[new] = value
+    return kept
+
+
 def _text(nest: Operation) -> str:
     text = nest.node.text if nest.node is not None else None
     return text.decode("utf-8", "replace") if text is not None else str(id(nest))
@@ -543,23 +554,24 @@ class GreedyRun:
         edits: list[list[TextEdit]],
         fresh: set[int],
         known: dict[int, int] | None = None,
+        pieces: set[int] | None = None,
     ) -> set[int]:
         """Move to the state after `edits` (lists applied one after the other); the
         fresh offsets, moved (those inside an edit are dropped). `known`: the input
-        lines of nests the edits wrote (by their new offsets)."""
+        lines of nests the edits wrote (by their new offsets); `pieces`: the nests a
+        shifted fusion wrote side by side."""
         moved: set[int] = set(fresh)
-        lines = dict(self.state.lines)
+        lines, together = dict(self.state.lines), dict(self.state.pieces)
         for step in edits:
             mapping = EditMap(step)
             moved = {o for o in (mapping.to_new(offset) for offset in moved) if o is not None}
-            kept: dict[int, int] = {}
-            for offset, line in lines.items():
-                new = mapping.to_new(offset)
-                if new is not None:
-                    kept[new] = line
-            lines = kept
+            lines = _moved(lines, mapping)
+            together = _moved(together, mapping)
         lines.update(known or {})
-        self.state = replace(self.state, data=new_text, function=function, lines=lines)
+        together.update({offset: len(self.steps) for offset in pieces or ()})
+        self.state = replace(
+            self.state, data=new_text, function=function, lines=lines, pieces=together
+        )
         return moved
 
     def _remove_dead(self, fresh: set[int]) -> set[int] | None:
@@ -611,8 +623,18 @@ class GreedyRun:
                     }
                     if best.host_offset is not None and host_line is not None:
                         known[best.host_offset] = host_line
+                    pieces = set()
+                    if best.shift:
+                        host = next(
+                            op
+                            for op in best.function.walk()
+                            if op.span.start_byte == best.host_offset
+                        )
+                        if host.parent_block is not None:
+                            pieces = {op.span.start_byte for op in loops_in(host.parent_block)}
+                            pieces &= set(best.loop_origins) | {best.host_offset}
                     fresh = self._apply(
-                        best.new_text, best.function, [*edits, best.edits], fresh, known
+                        best.new_text, best.function, [*edits, best.edits], fresh, known, pieces
                     )
                     if best.host_offset is not None:
                         fresh.add(best.host_offset)
@@ -648,6 +670,9 @@ class GreedyRun:
         (siblings) the later into the earlier where that costs less."""
         if not worth_trying(first, second, mode):
             return None
+        group = self.state.pieces.get(first.span.start_byte)
+        if group is not None and group == self.state.pieces.get(second.span.start_byte):
+            return None  # pieces of one shifted fusion
         options = [(first, second)]
         if mode == SIBLING:
             options.append((second, first))
