@@ -200,9 +200,12 @@ class State:
         return self.lines.get(nest.span.start_byte)
 
     def score(self) -> tuple[int, int]:
-        """What fuse-all minimises: top-level nests of the function, then all its loops."""
+        """What fuse-all minimises: top-level nests of the function (the pieces of one
+        shifted fusion count as one), then all its loops."""
         body = self.function.body
-        top = len(loops_in(body.entry)) if body is not None and body.entry is not None else 0
+        nests = loops_in(body.entry) if body is not None and body.entry is not None else []
+        groups = {self.pieces.get(nest.span.start_byte) for nest in nests} - {None}
+        top = len([n for n in nests if n.span.start_byte not in self.pieces]) + len(groups)
         loops = sum(1 for op in self.function.walk() if isinstance(op, AffineForOp))
         return top, loops
 
