@@ -184,7 +184,7 @@ def _fuse_line(
         _error(f"cannot fuse the nests on lines {args.line} and {second_line}: {reason}")
         return REFUSED, data
     kept = ", first nest kept" if chosen.producer_kept else ""
-    shifted = f", second nest shifted by {shift_text(chosen.shift)}" if chosen.shift else ""
+    shifted = f", second nest {shift_text(chosen.shift)}" if chosen.shift else ""
     _error(
         f"fused the nest on line {args.line} into the nest on line {second_line} "
         f"(depth {chosen.depth}{shifted}, +{(chosen.extra or 0):.0%} compute{kept})"
@@ -202,7 +202,7 @@ def _step_text(step: Fusion | Removed) -> str:
             f"{step.function}: removed {_nest(step.line)}: nothing reads what it writes "
             "before it is overwritten"
         )
-    shifted = f", second nest shifted by {shift_text(step.shift)}" if step.shift else ""
+    shifted = f", second nest {shift_text(step.shift)}" if step.shift else ""
     permuted = f", its loops reordered to {', '.join(step.permuted)} first" if step.permuted else ""
     return (
         f"{step.function}: fused {_nest(step.first_line)} into {_nest(step.second_line)} "

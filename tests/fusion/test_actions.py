@@ -8,7 +8,13 @@ from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.edits import apply_edits
 from affine_lsp.transforms.fusion import FusionOptions
 from affine_lsp.transforms.fusion.actions import fusion_actions
-from tests.fusion.test_engine import LIVE_OUT, REVERSED_WAR, SIBLINGS, WAR, seed_program
+from tests.fusion.test_engine import (
+    LIVE_OUT,
+    REVERSED_WAR,
+    SIBLINGS,
+    WAR,
+    seed_program,
+)
 
 
 def _actions(text: str, needle: str, options: FusionOptions | None = None, column: int = 2):

@@ -9,7 +9,7 @@ fuse_all(data, options, only)   fusion over a document: dead nests removed, gree
                                 of `Fusion`s and `Removed` nests, the pairs left apart
                                 as `Considered`, with why).
 fusion_actions(...)             the editor's code actions (`FusionAction`s).
-shift_text(amounts)             how a shift is written in messages (`1`, `(1, 0)`).
+shift_text(amounts)             a shift in messages (`shifted by 1`, `aligned`).
 functions, nest_at, nest_on_line, next_nest, loops_in, memrefs_touched
                                 finding nests and what they touch.
 """

@@ -226,7 +226,7 @@ def _candidate_action(
     if not candidate.legal:
         return FusionAction(f"{prefix} (depth {candidate.depth})", disabled_reason=candidate.reason)
     kept = ", keeps the first nest" if candidate.producer_kept else ""
-    shifted = f", shifted by {shift_text(candidate.shift)}" if candidate.shift else ""
+    shifted = f", {shift_text(candidate.shift)}" if candidate.shift else ""
     title = (
         f"{prefix}{shifted} (depth {candidate.depth}, {_percent(candidate.extra)} compute{kept})"
     )

@@ -139,6 +139,7 @@ class Candidate:
     host_offset: int | None = None  # where the fused nest starts in `new_text`
     find_involved: Callable[[], list[set[int]]] | None = field(default=None, repr=False)
     shift: tuple[int, ...] = ()  # the second nest's iterations moved by this per fused loop
+    innermost_together: bool = False  # shifted: both nests' innermost loops made one
     loop_origins: dict[int, int] = field(default_factory=dict)
     """Loops the fusion wrote anew (by offset in `new_text`) and the loop each repeats
     (by offset in the original text), where known."""
@@ -246,7 +247,7 @@ class PairFusion:
         self.block: Block = first.parent_block  # type: ignore[assignment]
         self._candidates: dict[int, Candidate] = {}
         self._alignable: dict[int, bool] = {}
-        self._shifted: dict[int, Candidate | None] = {}
+        self._shifted: dict[tuple[int, bool], Candidate | None] = {}
         self._estimates: dict[int, float] = {}  # extra compute estimated for a depth
         self._refused: dict[int, str] = {}  # legal depths `accept` refused, and why
         self._explaining = False
@@ -482,7 +483,28 @@ class PairFusion:
         estimated to cost too much are not even written and checked: only their
         fusion with a shift is) that `accept` does not refuse (it returns why).
         With the options' `upward`, depths are tried from the outermost in, until
-        one is illegal (see `FusionOptions`)."""
+        one is illegal (see `FusionOptions`). A fusion with a shift that would put
+        both nests' innermost loops into one, a dependence between them carried by
+        it, gives way to the fusion one loop less deep, if there is one: each nest
+        keeps its own unit-stride innermost loop, which vectorizes (jacobi-2d's
+        sweeps: 1.3x at depth 1, 0.9x at depth 2)."""
+        found = self._best(accept)
+        if found is not None and not (found.shift and found.innermost_together):
+            return found
+        together = [
+            candidate
+            for (_, aligned), candidate in self._shifted.items()
+            if candidate is not None and not aligned and candidate.innermost_together
+        ]
+        for candidate in sorted(together, key=lambda c: -c.depth):
+            if candidate.depth <= 1:
+                continue
+            shallower = self.shifted(candidate.depth - 1, aligned=True)
+            if shallower is not None and (accept is None or accept(shallower) is None):
+                return shallower
+        return found
+
+    def _best(self, accept: Callable[[Candidate], str | None] | None) -> Candidate | None:
         order = self.depths() if self.options.upward else list(reversed(self.depths()))
         found: Candidate | None = None
         for depth in order:
@@ -510,11 +532,13 @@ class PairFusion:
                 break
         return found
 
-    def shifted(self, depth: int) -> Candidate | None:
+    def shifted(self, depth: int, aligned: bool = False) -> Candidate | None:
         """The proven fusion at `depth` with the second nest's iterations shifted
-        (`shift.py`), or None when no shift applies or it is not proven."""
-        if depth in self._shifted:
-            return self._shifted[depth]
+        (`shift.py`; with `aligned`, also by nothing), or None when no shift applies or
+        it is not proven."""
+        key = (depth, aligned)
+        if key in self._shifted:
+            return self._shifted[key]
         found = None
         if self.mode == PRODUCER_CONSUMER and self.failure is None and not self.backward:
             assert self.window is not None
@@ -528,6 +552,7 @@ class PairFusion:
                     self.first,
                     self.second,
                     depth,
+                    aligned,
                 )
             except PolyError:
                 result = None
@@ -544,8 +569,9 @@ class PairFusion:
                     host_offset=result.host_offset,
                     shift=result.amounts,
                     loop_origins=result.loop_origins,
+                    innermost_together=result.innermost_together,
                 )
-        self._shifted[depth] = found
+        self._shifted[key] = found
         return found
 
     def _too_costly(self, depth: int) -> bool:

@@ -9,7 +9,9 @@ each step is checked against the code it actually transforms. Only fusions that
 remove the first nest are taken (keeping it would not reduce the work left).
 
 Locality (`transforms.locality`) has a veto: a fusion is taken only if the fused
-code loads no more cache lines than the nests it replaces, and a nest's loops
+code loads no more cache lines than the nests it replaces (and a fusion with a
+shift only if it keeps each nest's innermost loop, which vectorizes: one fused
+innermost loop carrying a dependence between the nests does not), and a nest's loops
 are reordered for a fusion (MLIR's sinking of the loops that carry
 dependences, `interchange.py`) only if the new order loads no more lines than
 the written one (both within `LOCALITY_SLACK`), so an order the user chose for
@@ -45,7 +47,7 @@ from affine_lsp.transforms.fusion.engine import (
 )
 from affine_lsp.transforms.fusion.interchange import Permuted, sink_sequential_loops, sinking_order
 from affine_lsp.transforms.fusion.nests import loops_in, memrefs_touched, nest_blocks
-from affine_lsp.transforms.fusion.shift import perfect_band
+from affine_lsp.transforms.fusion.shift import perfect_band, shift_text
 
 MAX_FUSIONS = 10_000
 
@@ -168,8 +170,9 @@ class State:
     names: dict[int, str] = field(default_factory=dict)  # input line -> the loop's iv there
     parents: dict[int, int] = field(default_factory=dict)  # input line -> its loop's (0: none)
     pieces: dict[int, int] = field(default_factory=dict)
-    """Nests (by offset) that one shifted fusion wrote side by side (by that step): the
-    pieces one nest runs alone and the loop that runs both, never fused again."""
+    """Loops (by offset) that one shifted fusion wrote (by that step): the pieces one
+    nest runs alone, the loops that run both and the loops in them, never fused with
+    each other again."""
     key: bytes = b""
 
     def __post_init__(self) -> None:
@@ -397,7 +400,14 @@ class Evaluator:
 
     def _locality(self, state: State, first: AffineForOp, candidate: Candidate) -> str | None:
         """Why a fusion is refused for locality: the nests of the block that holds the
-        pair load more cache lines after it (None: they do not)."""
+        pair load more cache lines after it, or a shift made both nests' innermost
+        loops one that carries a dependence between them (None: neither)."""
+        if candidate.shift and candidate.innermost_together:
+            return (
+                f"{shift_text(candidate.shift)} at depth {candidate.depth}, the nests' "
+                "innermost loops would be one that carries a dependence from the first to "
+                "the second: it would not vectorize (fuse --line does it)"
+            )
         block = first.parent_block
         if candidate.function is None or block is None:
             return None
@@ -626,16 +636,12 @@ class GreedyRun:
                     }
                     if best.host_offset is not None and host_line is not None:
                         known[best.host_offset] = host_line
-                    pieces = set()
-                    if best.shift:
-                        host = next(
-                            op
-                            for op in best.function.walk()
-                            if op.span.start_byte == best.host_offset
-                        )
-                        if host.parent_block is not None:
-                            pieces = {op.span.start_byte for op in loops_in(host.parent_block)}
-                            pieces &= set(best.loop_origins) | {best.host_offset}
+                    pieces: set[int] = set()
+                    if best.shift and best.host_offset is not None:
+                        # The loops of a shifted fusion stay as it wrote them: fusing
+                        # its pieces, or the loops it left apart inside the fused ones,
+                        # would undo its choices.
+                        pieces = set(best.loop_origins) | {best.host_offset}
                     fresh = self._apply(
                         best.new_text, best.function, [*edits, best.edits], fresh, known, pieces
                     )

@@ -1,5 +1,9 @@
 """Fusion with a shift: the second nest's iterations moved by a constant per loop.
 
+(With no shift needed, the same code aligns nests whose bounds differ: the loops
+matched one for one, the iterations only one nest runs peeled. It is tried one
+loop less deep than a shift that would make the nests' innermost loops one.)
+
 The two sweeps of a stencil step (`B[i]` from `A[i-1..i+1]`, then `A[i]` from
 `B[i-1..i+1]`) cannot fuse iteration for iteration: iteration `i` of the second
 reads `B[i + 1]`, which iteration `i + 1` of the first writes. Shifted by one,
@@ -92,13 +96,20 @@ class Shifted:
     function: FuncOp
     host_offset: int
     loop_origins: dict[int, int] = field(default_factory=dict)  # new loop -> loop it repeats
+    innermost_together: bool = False
+    """Both nests' innermost loops became one whose shift is not zero (a dependence
+    between the nests carried by it: the fused loop vectorizes less well)."""
 
 
 def shift_text(amounts: tuple[int, ...]) -> str:
-    """`1` for one fused loop, `(1, 0)` for several."""
+    """How a fusion places the second nest, for messages: `shifted by 1`, `shifted by
+    (1, 0)`, or `aligned` (no shift: the loops matched one for one, the iterations
+    only one nest runs peeled)."""
+    if not any(amounts):
+        return "aligned"
     if len(amounts) == 1:
-        return str(amounts[0])
-    return "(" + ", ".join(str(a) for a in amounts) + ")"
+        return f"shifted by {amounts[0]}"
+    return "shifted by (" + ", ".join(str(a) for a in amounts) + ")"
 
 
 # -- linear expressions over SSA names ---------------------------------------------------
@@ -748,15 +759,17 @@ def shifted_fusion(
     first: AffineForOp,
     second: AffineForOp,
     depth: int,
+    aligned: bool = False,
 ) -> Shifted:
-    """The proven fusion of `first` into `second` at `depth` with the smallest shift;
-    NoShift (or a PolyError) when it does not apply or is not proven."""
+    """The proven fusion of `first` into `second` at `depth` with the smallest shift
+    (with `aligned`, also when that shift is zero); NoShift (or a PolyError) when it
+    does not apply or is not proven."""
     planner = ShiftPlanner(session, window, first, second)
     bands = planner.bands(depth)
     zero = (0,) * depth
     unshifted = (planner.ranges(bands[FIRST], zero), planner.ranges(bands[SECOND], zero))
     amounts = planner.amounts(depth)
-    if not any(amounts):
+    if not any(amounts) and not aligned:
         raise NoShift("the nests fuse without a shift")
     ranges = (
         unshifted[FIRST],
@@ -797,7 +810,20 @@ def shifted_fusion(
     if not checked.legal:
         raise NoShift("the shifted fusion is not equivalent (the proof found a difference)")
     origins = _loop_origins(checked.function, chunks, start, fused, bands[SECOND])
-    return Shifted(depth, amounts, edits, checked.new_text, checked.function, start + host, origins)
+    innermost = all(
+        not any(isinstance(op, AffineForOp) for op in band[-1].walk() if op is not band[-1])
+        for band in bands
+    )
+    return Shifted(
+        depth,
+        amounts,
+        edits,
+        checked.new_text,
+        checked.function,
+        start + host,
+        origins,
+        innermost and amounts[-1] != 0,
+    )
 
 
 def _loop_origins(
