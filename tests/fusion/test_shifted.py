@@ -6,6 +6,7 @@ comparison, and run by mlir-runner to the same bits as the original."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -167,7 +168,7 @@ def _loops(ivs: list[str], shape: tuple[int, ...]) -> list[str]:
     return [f"  affine.for {iv} = 0 to {size} {{" for iv, size in zip(ivs, shape, strict=True)]
 
 
-def driver(kernel: str, name: str, shapes: list[tuple[int, ...]]) -> str:
+def driver(kernel: str, name: str, shapes: Sequence[tuple[int, ...]]) -> str:
     """`kernel` and a @main that fills its memrefs (f64, static shapes), calls it and
     prints every element's bits."""
     lines = ["func.func private @printMemrefI64(memref<*xi64>)", "func.func @main() {"]
@@ -213,7 +214,7 @@ def driver(kernel: str, name: str, shapes: list[tuple[int, ...]]) -> str:
     return kernel + "\n" + "\n".join(lines) + "\n"
 
 
-RUNS = {
+RUNS: dict[str, list[tuple[int, ...]]] = {
     "jacobi_1d": [(100,), (100,)],
     "jacobi_2d": [(40, 40), (40, 40)],
     "ex_then_hz": [(20, 30), (20, 30)],
@@ -249,7 +250,7 @@ def test_an_iv_used_outside_subscripts_runs_to_the_same_bits():
         pytest.skip(reason)
     best = pair(IV_USE, "@iv_use").best()
     assert best is not None and best.new_text is not None
-    shapes = [(64,), (64,)]
+    shapes: list[tuple[int, ...]] = [(64,), (64,)]
     verdict = oracle.equivalent(
         driver(IV_USE, "iv_use", shapes),
         driver(best.new_text.decode(), "iv_use", shapes),
