@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from affine_lsp.testing import oracle  # noqa: E402
-from affine_lsp.transforms.fusion import fuse_all  # noqa: E402
+from affine_lsp.transforms.fusion import fuse_all, shift_text  # noqa: E402
 
 JACOBI_1D = """func.func @kernel(%A: memref<{n}xf64>, %B: memref<{n}xf64>) {{
   %c3 = arith.constant 0.33333 : f64
@@ -161,7 +161,7 @@ def run(binary: Path, core: int) -> tuple[float, str]:
     return float(seconds), checksum
 
 
-def _deepest(data: bytes, depth: int) -> tuple[tuple[int, ...], str] | None:
+def _shifted(data: bytes, depth: int) -> tuple[tuple[int, ...], str] | None:
     """The two sweeps fused with a shift at `depth` (as `fuse --line N --depth D`)."""
     from affine_lsp.ir import build_module
     from affine_lsp.syntax import SourceDocument
@@ -193,13 +193,13 @@ def main() -> int:
         for name, (kernel, dims, n) in kernels.items():
             fused = fuse_all(kernel.encode())
             variants = {
-                f"fuse --all (depth {f.depth}, shift {f.shift})": fused.text.decode()
+                f"fuse --all (depth {f.depth}, {shift_text(f.shift)})": fused.text.decode()
                 for f in fused.fusions[:1]
             }
-            if dims > 1:  # the sweeps' innermost loops made one as well
-                deepest = _deepest(kernel.encode(), dims)
-                if deepest is not None:
-                    variants[f"depth {dims} (shift {deepest[0]})"] = deepest[1]
+            for depth in range(1, dims + 1):  # fuse --line N --depth D
+                found = _shifted(kernel.encode(), depth)
+                if found is not None:
+                    variants[f"fuse --line, depth {depth} ({shift_text(found[0])})"] = found[1]
             main_text = driver(dims, n)
             binaries = {"original": build(kernel + main_text, workdir, f"{name}-original")}
             for k, (label, text) in enumerate(variants.items()):
