@@ -259,7 +259,7 @@ def level_pieces(first: Range, second: Range) -> list[Piece]:
     for low, high in ((a, b), (c, e)):
         trip = _difference(high, low)
         together = size if size is not None else _difference(end, start)
-        if trip is not None and together is not None and 2 * together < trip:
+        if trip is not None and together is not None and 4 * together < 3 * trip:
             raise NoShift(
                 f"shifted, the nests would run together for only {together} of {trip} iterations"
             )
