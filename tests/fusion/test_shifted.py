@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from affine_lsp.checks import Severity, check_document
-from affine_lsp.syntax import SourceDocument
+from affine_lsp.syntax import SourceDocument, decode, encode
 from affine_lsp.testing import oracle
 from affine_lsp.transforms.fusion import FusionOptions, PairFusion, fuse_all
 from affine_lsp.transforms.fusion import shift as shift_module
@@ -257,3 +257,25 @@ def test_an_iv_used_outside_subscripts_runs_to_the_same_bits():
         timeout=120,
     )
     assert verdict.outcome == oracle.Outcome.SAME, verdict.detail[:2000]
+
+
+LONE = "\ud800"
+
+
+def test_a_lone_surrogate_in_a_shifted_nest_is_kept():
+    """Text from a client may hold a lone surrogate (`syntax.encode` keeps it): the
+    shifted fusion measures the code it copies in the document's own bytes."""
+    text = cases()["jacobi_1d"].replace(
+        "      affine.store %r, %A[%i] : memref<100xf64>\n",
+        f"      affine.store %r, %A[%i] : memref<100xf64>  // {LONE}\n",
+    )
+    data = encode(text)
+    model = model_of(data)
+    function = function_named(model, "@jacobi_1d")
+    block = next(b for b in nest_blocks(function) if len(loops_in(b)) >= 2)
+    first, second = loops_in(block)[:2]
+    best = PairFusion(data, model, function, first, second).best()
+    assert best is not None and best.new_text is not None and best.shift == (1,)
+    fused = decode(best.new_text)
+    assert LONE in fused and "\ufffd" not in fused
+    assert _verifies(best.new_text)

@@ -51,7 +51,7 @@ from affine_lsp.poly import (
     maps_of,
     seconds_left,
 )
-from affine_lsp.syntax import Span, decode
+from affine_lsp.syntax import Span, decode, encode
 from affine_lsp.transforms.edits import (
     EditMap,
     apply_edits,
@@ -210,7 +210,7 @@ def _copied_loops(
     if rewrite.copy_edit is None:
         return {}
     start = EditMap(rewrite.edits).new_start(rewrite.copy_edit)
-    end = start + len(copy.text.encode())
+    end = start + len(encode(copy.text))
     new = [
         op.span.start_byte
         for op in function.walk()

@@ -58,7 +58,7 @@ from affine_lsp.poly import (
     is_under,
     render_mlir,
 )
-from affine_lsp.syntax import Span, decode
+from affine_lsp.syntax import Span, decode, encode
 from affine_lsp.transforms.bounds import forms_of, operand_namer, render_bound
 from affine_lsp.transforms.edits import (
     apply_edits,
@@ -471,7 +471,7 @@ class ShiftWriter:
                 assert isinstance(item, str)
                 piece = item
             text.append(piece)
-            length += len(piece.encode())
+            length += len(encode(piece))
         return "".join(text), chunks, fused
 
     def _level(self, k: int, indent: str, above: dict[int, dict[int, AffineForm]]) -> None:
@@ -488,7 +488,7 @@ class ShiftWriter:
         name = self.fused_names[k]
         lower = self._bound(piece.lowers, True)
         upper = self._bound(piece.uppers, False)
-        self.items.append(FusedLoop(k, len(indent.encode())))
+        self.items.append(FusedLoop(k, len(encode(indent))))
         self.items.append(f"{indent}affine.for {name} = {lower} to {upper} {{\n")
         inner = {nest: dict(values) for nest, values in above.items()}
         for nest in (FIRST, SECOND):
@@ -646,7 +646,7 @@ class ShiftWriter:
                     if new != base:
                         edits.append(
                             TextEdit(
-                                Span(use.span.start_byte, use.span.start_byte + len(base.encode())),
+                                Span(use.span.start_byte, use.span.start_byte + len(encode(base))),
                                 new,
                             )
                         )
@@ -660,7 +660,7 @@ class ShiftWriter:
         ]
         text = decode(apply_edits(data[start:end], local))
         head = "".join(f"{chunk.indent}{line}\n" for line in prelude)
-        chunk.prelude = len(head.encode())
+        chunk.prelude = len(encode(head))
         return head + text
 
     def _subscripts(
@@ -721,7 +721,7 @@ def _values_defined(op: Operation) -> list[Value]:
 
 
 def _name_span(value: Value) -> Span:
-    return Span(value.span.start_byte, value.span.start_byte + len(value.name.encode()))
+    return Span(value.span.start_byte, value.span.start_byte + len(encode(value.name)))
 
 
 def _inside(span: Span, covered: list[Span]) -> bool:
@@ -797,13 +797,13 @@ def shifted_fusion(
     copies = [
         CopiedOp(
             start + chunk.start + chunk.prelude,
-            start + chunk.start + len(chunk.text.encode()),
+            start + chunk.start + len(encode(chunk.text)),
             [op for root in chunk.ops for op in root.walk() if isinstance(op, AffineAccessOp)],
             [(iv, chunk.above[id(iv)]) for iv in chunk.above_ivs],
         )
         for chunk in chunks
     ]
-    span = Span(start, start + len(text.encode()))
+    span = Span(start, start + len(encode(text)))
     checked = check_copies(
         session, window, data, model, function, edits, copies, (first, second), span, start + host
     )
@@ -840,7 +840,7 @@ def _loop_origins(
     }
     for chunk in chunks:
         low = start + chunk.start + chunk.prelude
-        high = start + chunk.start + len(chunk.text.encode())
+        high = start + chunk.start + len(encode(chunk.text))
         new = sorted(offset for offset in starts if low <= offset < high)
         old = [
             op.span.start_byte
