@@ -1,9 +1,12 @@
 """Differential run of the loop transformations: every transformation at every loop
 of generated nests, run with mlir-runner against the original; MLIR 22's passes on
 the same programs; and our conservatism (refusals where a naive rewrite happens to
-run equal).
+run equal). Fusion too, shifted fusion included: on generated pairs of stencil
+sweeps (`sweepgen`), `fuse --line` at its best depth and at each depth, and
+`fuse --all`, run against the original (kinds `fuse` and `fuse-shift`).
 
-    python benchmarks/transforms_differential.py [--count 100] [--seed 0] [--jobs 2]
+    python benchmarks/transforms_differential.py [--count 100] [--sweeps N] [--seed 0]
+        [--jobs 2]
 
 Exit status 1 if any applied transformation computes something else.
 """
@@ -19,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from affine_lsp.testing import loopdiff, nestgen, oracle  # noqa: E402
+from affine_lsp.testing import loopdiff, nestgen, oracle, sweepdiff, sweepgen  # noqa: E402
 
 
 def _program(seed: int) -> dict:
@@ -45,9 +48,24 @@ def _program(seed: int) -> dict:
     }
 
 
+def _sweeps(seed: int) -> dict:
+    sweeps = sweepgen.generate(seed)
+    report = sweepdiff.check_program(seed, sweeps.text)
+    return {
+        "seed": seed,
+        "features": sorted(f"sweeps:{f}" for f in sweeps.features),
+        "failed": report.original_failed,
+        "pairs": report.rows,
+        "mlir": {},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=100, help="programs (default 100)")
+    parser.add_argument(
+        "--sweeps", type=int, default=None, help="programs of two sweeps to fuse (default: --count)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--examples", type=int, default=3, help="examples shown per finding")
@@ -58,11 +76,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     seeds = range(ns.seed, ns.seed + ns.count)
+    sweep_seeds = range(ns.seed, ns.seed + (ns.count if ns.sweeps is None else ns.sweeps))
     with ProcessPoolExecutor(max(1, ns.jobs)) as pool:
         programs = list(pool.map(_program, seeds))
+        sweep_programs = list(pool.map(_sweeps, sweep_seeds))
     seconds = time.perf_counter() - started
 
-    pairs = [(prog["seed"], *pair) for prog in programs for pair in prog["pairs"]]
+    pairs = [(prog["seed"], *pair) for prog in programs + sweep_programs for pair in prog["pairs"]]
     applied = [p for p in pairs if p[4]]
     wrong = [p for p in applied if p[5] != "same"]
     by_kind: dict[str, Counter] = defaultdict(Counter)
@@ -74,11 +94,15 @@ def main(argv: list[str] | None = None) -> int:
             by_kind[kind]["naive-same"] += 1
         if not p[4] and p[5] == "naive-different":
             by_kind[kind]["naive-different"] += 1
-    features = Counter(f for prog in programs for f in prog["features"])
+    features = Counter(f for prog in programs + sweep_programs for f in prog["features"])
     failed = [prog["seed"] for prog in programs if prog["failed"]]
+    failed += [f"sweeps {prog['seed']}" for prog in sweep_programs if prog["failed"]]
     internal = [p for p in pairs if p[6].startswith("cannot transform this loop (internal")]
 
-    print(f"{len(programs)} programs (seeds {ns.seed}..{ns.seed + ns.count - 1}), {seconds:.0f} s")
+    print(
+        f"{len(programs)} programs (seeds {ns.seed}..{ns.seed + ns.count - 1}) and "
+        f"{len(sweep_programs)} of two sweeps, {seconds:.0f} s"
+    )
     print("features: " + ", ".join(f"{k} {v}" for k, v in sorted(features.items())))
     if failed:
         print(f"originals that did not run: {failed}")
