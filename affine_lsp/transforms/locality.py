@@ -176,10 +176,10 @@ class _Extents:
 
     def trip(self, statement: Statement, position: int, loop: Operation) -> float:
         if id(loop) not in self.found:
-            self.found[id(loop)] = self._extent(statement, position)
+            self.found[id(loop)] = self._extent(statement, position, _step(statement, position))
         return self.found[id(loop)]
 
-    def _extent(self, statement: Statement, position: int) -> float:
+    def _extent(self, statement: Statement, position: int, step: int = 1) -> float:
         points = statement.domain.set
         if points is None:
             return float(DEFAULT_EXTENT)
@@ -194,7 +194,7 @@ class _Extents:
                 return float(DEFAULT_EXTENT)
             first, last = int(fraction(low)), int(fraction(high))
             if k == position:
-                return float(max(0, last - first + 1))
+                return float(max(0, (last - first) // max(1, step) + 1))
             middle = points.fix_val(
                 isl.dim_type.set, k, isl.Val.int_from_si(ctx, (first + last) // 2)
             )
@@ -219,6 +219,19 @@ def _loops_of(statement: Statement) -> list[tuple[Operation, int]]:
                 found.append((level.op, position))
                 position += 1
     return found
+
+
+def _step(statement: Statement, position: int) -> int:
+    """The step of the loop whose iv is at `position` in the statement's domain."""
+    for loop, at in _loops_of(statement):
+        if at == position:
+            if isinstance(loop, AffineForOp):
+                return max(1, loop.step or 1)
+            if isinstance(loop, AffineParallelOp):
+                first = next(p for op, p in _loops_of(statement) if op is loop)
+                steps = loop.steps
+                return max(1, steps[position - first]) if position - first < len(steps) else 1
+    return 1
 
 
 def _iv(loop: Operation, index: int = 0) -> str:
@@ -305,6 +318,7 @@ class _Model:
                 else:
                     strides.append(
                         sum(row[position] * dim_strides[m] for m, row in enumerate(coefficients))
+                        * _step(statement, position)
                     )
             offset = sum(c * dim_strides[m] for m, c in enumerate(constants))
             rows.append((statement, loops, strides, [offset], element_bytes(memref)))
