@@ -124,7 +124,7 @@ analysed, or 10); no new run starts past it."""
 FUSE_ALL_OPERATIONS = 10_000_000
 """isl operations `fuse --all` may spend per function (every question it asks counted:
 pair fusions, dead nests, locality); past them it asks nothing more and keeps the
-fusions made. About 3 s of a quiet core on PolyBench kernels (see the README)."""
+fusions made. 1-4 s of processor time where it is spent (docs/fusion.md)."""
 
 FUZZ_HOVER = Budget(max_operations=200_000, time_limit=0.2)
 """Hover data in the fuzz harness."""
