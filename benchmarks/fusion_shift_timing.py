@@ -85,6 +85,9 @@ JACOBI_2D = """func.func @kernel(%A: memref<{n}x{n}xf64>, %B: memref<{n}x{n}xf64
 }}
 """
 
+TIMEOUT = 600.0
+"""Seconds any one tool run (translate, compile, a timed binary) may take."""
+
 MAIN = """func.func private @rtclock() -> f64
 func.func private @printF64(f64)
 func.func private @printNewline()
@@ -138,7 +141,11 @@ def build(text: str, workdir: Path, name: str) -> Path:
         raise SystemExit(f"{name}: mlir-opt failed: {lowered.stderr[:2000]}")
     translate = Path(tools.mlir_opt).with_name("mlir-translate")
     ir = subprocess.run(
-        [str(translate), "--mlir-to-llvmir"], input=lowered.stdout, capture_output=True, text=True
+        [str(translate), "--mlir-to-llvmir"],
+        input=lowered.stdout,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
     if ir.returncode != 0:
         raise SystemExit(f"{name}: mlir-translate failed: {ir.stderr[:2000]}")
@@ -149,13 +156,17 @@ def build(text: str, workdir: Path, name: str) -> Path:
     directories = sorted({str(Path(lib).parent) for lib in libraries})
     command = ["clang-22", "-O3", "-march=native", str(source), "-o", str(binary)]
     command += libraries + [f"-Wl,-rpath,{d}" for d in directories]
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, timeout=TIMEOUT)
     return binary
 
 
 def run(binary: Path, core: int) -> tuple[float, str]:
     done = subprocess.run(
-        ["taskset", "-c", str(core), str(binary)], capture_output=True, text=True, check=True
+        ["taskset", "-c", str(core), str(binary)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=TIMEOUT,
     )
     seconds, checksum = done.stdout.split()[:2]
     return float(seconds), checksum
