@@ -1,6 +1,7 @@
 """`affine-lsp transform FILE --line N (--interchange | --permute P | --tile S1[,S2...]
 | --unroll F|full | --unroll-jam F | --parallelize | --hoist | --distribute
-| --skew F1[,F2...] | --wavefront [R] [--tile-sizes S1[,S2...]]) [--config FILE]
+| --skew F1[,F2...] | --wavefront [R] [--tile-sizes S1[,S2...]] | --scalar-replace)
+[--config FILE]
 [-o OUT | --in-place]`.
 
 Transforms the `affine.for` that starts on line N, proven legal, and prints the
@@ -38,6 +39,7 @@ from affine_lsp.transforms.loops import (
     INTERCHANGE,
     PARALLELIZE,
     PERMUTE,
+    SCALAR_REPLACE,
     SKEW,
     TILE,
     UNROLL,
@@ -175,6 +177,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="S1[,S2...]",
         help="with --wavefront: the tile sizes",
     )
+    what.add_argument(
+        "--scalar-replace",
+        action="store_true",
+        help="keep the elements the loop does not move in registers (loaded before it, "
+        "stored after it)",
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
     where.add_argument("--in-place", action="store_true", help="rewrite FILE (atomically)")
@@ -209,6 +217,8 @@ def spec_of(args: argparse.Namespace) -> Spec:
         return Spec(SKEW, skews=rows)
     if args.wavefront is not None:
         return Spec(WAVEFRONT, sizes=args.tile_sizes or (), factor=args.wavefront or None)
+    if args.scalar_replace:
+        return Spec(SCALAR_REPLACE)
     return Spec(UNROLL, factor=None if args.unroll == FULL else args.unroll)
 
 

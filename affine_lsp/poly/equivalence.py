@@ -10,6 +10,8 @@ rewrite). The rewrite is equivalent when
      the write the original read saw — or the initial value in both.
 By induction over execution order, every transformed instance then computes
 what its origin computed, and every live memref ends with the same contents.
+Only the values the parameters take where the window runs count (the original
+window's `context`: the iterations of the loops around it, strides included).
 Reads and last writers come from isl's exact dataflow analysis
 (`isl_union_access_info_compute_flow`), checked exactly before they are used
 (`dataflow`). Recomputation (an origin repeated) and a kept producer are fine as
@@ -145,7 +147,7 @@ def compare(
         mismatches: list[Mismatch] = []
         originals = original.instances()
         covered = origin.intersect_range(originals).domain()
-        outside = transformed.instances().subtract(covered)
+        outside = transformed.instances().subtract(covered).intersect_params(original.context)
         for piece in sets_of(outside):
             if not piece.is_empty():
                 mismatches.append(Mismatch("outside", piece.get_tuple_name(), piece))
@@ -158,6 +160,7 @@ def compare(
         moved = moved.union(
             expected_cells.intersect_domain(touched.domain()).subtract(touched).domain()
         )
+        moved = moved.intersect_params(original.context)
         for piece in sets_of(moved):
             if not piece.is_empty():
                 mismatches.append(Mismatch("cells", piece.get_tuple_name(), piece))
@@ -191,7 +194,7 @@ def compare(
                 o_fresh.intersect(union_of_sets(garbage, session.ctx))
             ).domain()
             bad = bad.subtract(dont_care)
-        for piece in sets_of(bad.coalesce()):
+        for piece in sets_of(bad.intersect_params(original.context).coalesce()):
             if piece.is_empty():
                 continue
             name = piece.get_tuple_name()

@@ -17,12 +17,14 @@ the dependences (`legality.py`), whose violations name the dependence broken.
     skew(data, model, loop, factor)          the inner loop of a pair by the outer iv
     wavefront(data, model, loop, rows=None, sizes=())
                                              the diagonals of a band (or of its tiles) in turn
+    scalar_replace(data, model, loop)        invariant elements kept in registers
     transform(data, model, loop, spec)       any of them from a `Spec`
     module_of(kind)                          the module implementing a kind
 
 The kinds (`KINDS`): INTERCHANGE, PERMUTE, TILE, SKEW, WAVEFRONT, UNROLL,
-UNROLL_JAM, PARALLELIZE, HOIST, DISTRIBUTE. Skews, tiles of skewed or imperfect
-bands and wavefronts are written by the code generator (`transforms.schedule`).
+UNROLL_JAM, PARALLELIZE, HOIST, DISTRIBUTE, SCALAR_REPLACE. Skews, tiles of skewed
+or imperfect bands and wavefronts are written by the code generator
+(`transforms.schedule`).
 
 The editor's code actions: loop_actions(...) -> list[LoopAction] (options in
 `LoopOptions`), loop_at(model, start, end) the loop a range designates.
@@ -46,6 +48,7 @@ from affine_lsp.transforms.loops.core import (
     KINDS,
     PARALLELIZE,
     PERMUTE,
+    SCALAR_REPLACE,
     SKEW,
     TILE,
     UNROLL,
@@ -137,6 +140,12 @@ def wavefront(
     return transform(data, model, loop, Spec(WAVEFRONT, sizes=tuple(sizes), factor=rows), budget)
 
 
+def scalar_replace(
+    data: bytes, model: ModuleModel, loop: AffineForOp, budget: Budget | None = None
+) -> Result:
+    return transform(data, model, loop, Spec(SCALAR_REPLACE), budget)
+
+
 __all__ = [
     "DISTRIBUTE",
     "HOIST",
@@ -144,6 +153,7 @@ __all__ = [
     "KINDS",
     "PARALLELIZE",
     "PERMUTE",
+    "SCALAR_REPLACE",
     "SKEW",
     "TILE",
     "UNROLL",
@@ -164,6 +174,7 @@ __all__ = [
     "parallelize",
     "perfect_band",
     "permute",
+    "scalar_replace",
     "skew",
     "tile",
     "transform",

@@ -5,10 +5,12 @@ cursor, else the innermost loop around it): "Interchange %i and %j", "Tile
 32×32" (imperfect bands too), "Unroll %i by 4" (or fully), "Unroll and jam %i by
 2", "Parallelize %i", "Hoist invariant code out of %i", "Distribute %i", "Skew
 %j by 1 (against %i)", where neither loop of a pair is parallel "Wavefront of %i
-and %j" and "Tile 32×32 and run the tiles in wavefront", and, where interchange
-or tiling is illegal but a skew makes it legal, "Skew %j by 1 and ...". Legality
-comes from the dependences, decided within `budgets.TRANSFORM_PLANNING` (the
-nest's dependences are computed once for all of them); illegal actions come
+and %j" and "Tile 32×32 and run the tiles in wavefront", "Scalar replacement in
+%k" (where the body accesses an element the loop does not move), and, where
+interchange or tiling is illegal but a skew makes it legal, "Skew %j by 1 and
+...". Legality comes from the dependences, decided within
+`budgets.TRANSFORM_PLANNING` (the nest's dependences are computed once for all
+of them); illegal actions come
 disabled with the dependence they would break. Edits are computed when an
 action is chosen (`resolve()`): the rewrite is written and proven then, and a
 failed proof disables it. Nothing is offered in a function with errors.
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.ir import AffineForOp, ModuleModel, function_of
+from affine_lsp.ir import AffineAccessOp, AffineForOp, ModuleModel, function_of
 from affine_lsp.poly import Budget, IslSession, PolyError, budgets, time_limits_enabled
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.cursor import loops_holding, starting_on_line
@@ -32,6 +34,7 @@ from affine_lsp.transforms.loops.core import (
     HOIST,
     INTERCHANGE,
     PARALLELIZE,
+    SCALAR_REPLACE,
     SKEW,
     TILE,
     UNROLL,
@@ -145,6 +148,8 @@ def _specs(loop: AffineForOp, options: LoopOptions) -> list[Spec]:
         specs.append(Spec(DISTRIBUTE))
     if len(band_chain(loop, 2)) == 2:
         specs.append(Spec(SKEW, factor=1))
+    if any(isinstance(op, AffineAccessOp) for op in body_ops(loop)):
+        specs.append(Spec(SCALAR_REPLACE))
     return specs
 
 

@@ -33,6 +33,7 @@ HOIST = "hoist"
 DISTRIBUTE = "distribute"
 SKEW = "skew"
 WAVEFRONT = "wavefront"
+SCALAR_REPLACE = "scalar-replace"
 KINDS = (
     INTERCHANGE,
     PERMUTE,
@@ -44,6 +45,7 @@ KINDS = (
     DISTRIBUTE,
     SKEW,
     WAVEFRONT,
+    SCALAR_REPLACE,
 )
 
 TOO_COMPLEX = "too complex to analyse in time"
@@ -243,6 +245,7 @@ _MODULES = {
     PARALLELIZE: "parallel",
     HOIST: "hoist",
     DISTRIBUTE: "distribute",
+    SCALAR_REPLACE: "scalar_replace",
 }
 
 

@@ -62,7 +62,7 @@ def is_pure(op: Operation) -> bool:
     return True
 
 
-def _runs(context: Context, loop: AffineForOp) -> bool:
+def runs_at_least_once(context: Context, loop: AffineForOp) -> bool:
     """Whether the loop runs at least once whenever the code around it runs."""
     analysis = context.analysis(loop)
     window = analysis.window
@@ -119,7 +119,7 @@ def plan(context: Context, spec: Spec, check: bool = True) -> HoistPlan:
             continue
         if isinstance(op, AffineAccessOp) and op.name == "affine.load":
             if runs is None:
-                runs = _runs(context, loop)
+                runs = runs_at_least_once(context, loop)
             if not runs:
                 loads_refused = f"; {iv_name(loop)} may run zero times, so its invariant loads stay"
                 continue

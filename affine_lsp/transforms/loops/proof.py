@@ -39,6 +39,12 @@ argument or result that the new text replaced by the value itself (an unrolled
 body using the previous copy's result) must hold what the original's dataflow
 delivered there (the yield operand of the iteration before, or the init).
 
+An `iter_args` entry a rewrite declares as a memory element
+(`Rewrite.promotions`: scalar replacement) is that element in 1 (checked to be
+loaded just before the loop and stored just after it, and touched by nothing else
+in the loop: `scalars.check_promotions`); its block argument holds what the
+original load read, its yield must hold what the original store wrote (2).
+
 By induction over the execution order, every new statement instance computes
 what its origin computed; with 1 the memory ends the same.
 """
@@ -89,7 +95,9 @@ from affine_lsp.transforms.loops.scalars import (
     RESULT,
     YIELD,
     Carried,
+    Promotion,
     ScalarWindow,
+    check_promotions,
 )
 from affine_lsp.transforms.loops.text import Origin, Renames
 
@@ -120,6 +128,10 @@ class Rewrite:
     operands: dict[int, list[Value]] = field(default_factory=dict)
     """For a new op (by its start offset) whose operands are not its origin's: the
     original values they must hold (a parallel loop's yield of reductions)."""
+    promotions: list[Promotion] = field(default_factory=list)
+    first_iteration: set[int] = field(default_factory=set)
+    """New ops (by start offset) hoisted out of loops that repeat their origin's first
+    iteration of those loops only (not every one)."""
 
     @property
     def edits(self) -> list[TextEdit]:
@@ -237,6 +249,7 @@ class Prover:
         """The checked rewrite, or ProofFailed saying why not."""
         new_data = rewrite.apply(self.data)
         self.new_data = new_data
+        self.rewrite = rewrite
         try:
             function = parse_function(new_data, self.function, self.model)
         except NotAffine as error:
@@ -254,6 +267,7 @@ class Prover:
                 return f"L{origin.op.span.start_byte}"
             return f"N{loop.span.start_byte}"
 
+        self.promoted = _promoted(function, rewrite)
         window = ScalarWindow(
             self.session,
             block,
@@ -262,9 +276,11 @@ class Prover:
             self.original.resolver.aliases,
             allow_parallel=True,
             array_of=array_of,
+            promoted={key: (load, store) for key, (load, store, _) in self.promoted.items()},
         )
+        check_promotions(window, self.session)
         new = _Side(window)
-        self.sigmas: dict[int, isl.Map] = {}
+        self.sigmas: dict[tuple[int, int, int], isl.Map] = {}
         origin_map = self._statement_origins(new, origins)
         live = set(self.original.memrefs)
         mismatches = []
@@ -310,7 +326,7 @@ class Prover:
 
     def _sigma(self, new: _Side, op: Operation, origin: Origin) -> isl.Map:
         """{ N[new instance of `op`] -> O[original instance of its origin] } (cached)."""
-        key = id(op)
+        key = (id(op), id(origin.op), id(origin.renames))
         found = self.sigmas.get(key)
         if found is not None:
             return found
@@ -350,6 +366,8 @@ class Prover:
             lambda: relation.intersect_domain(new_set).intersect_range(old_set),
             "an origin relation",
         )
+        if op.span.start_byte in self.rewrite.first_iteration:
+            found = self.session.run(found.lexmin, "an origin relation")
         self.sigmas[key] = found
         return found
 
@@ -390,6 +408,14 @@ class Prover:
         ):
             raise ProofFailed("a loop with iter_args has no original")
         old_loop = origin.op
+        promotion = self.promoted.get((id(loop), statement.position))
+        if promotion is not None:  # the element: the original load, or store, repeated
+            repeats = promotion[2].load if statement.kind == ITERATION else promotion[2].store
+            element = self.old.statements.get(id(repeats.op))
+            yielded = _yield_of(loop)
+            if element is None or yielded is None:
+                raise ProofFailed("a promoted value has no original")
+            return self._sigma(new, yielded, repeats), element  # type: ignore[return-value]
         old = self.old.carried.get((id(old_loop), statement.kind, statement.position))
         if old is None:
             raise ProofFailed("a carried value has no original")
@@ -460,8 +486,12 @@ class Prover:
             for use, old_use in zip(op.operands, origin.op.operands, strict=True):
                 if use.value is not None and _inside(new.window, use.value):
                     self._check_operand(op, origin.op, use, old_use)
+        promoted_yields = self._promoted_yields()
         for op in self._new_ops(new.window):
             origin = origins.get(id(op))
+            if id(op) in promoted_yields:
+                self._check_promoted_yield(op, origin)
+                continue
             if origin is None:
                 self._check_introduced(op, rewrite)
                 continue
@@ -496,6 +526,8 @@ class Prover:
             else:
                 uses, old_uses = op.operands, old.operands
             for use, old_use in zip(uses, old_uses, strict=True):
+                if self._promoted_store(op, use):
+                    continue  # what the loop carried: checked at its yield
                 self._check_operand(op, old, use, old_use)
 
     def _check_substituted(self, op: AffineAccessOp, old: Operation) -> None:
@@ -512,14 +544,54 @@ class Prover:
         for use, old_use in zip(uses, old_uses, strict=True):
             self._check_operand(op, old, use, old_use)
 
+    # -- promoted values (scalar replacement) -------------------------------------------
+
+    def _promoted_yields(self) -> set[int]:
+        loops = [p[0].parent_op for p in self.promoted.values()]
+        return {id(y) for loop in loops if isinstance(loop, AffineForOp) for y in [_yield_of(loop)]}
+
+    def _promoted_store(self, op: Operation, use: Use) -> bool:
+        """`use` is the stored value of the store after a loop of a promoted value."""
+        return any(
+            store is op and getattr(op, "stored_value", None) is use
+            for _, store, _ in self.promoted.values()
+        )
+
+    def _check_promoted_yield(self, op: Operation, origin: Origin | None) -> None:
+        """The yield of a loop with promoted values: its original operands as the
+        original yield's, each promoted one holding what the original store wrote in
+        that iteration."""
+        loop = op.parent_op
+        assert isinstance(loop, AffineForOp)
+        old_yield = origin.op if origin is not None else None
+        old_operands = old_yield.operands if old_yield is not None else []
+        for position, use in enumerate(op.operands):
+            promotion = self.promoted.get((id(loop), position))
+            if promotion is None:
+                if position >= len(old_operands) or old_yield is None:
+                    raise ProofFailed(f"{self._line_of(op)} yields more than the original")
+                self._check_operand(op, old_yield, use, old_operands[position])
+                continue
+            store = promotion[2].store
+            stored = getattr(store.op, "stored_value", None)
+            if use.value is None or stored is None or stored.value is None:
+                raise ProofFailed(f"{self._line_of(op)} yields an undefined value")
+            if not self._same_value(op, store.op, use.value, stored.value, store):
+                raise ProofFailed(
+                    f"{self._line_of(op)}: {use.name} does not hold what {stored.name} "
+                    "stored in the original"
+                )
+
     def _check_inits(self, op: Operation, old: Operation) -> None:
         if not isinstance(op, AffineForOp) or not isinstance(old, AffineForOp):
             return
-        if len(op.iter_args) != len(old.iter_args):
-            raise ProofFailed(f"{self._line_of(op)} carries other values than the original")
         window = self.new.window
+        if len(op.iter_args) != len(old.iter_args) + sum(
+            1 for (loop, _) in self.promoted if loop == id(op)
+        ):
+            raise ProofFailed(f"{self._line_of(op)} carries other values than the original")
         for position, ((_, use), (_, old_use)) in enumerate(
-            zip(op.iter_args, old.iter_args, strict=True)
+            zip(op.iter_args, old.iter_args, strict=False)
         ):
             if isinstance(window, ScalarWindow) and window.passes_through(op, position, use.value):
                 continue  # the scalar array already holds it: memory compared
@@ -564,14 +636,26 @@ class Prover:
             return
         raise ProofFailed(f"{self._line_of(op)} is not in the original code")
 
-    def _same_value(self, op: Operation, old: Operation, u: Value, w: Value) -> bool:
+    def _same_value(
+        self, op: Operation, old: Operation, u: Value, w: Value, origin: Origin | None = None
+    ) -> bool:
+        """`u` (used by `op`) holds what `w` held for `old` (`op`'s origin, unless given)."""
         new = self.new
+        origin = origin or self.origins[id(op)]
+        promoted = self._promoted_argument(u)
+        if promoted is not None:
+            loop, position, load = promoted
+            if w.defining_op is not load:
+                return False
+            own = self.carried_sigmas.get((id(loop), ITERATION, position))
+            relation = self._sigma(new, op, origin)
+            return own is not None and self._consistent_with(relation, own)
         inside_new = _inside(new.window, u)
         inside_old = _inside(self.original, w)
         if not inside_new and not inside_old:
             return u.display_name == w.display_name
         if str(w.type) == "index" and str(u.type) == "index":
-            if self._same_index(op, old, u, w):
+            if self._same_index(op, old, u, w, origin):
                 return True
         declared = self.rewrite.stands_for.get(u.name)
         if declared is not None:
@@ -581,7 +665,7 @@ class Prover:
             read = self.old.carried.get((id(old_carried[0]), old_carried[1], old_carried[2]))
             if read is None:
                 return False
-            sigma = self._sigma(new, op, self.origins[id(op)])
+            sigma = self._sigma(new, op, origin)
             return self._holds(u, self._to_read(sigma, read), read, 0)
         if not inside_new or not inside_old:
             return False
@@ -592,7 +676,18 @@ class Prover:
         source = self.origins.get(id(definer))
         if source is None or source.op is not old_definer or u.index != w.index:
             return False
-        return self._consistent(op, definer)
+        return self._consistent_with(
+            self._sigma(new, op, origin), self._sigma(new, definer, source)
+        )
+
+    def _promoted_argument(self, u: Value) -> tuple[AffineForOp, int, Operation] | None:
+        """(loop, position, original load) when `u` is a promoted block argument."""
+        block = u.owner_block
+        loop = block.parent_op if block is not None else None
+        if not isinstance(loop, AffineForOp) or u.role != "iter_arg":
+            return None
+        found = self.promoted.get((id(loop), u.arg_number - 1))
+        return (loop, u.arg_number - 1, found[2].load.op) if found is not None else None
 
     def _to_read(self, sigma: isl.Map, read: Carried) -> isl.Map:
         """`sigma` (N -> original instances of an op inside `read`'s loops) projected
@@ -684,7 +779,9 @@ class Prover:
             self._old_sources = flow.dependence.reverse()
         return self._old_sources
 
-    def _same_index(self, op: Operation, old: Operation, u: Value, w: Value) -> bool:
+    def _same_index(
+        self, op: Operation, old: Operation, u: Value, w: Value, origin: Origin
+    ) -> bool:
         new = self.new
         new_domain = new.domain(op)
         old_domain = self.old.domain(old)
@@ -692,7 +789,7 @@ class Prover:
         old_term = self.old.term(w, old_domain)
         if new_term is None or old_term is None:
             return False
-        relation = self._sigma(new, op, self.origins[id(op)])
+        relation = self._sigma(new, op, origin)
         params = sorted(
             set(new_domain.params)
             | set(old_domain.params)
@@ -705,13 +802,6 @@ class Prover:
             f"{new_term} < {old_term} or {new_term} > {old_term} }}"
         )
         return bool(self.session.run(lambda: relation.intersect(differ).is_empty()))
-
-    def _consistent(self, user: Operation, definer: Operation) -> bool:
-        """The instance of `definer` that `user`'s instance uses repeats the original
-        definer's instance that the origin of `user` used."""
-        relation = self._sigma(self.new, user, self.origins[id(user)])
-        own = self._sigma(self.new, definer, self.origins[id(definer)])
-        return self._consistent_with(relation, own)
 
     def _consistent_with(self, relation: isl.Map, own: isl.Map) -> bool:
         return self._projected_subset(relation, own)
@@ -775,6 +865,27 @@ class Prover:
             "final": "the final contents of a memref would change",
         }
         return f"the rewritten code is not equivalent: {words.get(mismatch.kind, 'it differs')}"
+
+
+def _promoted(function: FuncOp, rewrite: Rewrite) -> dict[tuple[int, int], tuple]:
+    """(id of a new loop, position) -> (its load, its store, the Promotion) for every
+    promotion of `rewrite`, found in the new function by their offsets."""
+    if not rewrite.promotions:
+        return {}
+    by_start: dict[int, Operation] = {}
+    for op in function.walk():
+        by_start.setdefault(op.span.start_byte, op)
+    found: dict[tuple[int, int], tuple] = {}
+    for promotion in rewrite.promotions:
+        loop = by_start.get(promotion.loop_at)
+        load = by_start.get(promotion.load_at)
+        store = by_start.get(promotion.store_at)
+        if not isinstance(loop, AffineForOp) or load is None or store is None:
+            raise ProofFailed("the rewritten code could not be found")
+        if promotion.position >= len(loop.iter_args):
+            raise ProofFailed("the rewritten loop carries fewer values than declared")
+        found[(id(loop), promotion.position)] = (load, store, promotion)
+    return found
 
 
 def _inside(window: Window, value: Value) -> bool:

@@ -9,6 +9,15 @@ original loop (a loop and its unrolled main and remainder loops), so the
 dataflow analysis follows a value from one to the other. An init that is the
 result of a loop on the same array is not a write: the array already holds it.
 
+A *promoted* entry (`Promotion`: scalar replacement) stands for one memory
+element instead: its iterations read that element (the block argument) and write
+it (the yield), the load before the loop that gives its init is an ordinary read,
+and neither the init nor the store of its result after the loop is an access (the
+element already holds those values). `check_promotions` makes sure that this is
+what the code does: the init comes from a load of the element just before the
+loop, the result goes only to a store of the same element just after it, and no
+other access in the loop touches the element.
+
 Schedules are those of `Window` with block positions doubled (`2p + 1`), so
 that the init write (`2p`) comes before the loop's iterations and the result
 read (`2p + 2`) after them, and the read at the start of an iteration (`0`)
@@ -21,16 +30,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from affine_lsp.ir import AffineForOp, Operation, Use, Value
+import islpy as isl
+
+from affine_lsp.ir import AffineAccessOp, AffineForOp, Operation, Use, Value
 from affine_lsp.poly import (
     Domain,
+    IslSession,
     Level,
     NotAffine,
+    PolyError,
     Statement,
     Window,
     enclosing_levels,
+    is_under,
     window_ops,
 )
+from affine_lsp.transforms.loops.text import Origin
 
 INIT = "init"
 ITERATION = "iteration"
@@ -48,22 +63,48 @@ class Carried(Statement):
     position: int = 0
 
 
+@dataclass(frozen=True)
+class Promotion:
+    """Entry `position` of the iter_args of the new loop starting at `loop_at` holds the
+    element that the load starting at `load_at` reads before the loop and the store
+    at `store_at` writes after it (offsets in the new document). Each iteration's
+    block argument repeats the original load `load`, its yield the original store
+    `store` (in the same iteration); the load before the loop repeats the original
+    load's first iteration (`Rewrite.first_iteration`)."""
+
+    loop_at: int
+    position: int
+    load_at: int
+    store_at: int
+    load: Origin
+    store: Origin
+
+
+Promoted = dict[tuple[int, int], tuple[Operation, Operation]]
+"""(id of a new loop, position) -> (the load before it, the store after it)."""
+
+
 class ScalarWindow(Window):
     """A `Window` whose loops' iter_args are scalar arrays. `array_of(loop)` names
-    the array family of a loop (None: the loop's own)."""
+    the array family of a loop (None: the loop's own); `promoted` entries are
+    memory elements."""
 
     def __init__(
         self,
         *args: Any,
         array_of: Callable[[AffineForOp], str | None] | None = None,
+        promoted: Promoted | None = None,
         **kw: Any,
     ) -> None:
         self._array_of = array_of or (lambda loop: None)
+        self.promoted: Promoted = promoted or {}
         self.carried: list[Carried] = []
         super().__init__(*args, **kw)
 
     def _build(self) -> None:
         super()._build()
+        stores = {id(store) for _, store in self.promoted.values()}
+        self.statements = [s for s in self.statements if id(s.op) not in stores]
         paths: dict[int, list[object]] = {}
         loops: list[AffineForOp] = []
         for op, path in window_ops(self.ops):
@@ -100,6 +141,16 @@ class ScalarWindow(Window):
         if yield_path is None:
             raise NotAffine("the loop's affine.yield is not modelled")
         for position, (argument, init) in enumerate(loop.iter_args):
+            promoted = self.promoted.get((id(loop), position))
+            if promoted is not None:
+                element = self._element(promoted[0])
+                for kind, where, value in (
+                    (ITERATION, [*path, iv, "start"], argument),
+                    (YIELD, list(yield_path), argument),
+                ):
+                    write = kind == YIELD
+                    self._add(loop, kind, position, inside, "", write, where, value, element)
+                continue
             array = self.array(loop, position)
             result = loop.results[position] if position < len(loop.results) else None
             if not self.passes_through(loop, position, init.value):
@@ -143,6 +194,13 @@ class ScalarWindow(Window):
             self.__dict__["_window_loops"] = cached
         return cached
 
+    def _element(self, load: Operation) -> Statement:
+        """The statement of a promoted entry's load (its element)."""
+        found = next((s for s in self.statements if s.op is load), None)
+        if found is None or found.lanes:
+            raise NotAffine("a promoted value's load is not modelled")
+        return found
+
     def _add(
         self,
         loop: AffineForOp,
@@ -153,11 +211,18 @@ class ScalarWindow(Window):
         is_write: bool,
         path: list[object],
         value: Value | None,
+        element: Statement | None = None,
     ) -> None:
         assert domain.set is not None
         name = f"C{len(self.carried)}"
         instances = domain.set.set_tuple_name(name)
-        access = self.session.map(domain.text(f" -> {array}[]", name))
+        if element is None:
+            access = self.session.map(domain.text(f" -> {array}[]", name))
+        else:  # the element the load before the loop reads, in every iteration
+            array = element.array
+            extra = domain.set.dim(isl.dim_type.set) - element.access.dim(isl.dim_type.in_)
+            access = element.access.add_dims(isl.dim_type.in_, extra)
+            access = access.set_tuple_name(isl.dim_type.in_, name)
         access = self.session.run(lambda: access.intersect_domain(instances))
         statement = Carried(
             name,
@@ -165,7 +230,7 @@ class ScalarWindow(Window):
             domain,
             0,
             is_write,
-            value,  # type: ignore[arg-type]
+            value if element is None else element.memref,  # type: ignore[arg-type]
             array,
             instances,
             access,
@@ -176,6 +241,88 @@ class ScalarWindow(Window):
             position,
         )
         self.carried.append(statement)
+
+
+def check_promotions(window: ScalarWindow, session: IslSession) -> None:
+    """PolyError unless every promoted entry of `window` holds its element: its init is
+    the result of its load, with only loads between it and the loop; its result is
+    used only by its store, with only other promoted stores between the loop and it;
+    the load and the store access one element; no other access in the loop touches
+    that element, nor does another promoted entry of the loop hold it."""
+    by_loop: dict[int, list[Statement]] = {}
+    stores = {id(s) for _, s in window.promoted.values()}
+    for (loop_id, position), (load, store) in window.promoted.items():
+        loop = next((op for op in _loops(window) if id(op) == loop_id), None)
+        if loop is None or not isinstance(load, AffineAccessOp):
+            raise PolyError("a promoted value has no loop")
+        if not isinstance(store, AffineAccessOp) or not store.is_write or load.is_write:
+            raise PolyError("a promoted value is not loaded and stored")
+        init = loop.iter_args[position][1].value
+        if init is None or init.defining_op is not load:
+            raise PolyError("a promoted value does not start as its element's value")
+        result = loop.results[position] if position < len(loop.results) else None
+        users = [u for u in result.uses] if result is not None else []
+        if len(users) != 1 or users[0].user is not store or store.stored_value is not users[0]:
+            raise PolyError("a promoted value is used other than by its element's store")
+        _check_between(load, loop, lambda op: _is_load(op) or _pure(op))
+        _check_between(loop, store, lambda op: id(op) in stores or _pure(op))
+        if not _same_element(load, store):
+            raise PolyError("a promoted value is loaded and stored at different elements")
+        element = window._element(load)
+        for other in window.statements:
+            if isinstance(other, Carried) or other.op is load or not is_under(other.op, loop):
+                continue
+            if other.array == element.array and session.run(
+                lambda o=other, e=element: _touches(o, e), "a promoted element"
+            ):
+                raise PolyError("another access in the loop may touch a promoted element")
+        for earlier in by_loop.get(loop_id, []):
+            if session.run(lambda e=earlier, m=element: _touches(e, m), "a promoted element"):
+                raise PolyError("two promoted values of a loop hold the same element")
+        by_loop.setdefault(loop_id, []).append(element)
+
+
+def _loops(window: ScalarWindow) -> list[AffineForOp]:
+    return window._loops_in_window()
+
+
+def _is_load(op: Operation) -> bool:
+    return isinstance(op, AffineAccessOp) and not op.is_write and op.name == "affine.load"
+
+
+def _pure(op: Operation) -> bool:
+    return not op.regions and op.name.startswith(("arith.", "affine.apply"))
+
+
+def _check_between(first: Operation, last: Operation, allowed: Callable[[Operation], bool]) -> None:
+    block = first.parent_block
+    if block is None or last.parent_block is not block:
+        raise PolyError("a promoted value's load or store is not next to its loop")
+    ops = block.operations
+    start, end = ops.index(first), ops.index(last)
+    if start >= end or not all(allowed(op) for op in ops[start + 1 : end]):
+        raise PolyError("a promoted value's load or store is not next to its loop")
+
+
+def _same_element(load: AffineAccessOp, store: AffineAccessOp) -> bool:
+    a, b = load.subscripts, store.subscripts
+    if a is None or b is None or load.memref is None or store.memref is None:
+        return False
+    if load.memref.value is None or load.memref.value is not store.memref.value:
+        return False
+    if [u.value for u in a.operands] != [u.value for u in b.operands]:
+        return False
+    return a.map == b.map
+
+
+def _touches(other: Statement, element: Statement) -> bool:
+    """Whether an instance of `other` (nested in the loops of `element`'s statement)
+    touches the element in the same iteration of those loops."""
+    same = other.access.apply_range(element.access.reverse())
+    outer = element.access.dim(isl.dim_type.in_)
+    for k in range(outer):
+        same = same.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
+    return not same.is_empty()
 
 
 def _doubled(path: list[object]) -> list[object]:

@@ -3,33 +3,34 @@
 Unroll by F: the loop steps `F` times further and its body is written F times,
 copy k computing the iteration `%i + k * step` (`%i_k = affine.apply ...`), with
 fresh names for what it defines; a copy uses the values the previous copy yields
-where the body used its `iter_args`. When the trip count is unknown or not a
-multiple of F, the unrolled loop stops at
-`lb + F*step * floor((ub - lb + step - 1) / (F*step))` and the original loop,
-starting there, runs the rest (it takes the unrolled loop's results as inits).
-Fully: the copies replace the loop (constant trip count), `%i_k` is a constant,
+where the body used its `iter_args`. When the trip count is not a constant
+multiple of F, the iterations left over run in a remainder loop after the
+unrolled one (it takes the unrolled loop's results as inits), or, for a tile
+whose bounds are a max and a min, the unrolled loop runs the full tiles only
+(`split.py` says which form applies where). Fully: the copies replace the loop
+(constant trip count), `%i_k` is a constant (or the lower bound plus k steps),
 and later uses of the loop's results use the last copy's values. Order is
 unchanged, so unrolling is always legal.
 
 Unroll-and-jam by F: the outer loop is unrolled and the copies of each loop
 directly in its body are fused into one loop (their bounds must not depend on
-the outer iv); other ops of the body are written F times in place. Legal when
-no dependence from an iteration of the group to a later one runs backwards in
-the jammed loop (checked on the exact schedule, remainder included).
+the outer iv), and so are the copies of the loops nested in those, at every depth
+(as MLIR's pass does), where their bounds allow and the dependences do (else one
+level only); other ops are written F times in place. Legal when no dependence
+from an iteration of the group to a later one runs backwards in the jammed loops
+(checked on the exact schedule, remainder and partial tiles included).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.ir import AffineForOp, Use
-from affine_lsp.poly import AffineForm, Level, Statement, Term
+from affine_lsp.ir import AffineForOp, Operation, Use
+from affine_lsp.poly import Statement
 from affine_lsp.syntax import Span, decode
-from affine_lsp.transforms.bounds import forms_of, map_text, operand_namer
+from affine_lsp.transforms.bounds import map_text
 from affine_lsp.transforms.edits import line_start, next_line_start
-from affine_lsp.transforms.loops.bounds import loops_between
 from affine_lsp.transforms.loops.core import UNROLL_JAM, Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.legality import Piece
 from affine_lsp.transforms.loops.nest import (
@@ -42,6 +43,15 @@ from affine_lsp.transforms.loops.nest import (
     yield_of,
 )
 from affine_lsp.transforms.loops.proof import Rewrite
+from affine_lsp.transforms.loops.split import (
+    FULL_TILE,
+    Split,
+    bounds_of,
+    main_condition,
+    plan_split,
+    plus,
+    trip_count,
+)
 from affine_lsp.transforms.loops.text import Builder, Renames, indent_of, step_indent
 from affine_lsp.transforms.naming import names_in
 
@@ -55,8 +65,12 @@ class UnrollPlan:
     factor: int | None  # None: fully
     jam: bool
     trips: int | None  # constant trip count
-    remainder: bool
+    split: Split | None  # None: the trip count is a multiple of the factor
     jammed: list[AffineForOp] = field(default_factory=list)
+
+    @property
+    def remainder(self) -> bool:
+        return self.split is not None and self.split.remainder
 
 
 def title(spec: Spec, loop: AffineForOp) -> str:
@@ -70,11 +84,13 @@ def title(spec: Spec, loop: AffineForOp) -> str:
 def plan(context: Context, spec: Spec, check: bool = True) -> UnrollPlan:
     loop = context.loop
     check_layout(context, loop)
-    trips = constant_trip_count(loop)
     jam = spec.kind == UNROLL_JAM
     factor = spec.factor
     if factor is not None and factor < 2:
         raise Refused("the factor must be at least 2")
+    trips = constant_trip_count(loop)
+    if trips is None:
+        trips = trip_count(bounds_of(context, loop), loop.step or 1)
     if factor is None:
         if jam:
             raise Refused("unroll-and-jam needs a factor")
@@ -86,73 +102,88 @@ def plan(context: Context, spec: Spec, check: bool = True) -> UnrollPlan:
             raise Refused(f"{iv_name(loop)} never runs")
         if trips > FULL_UNROLL_LIMIT:
             raise Refused(f"{iv_name(loop)} runs {trips} times (more than {FULL_UNROLL_LIMIT})")
-        return UnrollPlan(loop, None, False, trips, False)
+        return UnrollPlan(loop, None, False, trips, None)
     if trips is not None and trips < factor:
         raise Refused(f"{iv_name(loop)} runs only {trips} times: unroll it fully instead")
-    remainder = trips is None or trips % factor != 0
-    if remainder and trips is None:
-        _single_bounds(loop)
-    result = UnrollPlan(loop, factor, jam, trips, remainder)
+    split = None
+    if trips is None or trips % factor != 0:
+        split = plan_split(context, loop, factor)
+        if split.kind == FULL_TILE and split.condition and loop.iter_args:
+            raise Refused(
+                f"{iv_name(loop)} carries values through iter_args: its partial tiles cannot "
+                "be run apart from its full ones"
+            )
+    result = UnrollPlan(loop, factor, jam, trips, split)
     if jam:
-        if loop.iter_args:
-            raise Refused(f"{iv_name(loop)} carries values through iter_args")
-        result.jammed = [op for op in body_ops(loop) if isinstance(op, AffineForOp)]
-        if not result.jammed:
-            raise Refused(f"no loop in {iv_name(loop)}'s body to jam")
-        for inner in result.jammed:
-            if inner.iter_args:
-                raise Refused(f"{iv_name(inner)} carries values through iter_args")
-            for bound in (inner.lower, inner.upper):
-                for use in bound.operands if bound is not None else []:
-                    if use.value is not None and defined_under(use.value, loop):
-                        raise Refused(f"the bounds of {iv_name(inner)} depend on {iv_name(loop)}")
-            check_layout(context, inner)
-        if check:
-            _check_jam(context, result)
+        _plan_jam(context, result, check)
     return result
 
 
-def _constant_lower(loop: AffineForOp) -> int:
-    bound = loop.lower
-    if bound is None or bound.shorthand_constant is None:
-        raise Refused(f"{iv_name(loop)} does not start at a constant")
-    return bound.shorthand_constant
+def _plan_jam(context: Context, plan: UnrollPlan, check: bool) -> None:
+    loop = plan.loop
+    if loop.iter_args:
+        raise Refused(f"{iv_name(loop)} carries values through iter_args")
+    direct = [op for op in body_ops(loop) if isinstance(op, AffineForOp)]
+    if not direct:
+        raise Refused(f"no loop in {iv_name(loop)}'s body to jam")
+    for inner in direct:
+        if inner.iter_args:
+            raise Refused(f"{iv_name(inner)} carries values through iter_args")
+        for bound in (inner.lower, inner.upper):
+            for use in bound.operands if bound is not None else []:
+                if use.value is not None and defined_under(use.value, loop):
+                    raise Refused(f"the bounds of {iv_name(inner)} depend on {iv_name(loop)}")
+        check_layout(context, inner)
+    nested = _nested_jams(context, loop, direct)
+    plan.jammed = direct + nested
+    if not check:
+        return
+    try:
+        _check_jam(context, plan)
+    except Refused:
+        if not nested:
+            raise
+        plan.jammed = direct  # the copies of deeper loops written one after the other
+        _check_jam(context, plan)
 
 
-def _single_bounds(loop: AffineForOp) -> None:
-    lower = loop.lower
-    if lower is None or lower.minmax:
-        raise Refused(
-            f"{iv_name(loop)} starts at a max of several bounds and has no constant trip "
-            "count: the remainder loop's start cannot be written"
-        )
+def _nested_jams(
+    context: Context, loop: AffineForOp, direct: list[AffineForOp]
+) -> list[AffineForOp]:
+    """The loops nested in the jammed loops that are jammed too: those without
+    iter_args, on lines of their own, whose bounds use nothing a copy renames."""
+    found: list[AffineForOp] = []
+    jammed_ivs = {id(iv(j)) for j in direct}
+    stack = list(direct)
+    while stack:
+        outer = stack.pop()
+        for op in body_ops(outer):
+            if not isinstance(op, AffineForOp) or op.iter_args:
+                continue
+            operands = [u for b in (op.lower, op.upper) if b is not None for u in b.operands]
+            if any(
+                u.value is None or (defined_under(u.value, loop) and id(u.value) not in jammed_ivs)
+                for u in operands
+            ):
+                continue
+            try:
+                check_layout(context, op)
+            except Refused:
+                continue
+            found.append(op)
+            jammed_ivs.add(id(iv(op)))
+            stack.append(op)
+    return found
 
 
 # -- legality of unroll-and-jam --------------------------------------------------------
-
-
-def _split(context: Context, statement: Statement, plan: UnrollPlan, x: str) -> tuple[str, str]:
-    """(group index, condition 'in the unrolled loop') of dim `x` of `plan.loop`."""
-    analysis = context.analysis(plan.loop)
-    loop = plan.loop
-    step = loop.step or 1
-    width = step * (plan.factor or 1)
-    lower = analysis.lower_bound(statement, loop)
-    group = f"floor(({x} - ({lower}))/{width})"
-    if not plan.remainder:
-        return group, ""
-    uppers = analysis.window.builder.bound_terms(loop.upper, statement.domain.scope)
-    splits = [
-        f"({lower}) + {width}*floor((({u.text}) - ({lower}) + {step - 1})/{width})" for u in uppers
-    ]
-    condition = " and ".join(f"{x} < {s}" for s in splits)
-    return group, condition
 
 
 def _check_jam(context: Context, plan: UnrollPlan) -> None:
     analysis = context.analysis(plan.loop)
     loop = plan.loop
     step = loop.step or 1
+    width = step * (plan.factor or 1)
 
     def entries(statement: Statement) -> list[str] | list[Piece]:
         old = analysis.entries(statement)
@@ -160,26 +191,22 @@ def _check_jam(context: Context, plan: UnrollPlan) -> None:
         if x is None:
             return old
         at = old.index(x)
-        group, condition = _split(context, statement, plan, x)
         lower = analysis.lower_bound(statement, loop)
+        group = f"floor(({x} - ({lower}))/{width})"
         copy = f"(floor(({x} - ({lower}))/{step}) - {plan.factor}*{group})"
         rest = old[at + 1 :]  # [q, (j, rest...)]
-        inner = next((j for j in plan.jammed if analysis.dim_of(statement, j) is not None), None)
-        if inner is not None:
-            j = analysis.dim_of(statement, inner)
-            assert j is not None
-            j_at = rest.index(j)
-            jammed = rest[: j_at + 1] + [copy] + rest[j_at + 1 :]
+        inner_dims = [analysis.dim_of(statement, j) for j in plan.jammed]
+        deepest = max((rest.index(d) for d in inner_dims if d is not None), default=None)
+        if deepest is not None:
+            jammed = rest[: deepest + 1] + [copy] + rest[deepest + 1 :]
         else:
             jammed = rest[:1] + [copy] + rest[1:]
         main = old[:at] + [group] + jammed
+        condition = main_condition(context, statement, loop, plan.split, x)
         if not condition:
             return main
         sequential = old[:at] + [group, copy] + rest
-        otherwise = " or ".join(
-            f"{x} >= {part.split(' < ', 1)[1]}" for part in condition.split(" and ")
-        )
-        return [(condition, main), (otherwise, sequential)]
+        return [(condition, main), (f"not ({condition})", sequential)]
 
     found = analysis.violation(entries)
     if found is not None:
@@ -188,65 +215,6 @@ def _check_jam(context: Context, plan: UnrollPlan) -> None:
 
 
 # -- text ---------------------------------------------------------------------------
-
-
-def _bound_forms(
-    context: Context, loop: AffineForOp, which: str
-) -> tuple[list[AffineForm], Callable[[str], tuple[str, bool]], list[Term]]:
-    """(forms of the lower or upper bound results, operand namer)."""
-    analysis = context.analysis(loop)
-    builder = analysis.window.builder
-    levels = [Level(op) for op in loops_between(loop, loop)]
-    domain = builder.build(levels)
-    bound = loop.lower if which == "lower" else loop.upper
-    terms = builder.bound_terms(bound, domain.scope)
-    params = sorted(set(domain.params).union(*(t.params for t in terms)))
-    forms = forms_of(context.session, params, [], [t.text for t in terms])
-    return forms, operand_namer(analysis.window, {}), terms
-
-
-def _split_text(context: Context, plan: UnrollPlan) -> tuple[str, str]:
-    """(upper bound of the unrolled loop, lower bound of the remainder loop)."""
-    loop = plan.loop
-    step = loop.step or 1
-    width = step * (plan.factor or 1)
-    if plan.trips is not None:
-        low = _constant_lower(loop)
-        split = low + width * (plan.trips // (plan.factor or 1))
-        return str(split), str(split)
-    lowers, operand, _ = _bound_forms(context, loop, "lower")
-    uppers, _, _ = _bound_forms(context, loop, "upper")
-    lower = lowers[0]
-    splits = []
-    for upper in uppers:
-        inner = upper.minus(lower)
-        inner = AffineForm(inner.terms, inner.floors, inner.constant + step - 1)
-        groups = AffineForm((), ((inner, width, width),), 0)
-        splits.append(_plus(lower, groups))
-    upper_text = map_text(splits, operand, "min" if len(splits) > 1 else "")
-    if len(splits) > 1:
-        remainder = _min_max_text(lower, splits, operand)
-    else:
-        remainder = map_text([lower, splits[0]], operand, "max")
-    return upper_text, remainder
-
-
-def _min_max_text(
-    lower: AffineForm, splits: list[AffineForm], operand: Callable[[str], tuple[str, bool]]
-) -> str:
-    raise Refused(
-        "the loop ends at a min of several bounds and has no constant trip count: the "
-        "remainder loop's start cannot be written"
-    )
-
-
-def _plus(a: AffineForm, b: AffineForm) -> AffineForm:
-    negated = AffineForm(
-        tuple((n, -c) for n, c in b.terms),
-        tuple((f, d, -c) for f, d, c in b.floors),
-        -b.constant,
-    )
-    return a.minus(negated)
 
 
 def _text(data: bytes, start: int, end: int) -> str:
@@ -371,45 +339,59 @@ def rewrite(context: Context, plan: UnrollPlan) -> Rewrite:
     start = line_start(data, loop.span.start_byte)
     end = next_line_start(data, loop.span.end_byte)
     builder = Builder(data, start)
+    extra: list[TextEdit] = []
+    if plan.factor is None:
+        _full(context, plan, builder, indent_of(data, loop), extra)
+        return Rewrite(start, end, builder.text(), builder.origins, extra)
+    split = plan.split
     indent = indent_of(data, loop)
+    ops = body_ops(loop)
+    unit = step_indent(data, loop, ops[0]) if ops else 2
+    if split is not None and split.kind == FULL_TILE and split.condition:
+        builder.line(indent, f"affine.if {split.condition} {{")
+        _unrolled(context, plan, builder, unit)
+        builder.line(indent, "} else {")
+        builder.copy(start, end, [loop], Renames(), unit)
+        builder.line(indent, "}")
+    else:
+        _unrolled(context, plan, builder, 0)
+    return Rewrite(start, end, builder.text(), builder.origins, extra)
+
+
+def _unrolled(context: Context, plan: UnrollPlan, builder: Builder, delta: int) -> None:
+    """The unrolled loop and its remainder loop, `delta` spaces deeper than the loop."""
+    data = context.data
+    loop = plan.loop
+    split = plan.split
+    factor = plan.factor or 1
+    indent = indent_of(data, loop) + " " * delta
     ops = body_ops(loop)
     unit = step_indent(data, loop, ops[0]) if ops else 2
     inner_indent = indent + " " * unit
     step = loop.step or 1
     iv_value = iv(loop)
-    extra: list[TextEdit] = []
-    if plan.factor is None:
-        _full(context, plan, builder, indent, extra)
-        return Rewrite(start, end, builder.text(), builder.origins, extra)
-    factor = plan.factor
-    width = step * factor
     main_results = None
-    if loop.results:
+    if loop.results and plan.remainder:
         base = context.fresh(loop.results[0].name)
         count = len(loop.results)
         main_results = f"{base}:{count} = " if count > 1 else f"{base} = "
-    if plan.remainder:
-        upper, remainder_lower = _split_text(context, plan)
-    else:
-        upper, remainder_lower = None, None
     header = _header(
         context,
         loop,
-        results=main_results if plan.remainder else None,
-        upper=upper,
-        step=width,
+        results=main_results,
+        lower=split.main_lower if split is not None else None,
+        upper=split.main_upper if split is not None else None,
+        step=step * factor,
     )
     builder.line(indent, header + " {", loop)
     renames_by_copy: list[Renames] = []
     previous: Renames | None = None
-    keep = {id(j.induction_variable) for j in plan.jammed}
-    iv_names = [iv_value.name]
+    keep = {id(iv(j)) for j in plan.jammed}
     for copy in range(factor):
         renames = _copy_renames(context, plan, copy, previous, keep)
         if copy:
             name = context.fresh(iv_value.name)
             renames.set(iv_value, name)
-            iv_names.append(name)
             builder.line(
                 inner_indent,
                 f"{name} = affine.apply affine_map<(d0) -> (d0 + {copy * step})>({iv_value.name})",
@@ -417,57 +399,73 @@ def rewrite(context: Context, plan: UnrollPlan) -> Rewrite:
         renames_by_copy.append(renames)
         previous = renames
     if plan.jam:
-        _jammed_body(context, plan, builder, renames_by_copy, inner_indent)
+        _jammed(context, plan, builder, ops, renames_by_copy, delta)
     else:
         for copy, renames in enumerate(renames_by_copy):
-            builder.copy_lines(ops, renames, copy=copy)
+            builder.copy_lines(ops, renames, delta, copy=copy)
     yielded = yield_of(loop)
     if yielded is not None and loop.iter_args:
-        builder.copy_lines([yielded], renames_by_copy[-1], copy=factor - 1)
+        builder.copy_lines([yielded], renames_by_copy[-1], delta, copy=factor - 1)
     elif yielded is not None:
-        builder.copy_lines([yielded], Renames())
+        builder.copy_lines([yielded], Renames(), delta)
     builder.line(indent, "}")
-    if plan.remainder:
-        inits = None
-        if loop.results:
-            base = main_results.split(":")[0].split(" ")[0]  # type: ignore[union-attr]
-            inits = [
-                f"{base}#{k}" if len(loop.results) > 1 else base for k in range(len(loop.results))
-            ]
-        builder.line(
-            indent, _header(context, loop, lower=remainder_lower, inits=inits) + " {", loop
-        )
-        body = loop.body
-        assert body is not None
-        body_start = next_line_start(data, body.span.start_byte)
-        body_end = line_start(data, body.span.end_byte - 1)
-        builder.copy(body_start, body_end, body_block(loop).operations, Renames())  # type: ignore[union-attr]
-        builder.line(indent, "}")
-    return Rewrite(start, end, builder.text(), builder.origins, extra)
+    if not plan.remainder or split is None:
+        return
+    inits = None
+    if main_results is not None:
+        base = main_results.split(":")[0].split(" ")[0]
+        count = len(loop.results)
+        inits = [f"{base}#{k}" if count > 1 else base for k in range(count)]
+    header = _header(context, loop, lower=split.rest_lower, upper=split.rest_upper, inits=inits)
+    builder.line(indent, header + " {", loop)
+    body = loop.body
+    assert body is not None
+    body_start = next_line_start(data, body.span.start_byte)
+    body_end = line_start(data, body.span.end_byte - 1)
+    builder.copy(body_start, body_end, body_block(loop).operations, Renames(), delta)  # type: ignore[union-attr]
+    builder.line(indent, "}")
 
 
-def _jammed_body(
+def _jammed(
     context: Context,
     plan: UnrollPlan,
     builder: Builder,
+    ops: list[Operation],
     renames_by_copy: list[Renames],
-    inner_indent: str,
+    delta: int,
 ) -> None:
-    for op in body_ops(plan.loop):
+    """`ops` (of the unrolled loop's body or of a jammed loop's) with the copies of
+    every jammed loop fused into one."""
+    for op in ops:
         if op in plan.jammed:
-            inner = op
-            assert isinstance(inner, AffineForOp)
-            builder.line(inner_indent, _header(context, inner) + " {")
-            inner_ops = body_ops(inner)
-            for copy, renames in enumerate(renames_by_copy):
-                builder.copy_lines(inner_ops, renames, copy=copy)
-            yielded = yield_of(inner)
+            assert isinstance(op, AffineForOp)
+            indent = indent_of(context.data, op) + " " * delta
+            builder.line(indent, _header(context, op) + " {")
+            _jammed(context, plan, builder, body_ops(op), renames_by_copy, delta)
+            yielded = yield_of(op)
             if yielded is not None:
-                builder.copy_lines([yielded], Renames())
-            builder.line(inner_indent, "}")
+                builder.copy_lines([yielded], Renames(), delta)
+            builder.line(indent, "}")
+        elif _same_in_every_copy(op, renames_by_copy):
+            builder.copy_lines([op], renames_by_copy[0], delta)
+            for renames in renames_by_copy[1:]:
+                for value in op.results:
+                    renames.set(value, renames_by_copy[0].get(value))
         else:
             for copy, renames in enumerate(renames_by_copy):
-                builder.copy_lines([op], renames, copy=copy)
+                builder.copy_lines([op], renames, delta, copy=copy)
+
+
+def _same_in_every_copy(op: Operation, renames_by_copy: list[Renames]) -> bool:
+    """An index computation whose operands are the same in every copy (an offset of a
+    jammed loop's iv): written once."""
+    if op.name not in ("affine.apply", "affine.min", "affine.max") or op.regions:
+        return False
+    return all(
+        use.value is not None
+        and all(r.get(use.value) == renames_by_copy[0].get(use.value) for r in renames_by_copy)
+        for use in op.operands
+    )
 
 
 def _full(
@@ -475,16 +473,22 @@ def _full(
 ) -> None:
     loop = plan.loop
     iv_value = iv(loop)
-    low = _constant_lower(loop)
     step = loop.step or 1
     ops = body_ops(loop)
     unit = step_indent(context.data, loop, ops[0]) if ops else 2
+    lower = loop.lower
+    constant = lower.shorthand_constant if lower is not None else None
+    bounds = bounds_of(context, loop) if constant is None else None
     previous: Renames | None = None
     for copy in range(plan.trips or 0):
         renames = _copy_renames(context, plan, copy, previous, set())
         name = context.fresh(iv_value.name)
         renames.set(iv_value, name)
-        builder.line(indent, f"{name} = arith.constant {low + copy * step} : index")
+        if bounds is None:
+            builder.line(indent, f"{name} = arith.constant {(constant or 0) + copy * step} : index")
+        else:
+            at = map_text([plus(bounds.lowers[0], copy * step)], bounds.operand)
+            builder.line(indent, f"{name} = affine.apply {at}")
         builder.copy_lines(ops, renames, -unit, copy=copy)
         previous = renames
     if loop.results:
