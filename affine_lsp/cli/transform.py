@@ -223,9 +223,13 @@ def spec_of(args: argparse.Namespace) -> Spec:
 
 
 def loop_on_line(model: ModuleModel, document: SourceDocument, line: int) -> AffineForOp | None:
-    """The (outermost) affine.for whose first line is 1-based `line`."""
+    """The (outermost) affine.for whose first line, or the line of its `affine.for`
+    (results may be written on the lines before), is 1-based `line`."""
     for op in model.walk():
-        if isinstance(op, AffineForOp) and document.point(op.span.start_byte)[0] == line - 1:
+        if isinstance(op, AffineForOp) and line - 1 in (
+            document.point(op.span.start_byte)[0],
+            document.point(op.name_span.start_byte)[0],
+        ):
             return op
     return None
 

@@ -751,9 +751,13 @@ def markdown_image(space: IterationSpace, svg: str) -> str:
 def loop_on_line(
     model: ModuleModel, line: int, line_of_offset: Callable[[int], int]
 ) -> Operation | None:
-    """The outermost affine.for/affine.parallel whose text starts on 0-based `line`."""
+    """The outermost affine.for/affine.parallel whose text, or its op name (results may
+    be written on the lines before), starts on 0-based `line`."""
     for op in model.walk():
-        if isinstance(op, LOOPS) and line_of_offset(op.span.start_byte) == line:
+        if isinstance(op, LOOPS) and line in (
+            line_of_offset(op.span.start_byte),
+            line_of_offset(op.name_span.start_byte),
+        ):
             return op
     return None
 

@@ -45,7 +45,10 @@ def _item_of(model: ModuleModel, function: FuncOp) -> TopLevelItem | None:
 
 def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
     """Re-parse `data`, model the function that starts where `function` starts, and
-    make sure the verifier finds no error in it (both with the model's dialects)."""
+    make sure the verifier finds no error in it (both with the model's dialects). The
+    whole top-level item holding the function is modelled and checked (a function
+    inside a `module { }` sees that module's globals), and errors inside the function
+    count."""
     document = SourceDocument(data)
     start = function.span.start_byte
     node = document.tree.root_node.descendant_for_byte_range(start, start + 1)
@@ -53,8 +56,13 @@ def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
         node = node.parent
     if node is None:
         raise NotAffine("the rewritten function could not be found")
-    item = build_operation_item(node, module_scope_of(model.items), dialects=model.dialects)
-    if not isinstance(item.operation, FuncOp):
+    top = node
+    while top.parent is not None and top.parent != document.tree.root_node:
+        top = top.parent
+    item = build_operation_item(top, module_scope_of(model.items), dialects=model.dialects)
+    root = item.operation
+    found = next((op for op in root.walk() if op.span.start_byte == start), None) if root else None
+    if not isinstance(found, FuncOp):
         raise NotAffine("the rewritten function could not be found")
     problems = [
         p.message
@@ -64,11 +72,13 @@ def parse_function(data: bytes, function: FuncOp, model: ModuleModel) -> FuncOp:
     context = ModuleContext.from_model(model)
     options = CheckOptions(dialects=model.dialects)
     problems += [
-        d.message for d in check_item(item, context, options) if d.severity == Severity.ERROR
+        d.message
+        for d in check_item(item, context, options)
+        if d.severity == Severity.ERROR and node.start_byte <= d.span.start_byte <= node.end_byte
     ]
     if problems:
         raise NotAffine(f"the fused code does not verify: {problems[0]}")
-    return item.operation
+    return found
 
 
 def is_valid_symbol(value: Value) -> bool:

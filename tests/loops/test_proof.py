@@ -6,7 +6,14 @@ import importlib
 
 import pytest
 
-from affine_lsp.transforms.loops import INTERCHANGE, PARALLELIZE, TILE, UNROLL, Spec
+from affine_lsp.transforms.loops import (
+    INTERCHANGE,
+    PARALLELIZE,
+    SCALAR_REPLACE,
+    TILE,
+    UNROLL,
+    Spec,
+)
 from tests.loops.fixtures import MATMUL, REDUCE, STENCIL
 from tests.loops.helpers import run
 
@@ -76,6 +83,18 @@ CASES = [
         "affine.yield %v, %v",
         "affine.yield %v, %zero",
     ),
+    # scalar replacement: a carried value that is not what the store wrote, an init
+    # from another element, a final store to another element, a body that reads
+    # something else than the carried value
+    *[
+        ("scalar_replace", MATMUL, "affine.for %k", Spec(SCALAR_REPLACE), old, new)
+        for old, new in (
+            ("affine.yield %s : f32", "affine.yield %p : f32"),
+            ("%c_init = affine.load %C[%i, %j]", "%c_init = affine.load %C[%j, %i]"),
+            ("affine.store %c_final, %C[%i, %j]", "affine.store %c_final, %C[%j, %i]"),
+            ("%s = arith.addf %c, %p", "%s = arith.addf %b, %p"),
+        )
+    ],
 ]
 
 

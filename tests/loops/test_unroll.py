@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from affine_lsp.transforms.loops import UNROLL, UNROLL_JAM, Spec
-from tests.loops.fixtures import MATMUL, REDUCE, STENCIL
-from tests.loops.helpers import applied, refused
+from tests.loops.fixtures import MATMUL, REDUCE, STENCIL, TILED, TRIANGLE_TILE
+from tests.loops.helpers import applied, refused, run
 
 
 def test_unroll_by_a_divisor_has_no_remainder():
@@ -100,3 +100,161 @@ def test_unroll_and_jam_of_the_stencil_is_refused():
         "iteration (i, j) reads %A[i - 1, j + 1], written by iteration (i - 1, j + 1); "
         "after unroll-and-jam by 2 it would run first"
     )
+
+
+# -- loops with min and max bounds (the point loops of tiles) -------------------------------
+
+
+def _headers(text: str) -> list[str]:
+    return [
+        line.strip()
+        for line in text.splitlines()
+        if ("affine.for %" in line and "_tile =" not in line) or "affine.if" in line
+    ]
+
+
+def test_unroll_of_a_point_loop_ending_at_a_min_has_an_epilogue():
+    after = applied(TILED, "affine.for %k =", Spec(UNROLL, factor=2))
+    headers = _headers(after)
+    # floor commutes with min: the unrolled loop stops at the split of the ragged bound
+    assert (
+        "affine.for %k = affine_map<(d0) -> (d0)>(%k_tile) to min affine_map<(d0) -> "
+        "(d0 + 4, d0 + (-d0 + 9) floordiv 2 * 2)>(%k_tile) step 2 {" in headers
+    )
+    # the remainder runs from that split to the original bound
+    assert (
+        "affine.for %k = affine_map<(d0) -> (d0 + (-d0 + 9) floordiv 2 * 2)>(%k_tile) to min "
+        "affine_map<(d0) -> (d0 + 4, 9)>(%k_tile) {" in headers
+    )
+    assert "%k_1 = affine.apply affine_map<(d0) -> (d0 + 1)>(%k)" in after
+
+
+def test_unroll_needs_no_remainder_where_every_tile_runs_a_multiple_of_the_factor():
+    # 10 - %i_tile is 10, 6 or 2: always even
+    result = run(TILED, "affine.for %i =", Spec(UNROLL, factor=2))
+    assert result.applied and result.summary == "unrolled %i by 2"
+    assert result.new_text is not None
+    assert (
+        "affine.for %i = affine_map<(d0) -> (d0)>(%i_tile) to min affine_map<(d0) -> "
+        "(d0 + 4, 10)>(%i_tile) step 2 {" in result.new_text.decode()
+    )
+
+
+def test_unroll_by_a_factor_that_does_not_divide_the_tile_separates_full_tiles():
+    result = run(TILED, "affine.for %k =", Spec(UNROLL, factor=3))
+    assert result.applied, result.reason
+    assert result.summary == (
+        "unrolled %k by 3 in full tiles with a remainder loop (partial tiles run the "
+        "original loop)"
+    )
+    assert result.new_text is not None
+    assert _headers(result.new_text.decode())[2:] == [
+        "affine.if affine_set<(d0) : (-d0 + 5 >= 0)>(%k_tile) {",
+        "affine.for %k = affine_map<(d0) -> (d0)>(%k_tile) to affine_map<(d0) -> (d0 + 3)>"
+        "(%k_tile) step 3 {",
+        "affine.for %k = affine_map<(d0) -> (d0 + 3)>(%k_tile) to affine_map<(d0) -> (d0 + 4)>"
+        "(%k_tile) {",
+        "affine.for %k = affine_map<(d0) -> (d0)>(%k_tile) to min affine_map<(d0) -> "
+        "(d0 + 4, 9)>(%k_tile) {",
+    ]
+
+
+def test_unroll_of_a_loop_from_a_max_to_a_min_unrolls_its_full_tiles():
+    after = applied(TRIANGLE_TILE, "affine.for %i =", Spec(UNROLL, factor=4))
+    assert _headers(after) == [
+        "affine.for %ii = 0 to 64 step 16 {",
+        "affine.for %j = 0 to 64 {",
+        "affine.if affine_set<(d0, d1)[s0] : (d0 - d1 >= 0, s0 - d0 - 16 >= 0)>(%ii, %j)[%n] {",
+        "affine.for %i = affine_map<(d0) -> (d0)>(%ii) to affine_map<(d0) -> (d0 + 16)>(%ii) "
+        "step 4 {",
+        "affine.for %i = max affine_map<(d0, d1) -> (d0, d1)>(%ii, %j) to min "
+        "affine_map<(d0)[s0] -> (d0 + 16, s0)>(%ii)[%n] {",
+    ]
+    assert "%v_3 = affine.load %A[%i_3, %j] : memref<64x64xf32>" in after
+
+
+NO_FULL_TILE = """func.func @band(%A: memref<64xf32>, %m: index, %n: index) {
+  affine.for %t = 0 to 8 {
+    affine.for %i = max affine_map<(d0)[s0] -> (d0, s0)>(%t)[%m] to min affine_map<(d0)[s0] -> (d0 * 2 + 40, s0)>(%t)[%n] {
+      %v = affine.load %A[%i] : memref<64xf32>
+      %w = arith.addf %v, %v : f32
+      affine.store %w, %A[%i] : memref<64xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_unroll_of_bounds_no_two_of_which_are_a_constant_apart_is_refused():
+    reason = refused(NO_FULL_TILE, "affine.for %i", Spec(UNROLL, factor=2))
+    assert reason == (
+        "%i starts at a max of several bounds and ends at a min of bounds none of which is a "
+        "constant number of iterations after one of its starts: its iterations cannot be "
+        "grouped by 2"
+    )
+
+
+CONSTANT_APART = """func.func @window(%A: memref<64xf32>) {
+  affine.for %t = 0 to 60 step 4 {
+    affine.for %i = affine_map<(d0) -> (d0)>(%t) to affine_map<(d0) -> (d0 + 3)>(%t) {
+      %v = affine.load %A[%i] : memref<64xf32>
+      %w = arith.addf %v, %v : f32
+      affine.store %w, %A[%i] : memref<64xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_a_loop_whose_bounds_are_a_constant_apart_unrolls_fully():
+    after = applied(CONSTANT_APART, "affine.for %i", Spec(UNROLL, factor=None))
+    assert "affine.for %i" not in after
+    assert "%i_3 = affine.apply affine_map<(d0) -> (d0 + 2)>(%t)" in after
+    assert "%v_2 = affine.load %A[%i_3] : memref<64xf32>" in after
+
+
+def test_unroll_and_jam_of_tiled_point_loops_jams_every_depth():
+    after = applied(TILED, "affine.for %i =", Spec(UNROLL_JAM, factor=2))
+    # the copies of %j and of %k inside it are fused: one %k loop
+    assert after.count("affine.for %k =") == 1
+    assert "%a_1 = affine.load %A[%i_1, %k] : memref<10x9xf32>" in after
+    assert after.index("%c = affine.load %C[%i, %j]") < after.index("%c_1 = affine.load")
+
+
+def test_unroll_and_jam_with_a_ragged_min_keeps_a_remainder():
+    result = run(TILED, "affine.for %j =", Spec(UNROLL_JAM, factor=2))
+    assert result.applied and result.summary == "unrolled and jammed %j by 2 with a remainder loop"
+    assert result.new_text is not None
+    after = result.new_text.decode()
+    assert after.count("affine.for %k =") == 2  # jammed in the main loop, and the remainder's
+    assert "%b_1 = affine.load %B[%k, %j_1] : memref<9x11xf32>" in after
+
+
+def test_index_computations_alike_in_every_copy_are_written_once():
+    once = applied(TILED, "affine.for %j =", Spec(UNROLL_JAM, factor=2))
+    twice = applied(once, "affine.for %i =", Spec(UNROLL_JAM, factor=2))
+    assert twice.count("affine.apply affine_map<(d0) -> (d0 + 1)>(%j)") == 1
+
+
+# Jamming the %k copies too would run (i + 1, j, k) before (i, j, k + 1), which writes
+# what it reads: the copies of %k stay one after the other.
+DEEPER = """func.func @deeper(%A: memref<9x4x9xf32>) {
+  affine.for %i = 1 to 9 {
+    affine.for %j = 0 to 4 {
+      affine.for %k = 0 to 8 {
+        %v = affine.load %A[%i - 1, %j, %k + 1] : memref<9x4x9xf32>
+        affine.store %v, %A[%i, %j, %k] : memref<9x4x9xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def test_unroll_and_jam_jams_one_level_where_deeper_would_break_a_dependence():
+    after = applied(DEEPER, "affine.for %i", Spec(UNROLL_JAM, factor=2))
+    assert after.count("affine.for %j") == 1
+    assert after.count("affine.for %k") == 2

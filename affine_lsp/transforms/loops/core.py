@@ -162,13 +162,20 @@ def loop_name(loop: AffineForOp) -> str:
     return iv_name(loop)
 
 
-def check_layout(context: Context, loop: AffineForOp) -> None:
+def check_layout(context: Context, loop: AffineForOp, header: bool = True) -> None:
     """Refused unless the loop has its own lines, its body starting on the line
-    after its header and ending on a line of its own."""
+    after its header and ending on a line of its own; and, when the transformation
+    rewrites the loop's header (`header`), unless it is in the custom form."""
     data = context.data
     body = loop.body
     if body is None or body_block(loop) is None:
         raise Refused(f"{loop_name(loop)} has no body")
+    if header and data[loop.name_span.start_byte : loop.name_span.start_byte + 1] == b'"':
+        raise Refused(
+            f'{loop_name(loop)} is written in the generic form ("affine.for"(...)): its '
+            f"header can be rewritten only in the custom form (affine.for {loop_name(loop)} "
+            "= ... to ... { ... })"
+        )
     start = line_start(data, loop.span.start_byte)
     if data[start : loop.span.start_byte].strip() or not rest_of_line_is_blank(
         data, loop.span.end_byte

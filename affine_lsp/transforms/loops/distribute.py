@@ -35,7 +35,9 @@ def title(spec: Spec, loop: AffineForOp) -> str:
 
 
 def _duplicable(op: Operation) -> bool:
-    return (isinstance(op, AffineAccessOp) and op.name == "affine.load") or is_pure(op)
+    return (isinstance(op, AffineAccessOp) and op.name == "affine.load") or (
+        op.name == "memref.load" or is_pure(op)
+    )
 
 
 def _slices(ops: list[Operation]) -> tuple[list[Operation], dict[int, set[int]]]:
@@ -155,7 +157,8 @@ def plan(context: Context, spec: Spec, check: bool = True) -> DistributePlan:
         raise Refused(f"nothing to distribute: the body of {iv_name(loop)} has one statement")
     edges: dict[int, set[int]] = {k: set() for k in range(len(nodes))}
     for index, node in enumerate(nodes):  # values flowing between nodes keep them together
-        for nested in node.walk():
+        slice_ops = [op for op in ops if index in member[id(op)]]  # through loads, pure ops
+        for nested in (n for op in slice_ops for n in op.walk()):
             for use in nested.operands:
                 definer = use.value.defining_op if use.value is not None else None
                 top = _top_op(definer, ops) if definer is not None else None

@@ -104,7 +104,7 @@ def _written_at(context: Context, loop: AffineForOp, load: AffineAccessOp) -> bo
 
 def plan(context: Context, spec: Spec, check: bool = True) -> HoistPlan:
     loop = context.loop
-    check_layout(context, loop)
+    check_layout(context, loop, header=False)
     moved: list[Operation] = []
     moved_values: set[int] = set()
     loads_refused = ""

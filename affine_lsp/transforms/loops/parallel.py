@@ -8,13 +8,16 @@ and commutative `arith` op (`addf`, `mulf`, `addi`, `muli`, `maximumf`,
 `minimumf`, `maxnumf`, `minnumf`, `andi`, `ori`; MLIR 22 takes the integer
 `maxs`/`mins`/`maxu`/`minu` reductions only for signed or unsigned integer types,
 which arith does not compute with), whose other operand does not depend on any
-iter_arg and whose result is only yielded, in the same position. The parallel
+iter_arg and whose result is only yielded, in the same position. affine.parallel
+reduces scalars only: floats for the float kinds, integers (not `index`) for the
+others; a reduction of a tensor, vector or index value is refused. The parallel
 loop yields that other operand. As with MLIR's parallel reductions,
 floating-point sums are reassociated.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from affine_lsp.checks import TextEdit
@@ -38,6 +41,9 @@ REDUCTIONS = {
     "arith.andi": "andi",
     "arith.ori": "ori",
 }
+
+_FLOAT = re.compile(r"^(f\d+|bf16|tf32|f8\w*|f6\w*|f4\w*)$")
+_INTEGER = re.compile(r"^i\d+$")
 
 
 @dataclass
@@ -113,13 +119,20 @@ def _reductions(loop: AffineForOp) -> list[Reduction]:
             or yielded.operands[position].value is not result
         ):
             raise Refused(why)
+        kind_type = _FLOAT if kind.endswith("f") else _INTEGER
+        if not kind_type.match(str(argument.type)):
+            raise Refused(
+                f"{iv_name(loop)} carries {name} through iter_args as a reduction ({kind}) of "
+                f"{argument.type} values: affine.parallel reduces only "
+                f"{'floats' if kind.endswith('f') else 'integers (not index)'}"
+            )
         found.append(Reduction(position, argument, combine, others[0], kind))
     return found
 
 
 def plan(context: Context, spec: Spec, check: bool = True) -> ParallelPlan:
     loop = context.loop
-    check_layout(context, loop)
+    check_layout(context, loop, header=False)
     reductions = _reductions(loop) if loop.iter_args else []
     if check:
         analysis = context.analysis(loop)

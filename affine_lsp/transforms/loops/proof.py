@@ -276,7 +276,7 @@ class Prover:
             self.original.resolver.aliases,
             allow_parallel=True,
             array_of=array_of,
-            promoted={key: (load, store) for key, (load, store, _) in self.promoted.items()},
+            promoted={key: (found[0], found[1]) for key, found in self.promoted.items()},
         )
         check_promotions(window, self.session)
         new = _Side(window)
@@ -547,14 +547,14 @@ class Prover:
     # -- promoted values (scalar replacement) -------------------------------------------
 
     def _promoted_yields(self) -> set[int]:
-        loops = [p[0].parent_op for p in self.promoted.values()]
-        return {id(y) for loop in loops if isinstance(loop, AffineForOp) for y in [_yield_of(loop)]}
+        loops = [p[3] for p in self.promoted.values()]
+        return {id(y) for loop in loops for y in [_yield_of(loop)] if y is not None}
 
     def _promoted_store(self, op: Operation, use: Use) -> bool:
         """`use` is the stored value of the store after a loop of a promoted value."""
         return any(
             store is op and getattr(op, "stored_value", None) is use
-            for _, store, _ in self.promoted.values()
+            for _, store, _, _ in self.promoted.values()
         )
 
     def _check_promoted_yield(self, op: Operation, origin: Origin | None) -> None:
@@ -868,8 +868,8 @@ class Prover:
 
 
 def _promoted(function: FuncOp, rewrite: Rewrite) -> dict[tuple[int, int], tuple]:
-    """(id of a new loop, position) -> (its load, its store, the Promotion) for every
-    promotion of `rewrite`, found in the new function by their offsets."""
+    """(id of a new loop, position) -> (its load, its store, the Promotion, the loop) for
+    every promotion of `rewrite`, found in the new function by their offsets."""
     if not rewrite.promotions:
         return {}
     by_start: dict[int, Operation] = {}
@@ -884,7 +884,7 @@ def _promoted(function: FuncOp, rewrite: Rewrite) -> dict[tuple[int, int], tuple
             raise ProofFailed("the rewritten code could not be found")
         if promotion.position >= len(loop.iter_args):
             raise ProofFailed("the rewritten loop carries fewer values than declared")
-        found[(id(loop), promotion.position)] = (load, store, promotion)
+        found[(id(loop), promotion.position)] = (load, store, promotion, loop)
     return found
 
 

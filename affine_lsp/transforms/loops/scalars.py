@@ -21,7 +21,8 @@ other access in the loop touches the element.
 Schedules are those of `Window` with block positions doubled (`2p + 1`), so
 that the init write (`2p`) comes before the loop's iterations and the result
 read (`2p + 2`) after them, and the read at the start of an iteration (`0`)
-before the body's first op.
+before the body's first op; a last entry, the iter_args position, keeps the
+schedule injective (the dataflow analysis needs it) where a loop carries several.
 """
 
 from __future__ import annotations
@@ -214,6 +215,7 @@ class ScalarWindow(Window):
         element: Statement | None = None,
     ) -> None:
         assert domain.set is not None
+        path = [*path, position]  # entries of one loop at one time: ordered by position
         name = f"C{len(self.carried)}"
         instances = domain.set.set_tuple_name(name)
         if element is None:

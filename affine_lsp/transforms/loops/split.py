@@ -12,11 +12,12 @@ constant multiple of F (W = F * step: the unrolled loop's step).
   (its split; `lb` when the loop is empty) to the original upper bound: the
   iterations past the unrolled loop are exactly those. This is a tile's point loop
   `%ii to min(%ii + 32, %n)`.
-- **full tile**: a lower bound `l*` and an upper bound `u* = l* + T` (T constant)
-  among several lower (max) and upper (min) bounds: `affine.if` every other lower
-  bound is at most `l*` and every other upper bound at least `u*` (the tile is
-  full), a loop from `l*` to `u*` (constant trip count, unrolled, with a constant
-  remainder), else the original loop (a partial tile).
+- **full tile** (where the epilogue form does not apply): a lower bound `l*` and an
+  upper bound `u* = l* + T` (T constant) among the lower (max) and upper (min)
+  bounds: `affine.if` every other lower bound is at most `l*` and every other upper
+  bound at least `u*` (the tile is full), a loop from `l*` to `u*` (constant trip
+  count, unrolled, with a constant remainder), else the original loop (a partial
+  tile).
 
 Measured on a tiled gemm (tiles 32, N = 500, `clang-22 -O3 -march=native`, one
 core), unroll-and-jam by 4 with scalar replacement: the epilogue form ran 7.8 ms,
@@ -126,11 +127,17 @@ def plan_split(context: Context, loop: AffineForOp, factor: int) -> Split:
     trips = trip_count(bounds, step)
     if trips is not None:
         return _constant(bounds, trips, factor, width)
+    refusal: Refused | None = None
     if len(bounds.lowers) == 1:
-        return _epilogue(context, bounds, step, width)
+        try:
+            return _epilogue(context, bounds, step, width)
+        except Refused as why:
+            refusal = why
     found = _full_tile(context, bounds, step, factor)
     if found is not None:
         return found
+    if refusal is not None:
+        raise refusal
     raise Refused(
         f"{iv_name(loop)} starts at a max of several bounds and ends at a min of bounds "
         "none of which is a constant number of iterations after one of its starts: "

@@ -83,7 +83,7 @@ def title(spec: Spec, loop: AffineForOp) -> str:
 
 def plan(context: Context, spec: Spec, check: bool = True) -> UnrollPlan:
     loop = context.loop
-    check_layout(context, loop)
+    check_layout(context, loop, header=spec.factor is not None)
     jam = spec.kind == UNROLL_JAM
     factor = spec.factor
     if factor is not None and factor < 2:
@@ -515,4 +515,6 @@ def summary(context: Context, plan: UnrollPlan) -> str:
         return f"unrolled {iv_name(plan.loop)} fully ({plan.trips} copies)"
     what = "unrolled and jammed" if plan.jam else "unrolled"
     rest = " with a remainder loop" if plan.remainder else ""
+    if plan.split is not None and plan.split.kind == FULL_TILE and plan.split.condition:
+        rest = f" in full tiles{rest} (partial tiles run the original loop)"
     return f"{what} {iv_name(plan.loop)} by {plan.factor}{rest}"

@@ -1,0 +1,182 @@
+"""Scalar replacement: elements a loop does not move kept in registers."""
+
+from __future__ import annotations
+
+from affine_lsp.transforms.loops import SCALAR_REPLACE, UNROLL, UNROLL_JAM, Spec
+from tests.loops.fixtures import MATMUL, TILED
+from tests.loops.helpers import applied, refused, run
+
+REPLACE = Spec(SCALAR_REPLACE)
+
+
+def test_a_reduction_in_memory_is_carried_through_the_loop():
+    result = run(MATMUL, "affine.for %k", REPLACE)
+    assert result.applied, result.reason
+    assert result.summary == "scalar replacement: %C[%i, %j] carried through %k in registers"
+    assert result.new_text is not None
+    lines = [line.strip() for line in result.new_text.decode().splitlines()]
+    start = lines.index("// the reduction") + 1
+    assert lines[start : start + 9] == [
+        "%c_init = affine.load %C[%i, %j] : memref<64x48xf32>",
+        "%c_final = affine.for %k = 0 to 32 iter_args(%c = %c_init) -> (f32) {",
+        "%a = affine.load %A[%i, %k] : memref<64x32xf32>",
+        "%b = affine.load %B[%k, %j] : memref<32x48xf32>",
+        "%p = arith.mulf %a, %b : f32",
+        "%s = arith.addf %c, %p : f32",  # the same arithmetic, in the same order
+        "affine.yield %s : f32",
+        "}",
+        "affine.store %c_final, %C[%i, %j] : memref<64x48xf32>",
+    ]
+
+
+def test_every_accumulator_of_an_unrolled_and_jammed_body_in_one_step():
+    jammed = applied(TILED, "affine.for %j =", Spec(UNROLL_JAM, factor=2))
+    jammed = applied(jammed, "affine.for %i =", Spec(UNROLL_JAM, factor=2))
+    result = run(jammed, "affine.for %k =", REPLACE)
+    assert result.applied, result.reason
+    assert result.summary == (
+        "scalar replacement: %C[%i, %j], %C[%i_1, %j], %C[%i, %j_1], %C[%i_1, %j_1] "
+        "carried through %k in registers"
+    )
+    assert result.new_text is not None
+    after = result.new_text.decode()
+    assert (
+        "%c_final, %c_2_final, %c_1_final, %c_3_final = affine.for %k = affine_map<(d0) -> "
+        "(d0)>(%k_tile) to min affine_map<(d0) -> (d0 + 4, 9)>(%k_tile) iter_args(%c = "
+        "%c_init, %c_2 = %c_2_init, %c_1 = %c_1_init, %c_3 = %c_3_init) -> (f32, f32, f32, "
+        "f32) {" in after
+    )
+    assert "affine.yield %s, %s_2, %s_1, %s_3 : f32, f32, f32, f32" in after
+    assert "affine.store %c_3_final, %C[%i_1, %j_1] : memref<10x11xf32>" in after
+
+
+# %x[%i] is only read in %j (loaded once before it, in each place it was loaded);
+# %y[%i] is read, then written; %j already carries %acc.
+MIXED = """func.func @mixed(%A: memref<8x8xf32>, %x: memref<8xf32>, %y: memref<8xf32>) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %total = affine.for %i = 0 to 8 iter_args(%t = %zero) -> (f32) {
+    %r = affine.for %j = 0 to 8 iter_args(%acc = %t) -> (f32) {
+      %a = affine.load %A[%i, %j] : memref<8x8xf32>
+      %scale = affine.load %x[%i] : memref<8xf32>
+      %yi = affine.load %y[%i] : memref<8xf32>
+      %p = arith.mulf %a, %scale : f32
+      %q = arith.addf %yi, %p : f32
+      affine.store %q, %y[%i] : memref<8xf32>
+      %acc2 = arith.addf %acc, %a : f32
+      affine.yield %acc2 : f32
+    }
+    affine.yield %r : f32
+  }
+  return %total : f32
+}
+"""
+
+
+def test_read_only_elements_are_hoisted_and_carried_values_kept():
+    result = run(MIXED, "%r = affine.for", REPLACE)
+    assert result.applied, result.reason
+    assert result.summary == (
+        "scalar replacement: %y[%i] carried through %j in registers; %x[%i] loaded once "
+        "before %j"
+    )
+    assert result.new_text is not None
+    lines = [line.strip() for line in result.new_text.decode().splitlines()]
+    start = lines.index("%scale = affine.load %x[%i] : memref<8xf32>")
+    assert lines[start : start + 10] == [
+        "%scale = affine.load %x[%i] : memref<8xf32>",
+        "%yi_init = affine.load %y[%i] : memref<8xf32>",
+        "%r, %yi_final = affine.for %j = 0 to 8 iter_args(%acc = %t, %yi = %yi_init) -> "
+        "(f32, f32) {",
+        "%a = affine.load %A[%i, %j] : memref<8x8xf32>",
+        "%p = arith.mulf %a, %scale : f32",
+        "%q = arith.addf %yi, %p : f32",
+        "%acc2 = arith.addf %acc, %a : f32",
+        "affine.yield %acc2, %q : f32, f32",
+        "}",
+        "affine.store %yi_final, %y[%i] : memref<8xf32>",
+    ]
+
+
+def test_unroll_of_a_loop_after_scalar_replacement():
+    replaced = applied(TILED, "affine.for %k =", REPLACE)
+    after = applied(replaced, "%c_final = affine.for %k", Spec(UNROLL, factor=2))
+    assert "%s_1 = arith.addf %s, %p_1 : f32" in after  # the chain of the accumulator
+
+
+ALIASED = """func.func @alias(%C: memref<8x8xf32>, %A: memref<8x8xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 8 {
+      affine.for %k = 0 to 8 {
+        %a = affine.load %A[%i, %k] : memref<8x8xf32>
+        %c = affine.load %C[%i, %j] : memref<8x8xf32>
+        %s = arith.addf %c, %a : f32
+        affine.store %s, %C[%i, %j] : memref<8x8xf32>
+        affine.store %a, %C[%k, %j] : memref<8x8xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def test_an_element_another_access_may_touch_stays_in_memory():
+    reason = refused(ALIASED, "affine.for %k", REPLACE)
+    assert reason == "%C[%i, %j] may also be written as %C[%k, %j] in %k's body"
+
+
+def test_the_proof_refuses_an_element_another_access_touches():
+    # Without the plan's check the rewrite is written, and its proof refuses it.
+    result = run(ALIASED, "affine.for %k", REPLACE, check=False)
+    assert not result.applied
+    assert result.reason == (
+        "cannot analyse the loop: another access in the loop may touch a promoted element"
+    )
+
+
+MAY_NOT_RUN = """func.func @maybe(%C: memref<8xf32>, %A: memref<8x8xf32>, %m: index) {
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to %m {
+      %a = affine.load %A[%i, %k] : memref<8x8xf32>
+      %c = affine.load %C[%i] : memref<8xf32>
+      %s = arith.addf %c, %a : f32
+      affine.store %s, %C[%i] : memref<8xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_a_loop_that_may_not_run_is_refused():
+    assert refused(MAY_NOT_RUN, "affine.for %k", REPLACE) == (
+        "%k may run zero times: its invariant elements would be accessed where the original "
+        "never accesses them"
+    )
+
+
+def test_a_loop_without_invariant_accesses_is_refused():
+    assert refused(MATMUL, "affine.for %i", REPLACE) == (
+        "no access in %i's body is to an element %i does not move"
+    )
+
+
+WRITTEN_TWICE = """func.func @twice(%C: memref<8xf32>, %A: memref<8x8xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 8 {
+      %a = affine.load %A[%i, %k] : memref<8x8xf32>
+      %c = affine.load %C[%i] : memref<8xf32>
+      %s = arith.addf %c, %a : f32
+      affine.store %s, %C[%i] : memref<8xf32>
+      affine.store %a, %C[%i] : memref<8xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_an_element_written_twice_in_the_body_stays_in_memory():
+    assert refused(WRITTEN_TWICE, "affine.for %k", REPLACE) == (
+        "%C[%i] is accessed in %k's body other than read once, then written once"
+    )
