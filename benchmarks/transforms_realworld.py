@@ -21,8 +21,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import SHARED  # noqa: E402
-
 from affine_lsp.checks import Severity, check_document  # noqa: E402
 from affine_lsp.ir import AffineForOp, build_module  # noqa: E402
 from affine_lsp.syntax import SourceDocument  # noqa: E402
@@ -34,6 +32,7 @@ from affine_lsp.transforms.loops import (  # noqa: E402
     Spec,
     transform,
 )
+from benchmarks._common import SHARED  # noqa: E402
 
 SPECS = (
     *loopdiff.SPECS,

@@ -4,11 +4,16 @@ For a generated program (`nestgen`), every transformation is tried at every loop
 of `@kernel`: an applied one is lowered and run, and must print exactly what the
 original prints; a refused one is written anyway without the dependence check
 and the proof (the naive rewrite) and run, to see whether the refusal was
-needed (our conservatism). MLIR 22's own passes run on the same programs, and
-are judged the same way. A program with `affine.parallel` loops is also run with
-every parallel loop (without reductions, step 1) turned into sequential loops
-that run backwards (`reversed_parallel`): lowered as it is, a parallel loop runs
-in order and would hide a dependence it carries.
+needed (our conservatism). The program tiled by 3 (sizes that divide few of the
+trip counts, so the point loops end at a `min`) is a second base: the
+transformations of point loops (`TILED_SPECS`: unroll, unroll-and-jam, scalar
+replacement) are tried at every loop of it, and scalar replacement at every loop
+of each unroll-and-jam it allows (register tiling), all run against the original.
+MLIR 22's own passes run on the same programs, and are judged the same way. A
+program with `affine.parallel` loops is also run with every parallel loop
+(without reductions, step 1) turned into sequential loops that run backwards
+(`reversed_parallel`): lowered as it is, a parallel loop runs in order and would
+hide a dependence it carries.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from affine_lsp.transforms.loops import (
     INTERCHANGE,
     PARALLELIZE,
     PERMUTE,
+    SCALAR_REPLACE,
     SKEW,
     TILE,
     UNROLL,
@@ -66,9 +72,23 @@ SPECS: tuple[Spec, ...] = (
     Spec(WAVEFRONT),
     Spec(WAVEFRONT, factor=2),
     Spec(WAVEFRONT, sizes=(2, 2)),
+    Spec(SCALAR_REPLACE),
 )
 """What is tried at every loop (the skews, the tiles of skewed, non-rectangular or
 imperfect bands and the wavefronts are written by the code generator)."""
+
+TILE_SIZES = (3, 3)
+"""The tiling of the outermost loops that makes the second base program."""
+
+TILED_SPECS: tuple[Spec, ...] = (
+    Spec(UNROLL, factor=2),
+    Spec(UNROLL, factor=3),
+    Spec(UNROLL, factor=4),
+    Spec(UNROLL_JAM, factor=2),
+    Spec(UNROLL_JAM, factor=3),
+    Spec(SCALAR_REPLACE),
+)
+"""What is tried at every loop of the tiled program."""
 
 MLIR_PASSES: dict[str, tuple[str, ...]] = {
     "affine-loop-tile": ("--affine-loop-tile=tile-size=3",),
@@ -84,6 +104,7 @@ MLIR_PASSES: dict[str, tuple[str, ...]] = {
     "affine-loop-invariant-code-motion": (
         "--pass-pipeline=builtin.module(func.func(affine-loop-invariant-code-motion))",
     ),
+    "affine-scalrep": ("--pass-pipeline=builtin.module(func.func(affine-scalrep))",),
 }
 
 
@@ -115,6 +136,12 @@ class Pair:
     reason: str | None = None
     verdict: str = ""  # applied: same | different | failed; refused: naive-same | ...
     detail: str = ""
+    base: str = ""  # what was done first ("tiled 3x3", "tiled 3x3, unroll-jam 2 at 7")
+
+    @property
+    def label(self) -> str:
+        """The transformation, and its base when it is not the original program."""
+        return describe(self.spec) + (f" [{self.base}]" if self.base else "")
 
 
 @dataclass
@@ -148,44 +175,111 @@ def check_program(
     naive: bool = True,
     mlir: bool = False,
     timeout: float = oracle.DEFAULT_TIMEOUT,
+    tiled: bool = True,
 ) -> ProgramReport:
-    """Every spec at every loop of the program's kernel (and MLIR's passes)."""
+    """Every spec at every loop of the program's kernel (and MLIR's passes); with
+    `tiled`, the transformations of point loops on the program tiled by `TILE_SIZES`."""
     report = ProgramReport(seed)
     original = oracle.lower_and_run(text, timeout=timeout)
     if not original.ok:
         report.original_failed = original.describe()
         return report
-    lines = sorted(_loops_by_line(text))
-    for line in lines:
-        for spec in specs:
-            loop, data, model = _loops_by_line(text)[line]
-            result = transform(data, model, loop, spec)
-            pair = Pair(seed, line, spec, result.applied, result.reason)
-            if result.applied and result.new_text is not None:
-                verdict = oracle.equivalent(
-                    text, result.new_text.decode(), timeout=timeout, original_result=original
-                )
-                pair.verdict = (
-                    "same"
-                    if verdict.same
-                    else ("different" if verdict.outcome == oracle.Outcome.DIFFERENT else "failed")
-                )
-                pair.detail = verdict.detail
-            elif naive and not result.timed_out:
-                loop, data, model = _loops_by_line(text)[line]
-                unchecked = transform(data, model, loop, spec, prove=False, check=False)
-                if unchecked.applied and unchecked.new_text is not None:
-                    verdict, pair.detail = judge(
-                        text, unchecked.new_text.decode(), original, timeout
-                    )
-                    pair.verdict = "naive-same" if verdict == "same" else "naive-different"
-                else:
-                    pair.verdict = "not-applicable"
-            report.pairs.append(pair)
+    report.pairs += _pairs(seed, text, text, specs, original, naive, timeout, "")
+    if tiled:
+        report.pairs += _tiled_pairs(seed, text, original, naive, timeout)
     if mlir:
         for name, flags in MLIR_PASSES.items():
             report.mlir[name] = run_mlir_pass(text, flags, original, timeout)
     return report
+
+
+def _pairs(
+    seed: int,
+    original_text: str,
+    text: str,
+    specs: tuple[Spec, ...],
+    original: oracle.RunResult,
+    naive: bool,
+    timeout: float,
+    base: str,
+) -> list[Pair]:
+    """Every spec at every loop of `text`'s kernel, run against the original."""
+    found = []
+    for line in sorted(_loops_by_line(text)):
+        for spec in specs:
+            pair, _ = _try(seed, original_text, text, line, spec, original, naive, timeout)
+            pair.base = base
+            found.append(pair)
+    return found
+
+
+def _try(
+    seed: int,
+    original_text: str,
+    text: str,
+    line: int,
+    spec: Spec,
+    original: oracle.RunResult,
+    naive: bool,
+    timeout: float,
+) -> tuple[Pair, str | None]:
+    """One spec at the loop on `line` of `text`: the pair, and the new text if applied."""
+    loop, data, model = _loops_by_line(text)[line]
+    result = transform(data, model, loop, spec)
+    pair = Pair(seed, line, spec, result.applied, result.reason)
+    if result.applied and result.new_text is not None:
+        verdict = oracle.equivalent(
+            original_text, result.new_text.decode(), timeout=timeout, original_result=original
+        )
+        pair.verdict = (
+            "same"
+            if verdict.same
+            else ("different" if verdict.outcome == oracle.Outcome.DIFFERENT else "failed")
+        )
+        pair.detail = verdict.detail
+        return pair, result.new_text.decode()
+    if naive and not result.timed_out:
+        loop, data, model = _loops_by_line(text)[line]
+        unchecked = transform(data, model, loop, spec, prove=False, check=False)
+        if unchecked.applied and unchecked.new_text is not None:
+            verdict_text, pair.detail = judge(
+                original_text, unchecked.new_text.decode(), original, timeout
+            )
+            pair.verdict = "naive-same" if verdict_text == "same" else "naive-different"
+        else:
+            pair.verdict = "not-applicable"
+    return pair, None
+
+
+def _tiled_pairs(
+    seed: int, text: str, original: oracle.RunResult, naive: bool, timeout: float
+) -> list[Pair]:
+    """The point-loop transformations on the program tiled by `TILE_SIZES` (and scalar
+    replacement after each unroll-and-jam)."""
+    lines = sorted(_loops_by_line(text))
+    if not lines:
+        return []
+    loop, data, model = _loops_by_line(text)[lines[0]]
+    tiled = transform(data, model, loop, Spec(TILE, sizes=TILE_SIZES))
+    if not tiled.applied or tiled.new_text is None:
+        tiled = transform(data, model, loop, Spec(TILE, sizes=TILE_SIZES[:1]))
+    if not tiled.applied or tiled.new_text is None:
+        return []
+    tiled_text = tiled.new_text.decode()
+    base = "tiled " + "x".join(map(str, tiled.spec.sizes))
+    found = []
+    for line in sorted(_loops_by_line(tiled_text)):
+        for spec in TILED_SPECS:
+            pair, new_text = _try(seed, text, tiled_text, line, spec, original, naive, timeout)
+            pair.base = base
+            found.append(pair)
+            if spec.kind != UNROLL_JAM or new_text is None:
+                continue
+            jammed = f"{base}, {describe(spec)} at {line}"
+            found += _pairs(
+                seed, text, new_text, (Spec(SCALAR_REPLACE),), original, False, timeout, jammed
+            )
+    return found
 
 
 def run_mlir_pass(

@@ -73,13 +73,17 @@ BODY = """func.func @body(%A: memref<32xf32>, %B: memref<32xf32>, %C: memref<32x
 
 # MATMUL tiled 4x4x4: the tile sizes divide none of the trip counts (10, 11, 9), so
 # every point loop ends at a min.
-TILED = """func.func @gemm(%A: memref<10x9xf32>, %B: memref<9x11xf32>, %C: memref<10x11xf32>) {
+TILED = """#start = affine_map<(d0) -> (d0)>
+#i_end = affine_map<(d0) -> (d0 + 4, 10)>
+#j_end = affine_map<(d0) -> (d0 + 4, 11)>
+#k_end = affine_map<(d0) -> (d0 + 4, 9)>
+func.func @gemm(%A: memref<10x9xf32>, %B: memref<9x11xf32>, %C: memref<10x11xf32>) {
   affine.for %i_tile = 0 to 10 step 4 {
     affine.for %j_tile = 0 to 11 step 4 {
       affine.for %k_tile = 0 to 9 step 4 {
-        affine.for %i = affine_map<(d0) -> (d0)>(%i_tile) to min affine_map<(d0) -> (d0 + 4, 10)>(%i_tile) {
-          affine.for %j = affine_map<(d0) -> (d0)>(%j_tile) to min affine_map<(d0) -> (d0 + 4, 11)>(%j_tile) {
-            affine.for %k = affine_map<(d0) -> (d0)>(%k_tile) to min affine_map<(d0) -> (d0 + 4, 9)>(%k_tile) {
+        affine.for %i = #start(%i_tile) to min #i_end(%i_tile) {
+          affine.for %j = #start(%j_tile) to min #j_end(%j_tile) {
+            affine.for %k = #start(%k_tile) to min #k_end(%k_tile) {
               %a = affine.load %A[%i, %k] : memref<10x9xf32>
               %b = affine.load %B[%k, %j] : memref<9x11xf32>
               %c = affine.load %C[%i, %j] : memref<10x11xf32>
@@ -97,10 +101,12 @@ TILED = """func.func @gemm(%A: memref<10x9xf32>, %B: memref<9x11xf32>, %C: memre
 """
 
 # A triangular tile: the point loop starts at a max and ends at a min.
-TRIANGLE_TILE = """func.func @tri(%A: memref<64x64xf32>, %n: index) {
+TRIANGLE_TILE = """#lower = affine_map<(d0, d1) -> (d0, d1)>
+#upper = affine_map<(d0)[s0] -> (d0 + 16, s0)>
+func.func @tri(%A: memref<64x64xf32>, %n: index) {
   affine.for %ii = 0 to 64 step 16 {
     affine.for %j = 0 to 64 {
-      affine.for %i = max affine_map<(d0, d1) -> (d0, d1)>(%ii, %j) to min affine_map<(d0)[s0] -> (d0 + 16, s0)>(%ii)[%n] {
+      affine.for %i = max #lower(%ii, %j) to min #upper(%ii)[%n] {
         %v = affine.load %A[%i, %j] : memref<64x64xf32>
         %w = arith.addf %v, %v : f32
         affine.store %w, %A[%i, %j] : memref<64x64xf32>

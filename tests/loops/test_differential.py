@@ -3,7 +3,8 @@ with mlir-runner against the original (0 mismatches).
 
 A seeded slice of `nestgen`'s programs (perfect and imperfect nests 1-3 deep,
 symbolic and triangular bounds, steps of 2, shifted, strided and transposed
-accesses, in-place updates, memory and iter_args reductions). The long run, with
+accesses, in-place updates, memory and iter_args reductions), and the same
+programs tiled by 3 for the transformations of point loops (`min` bounds). The long run, with
 MLIR's own passes and our conservatism, is `benchmarks/transforms_differential.py`.
 """
 
@@ -29,10 +30,9 @@ def _check(seed: int) -> list[tuple[int, int, str, bool, str, str]]:
     if report.original_failed:
         return [(seed, 0, "original", False, "original-failed", report.original_failed)]
     return [
-        (p.seed, p.line, loopdiff.describe(p.spec), p.applied, p.verdict, p.detail[:400])
-        for p in report.pairs
+        (p.seed, p.line, p.label, p.applied, p.verdict, p.detail[:400]) for p in report.pairs
     ] + [
-        (p.seed, p.line, loopdiff.describe(p.spec), False, "internal-error", p.reason or "")
+        (p.seed, p.line, p.label, False, "internal-error", p.reason or "")
         for p in report.pairs
         if (p.reason or "").startswith(INTERNAL_ERROR)
     ]
@@ -50,12 +50,14 @@ def test_transformed_nests_compute_what_the_originals_compute():
     wrong = [p for p in pairs if p[3] and p[4] != "same"]
     assert not wrong, f"{len(wrong)} mismatches, first: {wrong[:3]}"
     assert not [p for p in pairs if p[4] in ("original-failed", "internal-error")]
-    applied = Counter(p[2].split()[0] for p in pairs if p[3])
+    applied = Counter(p[2].split()[0] + (" tiled" if "[" in p[2] else "") for p in pairs if p[3])
     # The slice exercises the transformations for real.
     assert len(pairs) >= 10 * PROGRAMS
     assert sum(applied.values()) >= 3 * PROGRAMS, applied
-    for kind in ("tile", "unroll", "parallelize", "interchange"):
+    for kind in ("tile", "unroll", "parallelize", "interchange", "scalar-replace"):
         assert applied[kind] > 0, applied
+    for kind in ("unroll", "unroll-jam", "scalar-replace"):  # on point loops ending at a min
+        assert applied[f"{kind} tiled"] > 0, applied
 
 
 def test_every_applied_transformation_of_a_few_nests_is_proven():

@@ -118,13 +118,13 @@ def test_unroll_of_a_point_loop_ending_at_a_min_has_an_epilogue():
     headers = _headers(after)
     # floor commutes with min: the unrolled loop stops at the split of the ragged bound
     assert (
-        "affine.for %k = affine_map<(d0) -> (d0)>(%k_tile) to min affine_map<(d0) -> "
+        "affine.for %k = #start(%k_tile) to min affine_map<(d0) -> "
         "(d0 + 4, d0 + (-d0 + 9) floordiv 2 * 2)>(%k_tile) step 2 {" in headers
     )
     # the remainder runs from that split to the original bound
     assert (
         "affine.for %k = affine_map<(d0) -> (d0 + (-d0 + 9) floordiv 2 * 2)>(%k_tile) to min "
-        "affine_map<(d0) -> (d0 + 4, 9)>(%k_tile) {" in headers
+        "#k_end(%k_tile) {" in headers
     )
     assert "%k_1 = affine.apply affine_map<(d0) -> (d0 + 1)>(%k)" in after
 
@@ -134,9 +134,8 @@ def test_unroll_needs_no_remainder_where_every_tile_runs_a_multiple_of_the_facto
     result = run(TILED, "affine.for %i =", Spec(UNROLL, factor=2))
     assert result.applied and result.summary == "unrolled %i by 2"
     assert result.new_text is not None
-    assert (
-        "affine.for %i = affine_map<(d0) -> (d0)>(%i_tile) to min affine_map<(d0) -> "
-        "(d0 + 4, 10)>(%i_tile) step 2 {" in result.new_text.decode()
+    assert "affine.for %i = #start(%i_tile) to min #i_end(%i_tile) step 2 {" in (
+        result.new_text.decode()
     )
 
 
@@ -144,8 +143,7 @@ def test_unroll_by_a_factor_that_does_not_divide_the_tile_separates_full_tiles()
     result = run(TILED, "affine.for %k =", Spec(UNROLL, factor=3))
     assert result.applied, result.reason
     assert result.summary == (
-        "unrolled %k by 3 in full tiles with a remainder loop (partial tiles run the "
-        "original loop)"
+        "unrolled %k by 3 in full tiles with a remainder loop (partial tiles run the original loop)"
     )
     assert result.new_text is not None
     assert _headers(result.new_text.decode())[2:] == [
@@ -154,8 +152,7 @@ def test_unroll_by_a_factor_that_does_not_divide_the_tile_separates_full_tiles()
         "(%k_tile) step 3 {",
         "affine.for %k = affine_map<(d0) -> (d0 + 3)>(%k_tile) to affine_map<(d0) -> (d0 + 4)>"
         "(%k_tile) {",
-        "affine.for %k = affine_map<(d0) -> (d0)>(%k_tile) to min affine_map<(d0) -> "
-        "(d0 + 4, 9)>(%k_tile) {",
+        "affine.for %k = #start(%k_tile) to min #k_end(%k_tile) {",
     ]
 
 
@@ -167,15 +164,16 @@ def test_unroll_of_a_loop_from_a_max_to_a_min_unrolls_its_full_tiles():
         "affine.if affine_set<(d0, d1)[s0] : (d0 - d1 >= 0, s0 - d0 - 16 >= 0)>(%ii, %j)[%n] {",
         "affine.for %i = affine_map<(d0) -> (d0)>(%ii) to affine_map<(d0) -> (d0 + 16)>(%ii) "
         "step 4 {",
-        "affine.for %i = max affine_map<(d0, d1) -> (d0, d1)>(%ii, %j) to min "
-        "affine_map<(d0)[s0] -> (d0 + 16, s0)>(%ii)[%n] {",
+        "affine.for %i = max #lower(%ii, %j) to min #upper(%ii)[%n] {",
     ]
     assert "%v_3 = affine.load %A[%i_3, %j] : memref<64x64xf32>" in after
 
 
-NO_FULL_TILE = """func.func @band(%A: memref<64xf32>, %m: index, %n: index) {
+NO_FULL_TILE = """#lower = affine_map<(d0)[s0] -> (d0, s0)>
+#upper = affine_map<(d0)[s0] -> (d0 * 2 + 40, s0)>
+func.func @band(%A: memref<64xf32>, %m: index, %n: index) {
   affine.for %t = 0 to 8 {
-    affine.for %i = max affine_map<(d0)[s0] -> (d0, s0)>(%t)[%m] to min affine_map<(d0)[s0] -> (d0 * 2 + 40, s0)>(%t)[%n] {
+    affine.for %i = max #lower(%t)[%m] to min #upper(%t)[%n] {
       %v = affine.load %A[%i] : memref<64xf32>
       %w = arith.addf %v, %v : f32
       affine.store %w, %A[%i] : memref<64xf32>
@@ -258,3 +256,42 @@ def test_unroll_and_jam_jams_one_level_where_deeper_would_break_a_dependence():
     after = applied(DEEPER, "affine.for %i", Spec(UNROLL_JAM, factor=2))
     assert after.count("affine.for %j") == 1
     assert after.count("affine.for %k") == 2
+
+
+# Each copy of the second %j loop's body loads %y[%j] and stores it back: the copies
+# run one after the other, not op by op.
+ATAX = """func.func @atax(%A: memref<8x6xf32>, %x: memref<6xf32>, %y: memref<6xf32>,
+                 %tmp: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 8 {
+    affine.store %zero, %tmp[%i] : memref<8xf32>
+    affine.for %j = 0 to 6 {
+      %t = affine.load %tmp[%i] : memref<8xf32>
+      %a = affine.load %A[%i, %j] : memref<8x6xf32>
+      %xj = affine.load %x[%j] : memref<6xf32>
+      %p = arith.mulf %a, %xj : f32
+      %s = arith.addf %t, %p : f32
+      affine.store %s, %tmp[%i] : memref<8xf32>
+    }
+    affine.for %j = 0 to 6 {
+      %yj = affine.load %y[%j] : memref<6xf32>
+      %a = affine.load %A[%i, %j] : memref<8x6xf32>
+      %t = affine.load %tmp[%i] : memref<8xf32>
+      %p = arith.mulf %a, %t : f32
+      %s = arith.addf %yj, %p : f32
+      affine.store %s, %y[%j] : memref<6xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_unroll_and_jam_writes_the_copies_of_an_innermost_body_one_after_the_other():
+    after = applied(ATAX, "affine.for %i", Spec(UNROLL_JAM, factor=2))
+    second = after[after.rindex("affine.for %j") :]
+    assert second.index("affine.store %s, %y[%j]") < second.index("%yj_1 = affine.load %y[%j]")
+    # ops outside the jammed loops are written in place, copy after copy
+    assert "affine.store %zero, %tmp[%i] : memref<8xf32>\n    affine.store %zero, %tmp[%i_1]" in (
+        after
+    )

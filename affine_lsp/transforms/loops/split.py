@@ -190,9 +190,9 @@ def _epilogue(context: Context, bounds: Bounds, step: int, width: int) -> Split:
             f"{width // step} iterations from its start: the remainder loop's start cannot "
             "be written"
         )
+    if not ragged:  # every tile runs a multiple of the factor: the bound stays
+        return Split(EPILOGUE, None, width=width)
     main_upper = render_bound(mains, False, bounds.operand)
-    if not ragged:
-        return Split(EPILOGUE, None, main_upper=main_upper, width=width)
     split, split_text = ragged[0]
     if _always(context, bounds, f"{split_text} >= {lower_text}"):
         rest = render_bound([split], True, bounds.operand)

@@ -194,13 +194,17 @@ def _check_jam(context: Context, plan: UnrollPlan) -> None:
         lower = analysis.lower_bound(statement, loop)
         group = f"floor(({x} - ({lower}))/{width})"
         copy = f"(floor(({x} - ({lower}))/{step}) - {plan.factor}*{group})"
-        rest = old[at + 1 :]  # [q, (j, rest...)]
-        inner_dims = [analysis.dim_of(statement, j) for j in plan.jammed]
-        deepest = max((rest.index(d) for d in inner_dims if d is not None), default=None)
-        if deepest is not None:
-            jammed = rest[: deepest + 1] + [copy] + rest[deepest + 1 :]
-        else:
-            jammed = rest[:1] + [copy] + rest[1:]
+        rest = old[at + 1 :]  # [q, (j, p, rest...)]
+        # The copies run one after the other in the body of the deepest jammed loop
+        # around the statement when no jammed loop is inside that one, else op by op
+        # (as in the unrolled loop's own body).
+        around = [(rest.index(d), j) for j in plan.jammed if (d := analysis.dim_of(statement, j))]
+        at_copy = 1
+        if around:
+            deepest, inner = max(around, key=lambda found: found[0])
+            leaf = not any(op in plan.jammed for op in body_ops(inner))
+            at_copy = deepest + 1 if leaf else deepest + 2
+        jammed = rest[:at_copy] + [copy] + rest[at_copy:]
         main = old[:at] + [group] + jammed
         condition = main_condition(context, statement, loop, plan.split, x)
         if not condition:
@@ -435,7 +439,13 @@ def _jammed(
     delta: int,
 ) -> None:
     """`ops` (of the unrolled loop's body or of a jammed loop's) with the copies of
-    every jammed loop fused into one."""
+    every jammed loop fused into one: the ops around jammed loops written F times in
+    place, one after the other; the body of a jammed loop with no jammed loop inside
+    written F times whole (the order `_check_jam` checks)."""
+    if not any(op in plan.jammed for op in ops):
+        for copy, renames in enumerate(renames_by_copy):
+            builder.copy_lines(ops, renames, delta, copy=copy)
+        return
     for op in ops:
         if op in plan.jammed:
             assert isinstance(op, AffineForOp)
