@@ -130,3 +130,17 @@ def test_tiles_in_wavefront_only_where_the_sizes_split_two_loops():
     assert offered and all("tile 4×4 and run the tiles in wavefront" in t.lower() for t in offered)
     assert tiled_wavefronts((16,)) == []  # 10 ≤ 16: one row of tiles
     assert tiled_wavefronts((4, 38)) == []  # 38 ≤ 38
+
+
+def test_scalar_replacement_is_offered_at_a_loop_whose_body_accesses_memory():
+    analysis = analysed(MATMUL)
+    at = offset_of(analysis, "%b = affine.load")
+    actions = prepare_loop_transforms(analysis, at, at)()
+    replace = next(a for a in actions if a.title == "Scalar replacement in %k")
+    assert replace.disabled_reason is None
+    text = apply_text_edits(analysis, replace.resolve())
+    assert "%c_final = affine.for %k = 0 to 32 iter_args(%c = %c_init) -> (f32) {" in text
+    assert not analysed(text).diagnostics()
+    at = offset_of(analysis, "affine.for %i")  # its body holds only a loop: not offered
+    titles = _titles(prepare_loop_transforms(analysis, at, at)())
+    assert not any(title.startswith("Scalar replacement") for title in titles)

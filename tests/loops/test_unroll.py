@@ -295,3 +295,24 @@ def test_unroll_and_jam_writes_the_copies_of_an_innermost_body_one_after_the_oth
     assert "affine.store %zero, %tmp[%i] : memref<8xf32>\n    affine.store %zero, %tmp[%i_1]" in (
         after
     )
+
+
+TWO_SYMBOLS = """#both = affine_map<()[s0, s1] -> (s0, s1)>
+func.func @two(%A: memref<64xf32>, %m: index, %n: index) {
+  affine.for %t = 0 to 8 {
+    affine.for %i = affine_map<(d0) -> (d0)>(%t) to min #both()[%m, %n] {
+      %v = affine.load %A[%i] : memref<64xf32>
+      affine.store %v, %A[%i] : memref<64xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_unroll_before_two_ragged_bounds_is_refused():
+    assert refused(TWO_SYMBOLS, "affine.for %i", Spec(UNROLL, factor=2)) == (
+        "the loop ends at a min of several bounds that are not a multiple of 2 iterations "
+        "from its start, and none of them is a constant number of iterations after it: its "
+        "iterations cannot be grouped by 2"
+    )

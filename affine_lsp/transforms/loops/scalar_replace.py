@@ -251,6 +251,8 @@ def _header(context: Context, plan: ScalarPlan, inits: dict[int, str], finals: l
     body = loop.body
     assert body is not None
     carried = plan.carried
+    if not carried:  # only loads hoisted: the header stays
+        return decode(data[loop.span.start_byte : body.span.start_byte]).rstrip()
     names = [e.load.results[0].name for e in carried]
     types = [_type(e.load.results[0]) for e in carried]
     results = ", ".join(finals)

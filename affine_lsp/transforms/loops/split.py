@@ -138,10 +138,11 @@ def plan_split(context: Context, loop: AffineForOp, factor: int) -> Split:
         return found
     if refusal is not None:
         raise refusal
+    ends = "a min of bounds" if len(bounds.uppers) > 1 else "a bound"
     raise Refused(
-        f"{iv_name(loop)} starts at a max of several bounds and ends at a min of bounds "
-        "none of which is a constant number of iterations after one of its starts: "
-        f"its iterations cannot be grouped by {factor}"
+        f"{iv_name(loop)} starts at a max of several bounds and ends at {ends} none of "
+        "which is a constant number of iterations after one of its starts: its "
+        f"iterations cannot be grouped by {factor}"
     )
 
 
@@ -186,9 +187,10 @@ def _epilogue(context: Context, bounds: Bounds, step: int, width: int) -> Split:
         ragged.append((split, split_text))
     if len(ragged) > 1:
         raise Refused(
-            "the loop ends at a min of several bounds that are not a multiple of "
-            f"{width // step} iterations from its start: the remainder loop's start cannot "
-            "be written"
+            f"the loop ends at a min of several bounds that are not a multiple of "
+            f"{width // step} iterations from its start, and none of them is a constant "
+            "number of iterations after it: its iterations cannot be grouped by "
+            f"{width // step}"
         )
     if not ragged:  # every tile runs a multiple of the factor: the bound stays
         return Split(EPILOGUE, None, width=width)
