@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineForOp, Operation, Use
-from affine_lsp.poly import Statement
+from affine_lsp.poly import NotAffine, Statement
 from affine_lsp.syntax import Span, decode
 from affine_lsp.transforms.bounds import map_text
 from affine_lsp.transforms.edits import line_start, next_line_start
@@ -90,7 +90,10 @@ def plan(context: Context, spec: Spec, check: bool = True) -> UnrollPlan:
         raise Refused("the factor must be at least 2")
     trips = constant_trip_count(loop)
     if trips is None:
-        trips = trip_count(bounds_of(context, loop), loop.step or 1)
+        try:
+            trips = trip_count(bounds_of(context, loop), loop.step or 1)
+        except NotAffine:  # (bounds isl holds piecewise: no constant trip count)
+            trips = None
     if factor is None:
         if jam:
             raise Refused("unroll-and-jam needs a factor")
