@@ -14,6 +14,7 @@ from affine_lsp.transforms.loops import (
     UNROLL,
     Spec,
 )
+from affine_lsp.transforms.loops.text import Origin, Renames
 from tests.loops.fixtures import MATMUL, REDUCE, STENCIL
 from tests.loops.helpers import run
 
@@ -112,3 +113,39 @@ def test_a_naive_rewrite_of_an_illegal_transformation_is_not_proven():
     unproven = run(STENCIL, "affine.for %i", Spec(INTERCHANGE), check=False)
     assert not unproven.applied  # ...but the proof refuses it
     assert "not equivalent" in (unproven.reason or "")
+
+
+TWO_ELEMENTS = """func.func @two(%w: memref<8xf32>, %x: memref<8xf32>, %out: memref<8x8xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 8 {
+      %w1 = affine.load %w[%i] : memref<8xf32>
+      %x1 = affine.load %x[%i] : memref<8xf32>
+      %q = arith.addf %w1, %x1 : f32
+      affine.store %q, %out[%i, %j] : memref<8x8xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_one_load_cannot_stand_for_a_load_of_another_element(monkeypatch):
+    scalar_replace = importlib.import_module("affine_lsp.transforms.loops.scalar_replace")
+    assert run(TWO_ELEMENTS, "affine.for %j", Spec(SCALAR_REPLACE)).applied
+    original = scalar_replace.rewrite
+
+    def rewrite(context, plan):
+        result = original(context, plan)
+        result.text = result.text.replace("arith.addf %w1, %x1", "arith.addf %w1, %w1")
+        w1, x1 = (e.load for e in plan.elements)
+        hoisted = next(at for at, o in result.origins.items() if o.op is w1)
+        result.also = {hoisted: [Origin(x1, Renames(), 0)]}
+        return result
+
+    monkeypatch.setattr(scalar_replace, "rewrite", rewrite)
+    result = run(TWO_ELEMENTS, "affine.for %j", Spec(SCALAR_REPLACE))
+    assert not result.applied
+    assert result.reason == (
+        "the rewritten code is not equivalent: affine.load would touch other elements of "
+        "%w than the original"
+    )

@@ -178,3 +178,37 @@ def test_an_element_written_twice_in_the_body_stays_in_memory():
     assert refused(WRITTEN_TWICE, "affine.for %k", REPLACE) == (
         "%C[%i] is accessed in %k's body other than read once, then written once"
     )
+
+
+TWO_READS = """func.func @twice(%A: memref<8x8xf32>, %w: memref<8xf32>, %out: memref<8x8xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 8 {
+      %a = affine.load %A[%i, %j] : memref<8x8xf32>
+      %w1 = affine.load %w[%i] : memref<8xf32>
+      %p = arith.mulf %a, %w1 : f32
+      %w2 = affine.load %w[%i] : memref<8xf32>
+      %q = arith.addf %p, %w2 : f32
+      affine.store %q, %out[%i, %j] : memref<8x8xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_the_loads_of_an_element_only_read_become_one_load():
+    result = run(TWO_READS, "affine.for %j", REPLACE)
+    assert result.applied, result.reason
+    assert result.summary == "scalar replacement: %w[%i] loaded once before %j"
+    assert result.new_text is not None
+    after = result.new_text.decode()
+    assert after.count("affine.load %w[%i]") == 1
+    assert "%w1 = affine.load %w[%i] : memref<8xf32>\n    affine.for %j" in after
+    assert "%q = arith.addf %p, %w1 : f32" in after
+
+
+def test_the_proof_refuses_one_load_standing_for_another_element():
+    text = TWO_READS.replace("%w2 = affine.load %w[%i]", "%w2 = affine.load %w[%j]")
+    # %w[%j] moves with %j: only %w[%i] is replaced, and %w2 stays
+    after = applied(text, "affine.for %j", REPLACE)
+    assert "%w2 = affine.load %w[%j] : memref<8xf32>" in after

@@ -132,6 +132,10 @@ class Rewrite:
     first_iteration: set[int] = field(default_factory=set)
     """New ops (by start offset) hoisted out of loops that repeat their origin's first
     iteration of those loops only (not every one)."""
+    also: dict[int, list[Origin]] = field(default_factory=dict)
+    """New loads (by start offset) that repeat other original loads besides their
+    origin (one load of an element standing for several): they must read what each
+    of those read (memory), and their result holds what each of those loaded."""
 
     @property
     def edits(self) -> list[TextEdit]:
@@ -456,13 +460,16 @@ class Prover:
             origin = origins.get(id(statement.op))
             if origin is None:
                 raise ProofFailed(f"{self._line_of(statement.op)} has no original")
-            old = self.old.statements.get(id(origin.op))
-            if old is None or old.lanes != statement.lanes:
-                raise ProofFailed(f"{self._line_of(statement.op)} does not repeat an access")
-            relation = self._named(self._sigma(new, statement.op, origin), statement.name, old.name)
-            if statement.lanes:
-                relation = self._with_lanes(relation, statement, old)
-            maps.append(relation)
+            for repeated in [origin, *self.rewrite.also.get(statement.op.span.start_byte, [])]:
+                old = self.old.statements.get(id(repeated.op))
+                if old is None or old.lanes != statement.lanes:
+                    raise ProofFailed(f"{self._line_of(statement.op)} does not repeat an access")
+                relation = self._named(
+                    self._sigma(new, statement.op, repeated), statement.name, old.name
+                )
+                if statement.lanes:
+                    relation = self._with_lanes(relation, statement, old)
+                maps.append(relation)
         return self.session.run(lambda: union_of_maps(maps, self.session.ctx))
 
     def _with_lanes(self, relation: isl.Map, new: Statement, old: Statement) -> isl.Map:
@@ -674,6 +681,9 @@ class Prover:
         if definer is None or old_definer is None or u.owner_block is not None:
             return False
         source = self.origins.get(id(definer))
+        if source is not None and source.op is not old_definer and _is_load(definer):
+            also = self.rewrite.also.get(definer.span.start_byte, [])
+            source = next((o for o in also if o.op is old_definer and _is_load(o.op)), None)
         if source is None or source.op is not old_definer or u.index != w.index:
             return False
         return self._consistent_with(
@@ -886,6 +896,11 @@ def _promoted(function: FuncOp, rewrite: Rewrite) -> dict[tuple[int, int], tuple
             raise ProofFailed("the rewritten loop carries fewer values than declared")
         found[(id(loop), promotion.position)] = (load, store, promotion, loop)
     return found
+
+
+def _is_load(op: Operation) -> bool:
+    """An access that reads memory (a statement of the window, compared as memory)."""
+    return op.name in ("affine.load", "memref.load")
 
 
 def _inside(window: Window, value: Value) -> bool:

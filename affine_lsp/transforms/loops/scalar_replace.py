@@ -34,10 +34,12 @@ from affine_lsp.transforms.naming import names_in
 
 @dataclass
 class Element:
-    """The accesses of one invariant element: its load, and its store (None: only read)."""
+    """The accesses of one invariant element: its load, and its store (None: only read,
+    by `load` and the `others`, which the one load before the loop replaces)."""
 
     load: AffineAccessOp
     store: AffineAccessOp | None = None
+    others: list[AffineAccessOp] = field(default_factory=list)
 
 
 @dataclass
@@ -122,7 +124,7 @@ def _element(
             )
         element = Element(loads[0], stores[0])
     else:
-        element = Element(loads[0])
+        element = Element(loads[0], others=loads[1:])
     if check:
         other = _clash(context, loop, ops, bool(stores))
         if other is not None:
@@ -134,8 +136,6 @@ def _element(
             )
             return f"{text} may also be {what} as {where} in {iv_name(loop)}'s body"
     plan.elements.append(element)
-    for extra in loads[1:]:  # an element only read: every load of it hoisted
-        plan.elements.append(Element(extra))
     return ""
 
 
@@ -178,6 +178,7 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
     ops = body_ops(loop)
     unit = step_indent(data, loop, ops[0]) if ops else 2
     moved = {id(e.load) for e in plan.elements} | {id(e.store) for e in plan.carried}
+    moved |= {id(other) for e in plan.elements for other in e.others}
     body_renames = Renames()
     elsewhere = names_in(context.function, excluding=loop)
     inits: dict[int, str] = {}
@@ -190,6 +191,8 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
         elif value.name in elsewhere:
             renames.set(value, context.fresh(value.name))
             body_renames.set(value, renames.get(value))
+        for other in element.others:  # the one load stands for them
+            body_renames.set(other.results[0], renames.get(value))
         builder.copy_lines([element.load], renames, -unit)
     carried = plan.carried
     finals = [context.fresh(e.load.results[0].name, "final") for e in carried]
@@ -235,6 +238,11 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
         builder.origins,
         promotions=promotions,
         first_iteration={_offset(builder, e.load) for e in plan.elements if e.store is not None},
+        also={
+            _offset(builder, e.load): [Origin(other, Renames(), 0) for other in e.others]
+            for e in plan.elements
+            if e.others
+        },
     )
 
 
