@@ -146,11 +146,20 @@ MAY_NOT_RUN = """func.func @maybe(%C: memref<8xf32>, %A: memref<8x8xf32>, %m: in
 """
 
 
-def test_a_loop_that_may_not_run_is_refused():
-    assert refused(MAY_NOT_RUN, "affine.for %k", REPLACE) == (
-        "%k may run zero times: its invariant elements would be accessed where the original "
-        "never accesses them"
+def test_a_loop_that_may_not_run_is_replaced_where_it_runs():
+    result = run(MAY_NOT_RUN, "affine.for %k", REPLACE)
+    assert result.applied, result.reason
+    assert result.summary == (
+        "scalar replacement: %C[%i] carried through %k in registers (where %k runs at all)"
     )
+    assert result.new_text is not None
+    lines = [line.strip() for line in result.new_text.decode().splitlines()]
+    start = lines.index("affine.if affine_set<()[s0] : (s0 - 1 >= 0)>()[%m] {")
+    assert lines[start + 1 : start + 3] == [
+        "%c_init = affine.load %C[%i] : memref<8xf32>",
+        "%c_final = affine.for %k = 0 to %m iter_args(%c = %c_init) -> (f32) {",
+    ]
+    assert lines[start + 7 : start + 9] == ["affine.store %c_final, %C[%i] : memref<8xf32>", "}"]
 
 
 def test_a_loop_without_invariant_accesses_is_refused():

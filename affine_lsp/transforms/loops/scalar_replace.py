@@ -7,8 +7,9 @@ as the load's result was, so the body reads as before), and stored once after it
 the arithmetic is the same, in the same order (bit-identical results). An element
 only read is loaded once before the loop. Legal when no other access in the loop
 may touch that element (exact, from the access relations: the reason names the
-access that may) and the loop runs at least once (else the element would be
-loaded and stored where the original never touches it). The accesses must be in
+access that may). When the loop may run zero times, all of it goes in an
+`affine.if` the loop runs at all (else the element would be loaded and stored
+where the original never touches it). The accesses must be in
 the loop's body itself, the element read by one load before its one store.
 
 The proof models the carried value as the memory element itself
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from affine_lsp.ir import AffineAccessOp, AffineForOp, Operation, Value
-from affine_lsp.poly import Statement, is_under
+from affine_lsp.poly import NotAffine, Statement, is_under
 from affine_lsp.syntax import decode
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
@@ -28,6 +29,7 @@ from affine_lsp.transforms.loops.hoist import runs_at_least_once
 from affine_lsp.transforms.loops.nest import body_ops, defined_under, iv_name, yield_of
 from affine_lsp.transforms.loops.proof import Rewrite
 from affine_lsp.transforms.loops.scalars import Promotion
+from affine_lsp.transforms.loops.split import bounds_of, runs_condition
 from affine_lsp.transforms.loops.text import Builder, Origin, Renames, indent_of, step_indent
 from affine_lsp.transforms.naming import names_in
 
@@ -47,6 +49,7 @@ class ScalarPlan:
     loop: AffineForOp
     elements: list[Element]
     left: list[str] = field(default_factory=list)  # why other invariant accesses stay
+    guard: str = ""  # the affine.if condition 'the loop runs' ("": it always does)
 
     @property
     def carried(self) -> list[Element]:
@@ -94,12 +97,15 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
         raise Refused(
             f"no access in {iv_name(loop)}'s body is to an element {iv_name(loop)} does not move"
         )
-    if not runs_at_least_once(context, loop):
-        raise Refused(
-            f"{iv_name(loop)} may run zero times: its invariant elements would be accessed "
-            "where the original never accesses them"
-        )
     found = ScalarPlan(loop, [])
+    if not runs_at_least_once(context, loop):
+        try:  # the elements are accessed only where the loop runs
+            found.guard = runs_condition(bounds_of(context, loop))
+        except NotAffine:
+            raise Refused(
+                f"{iv_name(loop)} may run zero times: its invariant elements would be "
+                "accessed where the original never accesses them"
+            ) from None
     for ops in groups.values():
         reason = _element(context, loop, ops, found, check)
         if reason:
@@ -177,6 +183,9 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
     indent = indent_of(data, loop)
     ops = body_ops(loop)
     unit = step_indent(data, loop, ops[0]) if ops else 2
+    delta = unit if plan.guard else 0  # everything inside the affine.if
+    if plan.guard:
+        builder.line(indent, f"affine.if {plan.guard} {{")
     moved = {id(e.load) for e in plan.elements} | {id(e.store) for e in plan.carried}
     moved |= {id(other) for e in plan.elements for other in e.others}
     body_renames = Renames()
@@ -193,26 +202,27 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
             body_renames.set(value, renames.get(value))
         for other in element.others:  # the one load stands for them
             body_renames.set(other.results[0], renames.get(value))
-        builder.copy_lines([element.load], renames, -unit)
+        builder.copy_lines([element.load], renames, delta - unit)
     carried = plan.carried
     finals = [context.fresh(e.load.results[0].name, "final") for e in carried]
-    builder.line(indent, _header(context, plan, inits, finals) + " {", loop)
+    builder.line(indent + " " * delta, _header(context, plan, inits, finals) + " {", loop)
     body = loop.body
     assert body is not None
     position = next_line_start(data, body.span.start_byte)
     for op in ops:
         if id(op) in moved:
-            builder.copy(position, line_start(data, op.span.start_byte), [loop], body_renames)
+            start_of_op = line_start(data, op.span.start_byte)
+            builder.copy(position, start_of_op, [loop], body_renames, delta)
             position = next_line_start(data, op.span.end_byte)
     yielded = yield_of(loop)
     last = line_start(data, yielded.span.start_byte) if yielded is not None else None
     if last is None:
         last = line_start(data, body.span.end_byte - 1)
-    builder.copy(position, last, [loop], body_renames)
-    inner = indent + " " * unit
+    builder.copy(position, last, [loop], body_renames, delta)
+    inner = indent + " " * (unit + delta)
     if yielded is not None or carried:
         builder.line(inner, _yield(context, plan, body_renames), yielded)
-    builder.line(indent, "}")
+    builder.line(indent + " " * delta, "}")
     promotions = []
     for position_in_loop, (element, final) in enumerate(zip(carried, finals, strict=True)):
         store = element.store
@@ -220,7 +230,7 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
         renames = Renames()
         if store.stored_value.value is not None:
             renames.set(store.stored_value.value, final)
-        builder.copy_lines([store], renames, -unit)
+        builder.copy_lines([store], renames, delta - unit)
         promotions.append(
             Promotion(
                 _offset(builder, loop),
@@ -231,6 +241,8 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
                 Origin(store, Renames(), 0),
             )
         )
+    if plan.guard:
+        builder.line(indent, "}")
     return Rewrite(
         start,
         end,
@@ -318,6 +330,8 @@ def summary(context: Context, plan: ScalarPlan) -> str:
     if hoisted:
         parts.append(f"{', '.join(hoisted)} loaded once before {iv_name(plan.loop)}")
     text = "scalar replacement: " + "; ".join(parts)
+    if plan.guard:
+        text += f" (where {iv_name(plan.loop)} runs at all)"
     if plan.left:
         text += " (left: " + "; ".join(plan.left) + ")"
     return text

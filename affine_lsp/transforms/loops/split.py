@@ -249,9 +249,21 @@ def full_conditions(lowers: list[Term], uppers: list[Term], m: int, k: int) -> l
 
 
 def _set_text(bounds: Bounds, m: int, k: int) -> str:
-    """`affine_set<(d..)[s..] : (e >= 0, ...)>(dims)[symbols]` for the full tile."""
+    """The full tile's condition as an `affine.if` writes it."""
     forms = [bounds.lowers[m].minus(f) for n, f in enumerate(bounds.lowers) if n != m]
     forms += [f.minus(bounds.uppers[k]) for n, f in enumerate(bounds.uppers) if n != k]
+    return set_text(bounds, forms)
+
+
+def runs_condition(bounds: Bounds) -> str:
+    """'the loop runs at least once' (every upper bound above every lower bound) as an
+    `affine.if` writes it."""
+    forms = [plus(u.minus(lower), -1) for lower in bounds.lowers for u in bounds.uppers]
+    return set_text(bounds, forms)
+
+
+def set_text(bounds: Bounds, forms: list[AffineForm]) -> str:
+    """`affine_set<(d..)[s..] : (e >= 0, ...)>(dims)[symbols]`: every form at least 0."""
     dims: list[str] = []
     symbols: list[str] = []
     positions: dict[str, str] = {}
