@@ -98,6 +98,7 @@ from affine_lsp.transforms.loops.scalars import (
     Promotion,
     ScalarWindow,
     check_promotions,
+    find_promotions,
 )
 from affine_lsp.transforms.loops.text import Origin, Renames
 
@@ -271,7 +272,10 @@ class Prover:
                 return f"L{origin.op.span.start_byte}"
             return f"N{loop.span.start_byte}"
 
-        self.promoted = _promoted(function, rewrite)
+        try:
+            self.promoted = find_promotions(function, rewrite.promotions)
+        except PolyError as error:
+            raise ProofFailed(error.reason) from None
         window = ScalarWindow(
             self.session,
             block,
@@ -280,7 +284,7 @@ class Prover:
             self.original.resolver.aliases,
             allow_parallel=True,
             array_of=array_of,
-            promoted={key: (found[0], found[1]) for key, found in self.promoted.items()},
+            promoted=self.promoted,
         )
         check_promotions(window, self.session)
         new = _Side(window)
@@ -414,7 +418,8 @@ class Prover:
         old_loop = origin.op
         promotion = self.promoted.get((id(loop), statement.position))
         if promotion is not None:  # the element: the original load, or store, repeated
-            repeats = promotion[2].load if statement.kind == ITERATION else promotion[2].store
+            declared = promotion.promotion
+            repeats = declared.load if statement.kind == ITERATION else declared.store
             element = self.old.statements.get(id(repeats.op))
             yielded = _yield_of(loop)
             if element is None or yielded is None:
@@ -554,14 +559,14 @@ class Prover:
     # -- promoted values (scalar replacement) -------------------------------------------
 
     def _promoted_yields(self) -> set[int]:
-        loops = [p[3] for p in self.promoted.values()]
-        return {id(y) for loop in loops for y in [_yield_of(loop)] if y is not None}
+        yields = [_yield_of(found.loop) for found in self.promoted.values()]
+        return {id(y) for y in yields if y is not None}
 
     def _promoted_store(self, op: Operation, use: Use) -> bool:
         """`use` is the stored value of the store after a loop of a promoted value."""
         return any(
-            store is op and getattr(op, "stored_value", None) is use
-            for _, store, _, _ in self.promoted.values()
+            found.store is op and getattr(op, "stored_value", None) is use
+            for found in self.promoted.values()
         )
 
     def _check_promoted_yield(self, op: Operation, origin: Origin | None) -> None:
@@ -579,7 +584,7 @@ class Prover:
                     raise ProofFailed(f"{self._line_of(op)} yields more than the original")
                 self._check_operand(op, old_yield, use, old_operands[position])
                 continue
-            store = promotion[2].store
+            store = promotion.promotion.store
             stored = getattr(store.op, "stored_value", None)
             if use.value is None or stored is None or stored.value is None:
                 raise ProofFailed(f"{self._line_of(op)} yields an undefined value")
@@ -697,7 +702,7 @@ class Prover:
         if not isinstance(loop, AffineForOp) or u.role != "iter_arg":
             return None
         found = self.promoted.get((id(loop), u.arg_number - 1))
-        return (loop, u.arg_number - 1, found[2].load.op) if found is not None else None
+        return (loop, u.arg_number - 1, found.promotion.load.op) if found is not None else None
 
     def _to_read(self, sigma: isl.Map, read: Carried) -> isl.Map:
         """`sigma` (N -> original instances of an op inside `read`'s loops) projected
@@ -875,27 +880,6 @@ class Prover:
             "final": "the final contents of a memref would change",
         }
         return f"the rewritten code is not equivalent: {words.get(mismatch.kind, 'it differs')}"
-
-
-def _promoted(function: FuncOp, rewrite: Rewrite) -> dict[tuple[int, int], tuple]:
-    """(id of a new loop, position) -> (its load, its store, the Promotion, the loop) for
-    every promotion of `rewrite`, found in the new function by their offsets."""
-    if not rewrite.promotions:
-        return {}
-    by_start: dict[int, Operation] = {}
-    for op in function.walk():
-        by_start.setdefault(op.span.start_byte, op)
-    found: dict[tuple[int, int], tuple] = {}
-    for promotion in rewrite.promotions:
-        loop = by_start.get(promotion.loop_at)
-        load = by_start.get(promotion.load_at)
-        store = by_start.get(promotion.store_at)
-        if not isinstance(loop, AffineForOp) or load is None or store is None:
-            raise ProofFailed("the rewritten code could not be found")
-        if promotion.position >= len(loop.iter_args):
-            raise ProofFailed("the rewritten loop carries fewer values than declared")
-        found[(id(loop), promotion.position)] = (load, store, promotion, loop)
-    return found
 
 
 def _is_load(op: Operation) -> bool:

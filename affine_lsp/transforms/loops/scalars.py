@@ -81,8 +81,36 @@ class Promotion:
     store: Origin
 
 
-Promoted = dict[tuple[int, int], tuple[Operation, Operation]]
-"""(id of a new loop, position) -> (the load before it, the store after it)."""
+@dataclass(frozen=True)
+class Promoted:
+    """A promotion found in the new text: the loop, its load and store, and what the
+    rewrite declared."""
+
+    loop: AffineForOp
+    load: Operation
+    store: Operation
+    promotion: Promotion
+
+
+def find_promotions(function: Operation, promotions: list[Promotion]) -> dict[tuple, Promoted]:
+    """(id of a new loop, position) -> what `promotions` declare, found in the new
+    `function` by their offsets (PolyError if one is not there)."""
+    if not promotions:
+        return {}
+    by_start: dict[int, Operation] = {}
+    for op in function.walk():
+        by_start.setdefault(op.span.start_byte, op)
+    found: dict[tuple, Promoted] = {}
+    for promotion in promotions:
+        loop = by_start.get(promotion.loop_at)
+        load = by_start.get(promotion.load_at)
+        store = by_start.get(promotion.store_at)
+        if not isinstance(loop, AffineForOp) or load is None or store is None:
+            raise PolyError("the rewritten code could not be found")
+        if promotion.position >= len(loop.iter_args):
+            raise PolyError("the rewritten loop carries fewer values than declared")
+        found[(id(loop), promotion.position)] = Promoted(loop, load, store, promotion)
+    return found
 
 
 class ScalarWindow(Window):
@@ -94,17 +122,17 @@ class ScalarWindow(Window):
         self,
         *args: Any,
         array_of: Callable[[AffineForOp], str | None] | None = None,
-        promoted: Promoted | None = None,
+        promoted: dict[tuple, Promoted] | None = None,
         **kw: Any,
     ) -> None:
         self._array_of = array_of or (lambda loop: None)
-        self.promoted: Promoted = promoted or {}
+        self.promoted: dict[tuple, Promoted] = promoted or {}
         self.carried: list[Carried] = []
         super().__init__(*args, **kw)
 
     def _build(self) -> None:
         super()._build()
-        stores = {id(store) for _, store in self.promoted.values()}
+        stores = {id(found.store) for found in self.promoted.values()}
         self.statements = [s for s in self.statements if id(s.op) not in stores]
         paths: dict[int, list[object]] = {}
         loops: list[AffineForOp] = []
@@ -144,7 +172,7 @@ class ScalarWindow(Window):
         for position, (argument, init) in enumerate(loop.iter_args):
             promoted = self.promoted.get((id(loop), position))
             if promoted is not None:
-                element = self._element(promoted[0])
+                element = self._element(promoted.load)
                 for kind, where, value in (
                     (ITERATION, [*path, iv, "start"], argument),
                     (YIELD, list(yield_path), argument),
@@ -252,11 +280,11 @@ def check_promotions(window: ScalarWindow, session: IslSession) -> None:
     the load and the store access one element; no other access in the loop touches
     that element, nor does another promoted entry of the loop hold it."""
     by_loop: dict[int, list[Statement]] = {}
-    stores = {id(s) for _, s in window.promoted.values()}
-    for (loop_id, position), (load, store) in window.promoted.items():
-        loop = next((op for op in _loops(window) if id(op) == loop_id), None)
-        if loop is None or not isinstance(load, AffineAccessOp):
-            raise PolyError("a promoted value has no loop")
+    stores = {id(found.store) for found in window.promoted.values()}
+    for (loop_id, position), found in window.promoted.items():
+        loop, load, store = found.loop, found.load, found.store
+        if not isinstance(load, AffineAccessOp):
+            raise PolyError("a promoted value has no load")
         if not isinstance(store, AffineAccessOp) or not store.is_write or load.is_write:
             raise PolyError("a promoted value is not loaded and stored")
         init = loop.iter_args[position][1].value
@@ -282,10 +310,6 @@ def check_promotions(window: ScalarWindow, session: IslSession) -> None:
             if session.run(lambda e=earlier, m=element: _touches(e, m), "a promoted element"):
                 raise PolyError("two promoted values of a loop hold the same element")
         by_loop.setdefault(loop_id, []).append(element)
-
-
-def _loops(window: ScalarWindow) -> list[AffineForOp]:
-    return window._loops_in_window()
 
 
 def _is_load(op: Operation) -> bool:
