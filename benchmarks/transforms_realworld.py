@@ -61,15 +61,17 @@ def _errors(data: bytes) -> list[str]:
     return [d.message for d in check_document(document) if d.severity == Severity.ERROR]
 
 
-def _chunk(args: tuple[str, bool]) -> list[tuple[str, int, str, str, str]]:
-    """(file, line, spec, outcome, detail) for every loop and spec of one chunk."""
-    path, mlir_opt = args
+def _chunk(args: tuple[str, bool, int]) -> list[tuple[str, int, str, str, str]]:
+    """(file, line, spec, outcome, detail) for every loop (the first `most`) and spec of
+    one chunk."""
+    path, mlir_opt, most = args
     data = Path(path).read_bytes()
     if _errors(data):
         return [(path, 0, "", "input-errors", "")]
     document = SourceDocument(data)
     model = build_module(document.tree.root_node)
     starts = [op.span.start_byte for op in model.walk() if isinstance(op, AffineForOp)]
+    starts = starts[: most or None]
     found = []
     loops = {op.span.start_byte: op for op in model.walk() if isinstance(op, AffineForOp)}
     for start in starts:
@@ -101,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--limit", type=int, default=0, help="at most this many chunks")
     parser.add_argument("--mlir-opt", action="store_true", help="verify results with mlir-opt")
+    parser.add_argument("--loops", type=int, default=24, help="at most this many loops a chunk")
     parser.add_argument("--examples", type=int, default=5)
     ns = parser.parse_args(argv)
     if not (ns.corpus / "chunks.tsv").exists():
@@ -111,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     with ProcessPoolExecutor(max(1, ns.jobs)) as pool:
         runs = [
             run
-            for found in pool.map(_chunk, [(str(p), ns.mlir_opt) for p in chunks])
+            for found in pool.map(_chunk, [(str(p), ns.mlir_opt, ns.loops) for p in chunks])
             for run in found
         ]
     seconds = time.perf_counter() - started
