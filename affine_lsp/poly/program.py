@@ -112,6 +112,34 @@ def is_distinct_memref(value: Value) -> bool:
     return is_function_argument(value) or isinstance(value.defining_op, MemRefAllocOp)
 
 
+def _freed_at_end(dealloc: Operation, memref: Value, inside: set[int]) -> bool:
+    """A buffer allocated in a loop's body (or an affine.if's), deallocated at the end
+    of that block after every other use, both in the window: each run of the block has
+    a buffer of its own, and no access outlives it."""
+    alloc = memref.defining_op
+    if (
+        alloc is None
+        or id(alloc) not in inside
+        or alloc.parent_block is not dealloc.parent_block
+        or isinstance(alloc.parent_op, FuncOp)
+    ):
+        return False
+    end = dealloc.span.start_byte
+    return all(
+        use.user is dealloc or (use.user is not None and use.user.span.end_byte <= end)
+        for use in memref.uses
+    )
+
+
+def _per_iteration(relation: isl.Map, depth: int, array: str) -> isl.Map:
+    """`relation` with its first `depth` input dims put before the subscripts: an
+    instance of the buffer per iteration of the loops around its allocation."""
+    inputs = relation.dim(isl.dim_type.in_)
+    ivs = isl.Map.identity(relation.domain().get_space().map_from_set())
+    ivs = ivs.project_out(isl.dim_type.out, depth, inputs - depth)
+    return ivs.flat_range_product(relation).set_tuple_name(isl.dim_type.out, array)
+
+
 def array_name(memref: Value) -> str:
     return "M_" + exact_identifier(memref.display_name)
 
@@ -131,6 +159,8 @@ class Statement:
     access: isl.Map
     path: list[object] = field(default_factory=list)  # ints and iv Values
     schedule: isl.Map | None = None
+    # leading dims of `access` that tell apart the buffers of a loop-private allocation
+    per_iteration: int = 0
 
 
 def window_ops(ops: list[Operation]) -> Iterator[tuple[Operation, list[object]]]:
@@ -190,6 +220,7 @@ class Window:
     # -- construction -------------------------------------------------------------
 
     def _build(self) -> None:
+        self._inside = {id(op) for op, _ in window_ops(self.ops)}
         for op, path in window_ops(self.ops):
             if isinstance(op, AffineForOp | AffineIfOp):
                 continue
@@ -211,7 +242,7 @@ class Window:
             elif not is_pure(op) or op.regions:
                 raise Unanalysable(op, f"'{op.name}' may access memory in ways we do not model")
         for op, memref in self.deallocated:
-            if array_name(memref) in self.memrefs:
+            if array_name(memref) in self.memrefs and not _freed_at_end(op, memref, self._inside):
                 raise Unanalysable(op, f"{memref.display_name} is deallocated here")
         depth = max((len(s.path) for s in self.statements), default=1)
         lanes = max((s.lanes for s in self.statements), default=0)
@@ -248,6 +279,9 @@ class Window:
             raise Unanalysable(op, error.reason) from None
         assert domain.set is not None
         instances = domain.set.set_tuple_name(name)
+        expand = self._private_depth(memref)
+        if expand:
+            relation = self.session.run(lambda: _per_iteration(relation, expand, array))
         access = self.session.run(lambda: relation.intersect_domain(instances))
         self.memrefs[array] = memref
         self.statements.append(
@@ -262,8 +296,37 @@ class Window:
                 instances,
                 access,
                 path,
+                per_iteration=expand,
             )
         )
+
+    def private(self, memref: Value) -> bool:
+        """A buffer allocated in the window and used only there, by accesses and a
+        dealloc: its contents after the window count for nothing."""
+        alloc = memref.defining_op
+        if not isinstance(alloc, MemRefAllocOp) or id(alloc) not in self._inside:
+            return False
+        return all(
+            use.user is not None
+            and id(use.user) in self._inside
+            and (
+                use.user.name == "memref.dealloc"
+                or isinstance(use.user, AffineAccessOp | MemRefAccessOp)
+                and use.user.memref is use
+            )
+            for use in memref.uses
+        )
+
+    def _private_depth(self, memref: Value) -> int:
+        """For a buffer each iteration of the window's loops allocates and frees (see
+        `_freed_at_end`), how many of those loops' ivs tell its instances apart."""
+        frees = [use.user for use in memref.uses if use.user and use.user.name == "memref.dealloc"]
+        if len(frees) != 1 or memref.defining_op is None:
+            return 0
+        if not _freed_at_end(frees[0], memref, self._inside):
+            return 0
+        levels, _ = enclosing_levels(memref.defining_op, self.block)
+        return sum(len(level.ivs) for level in levels)
 
     def _context(self) -> isl.Set:
         """The values the parameters take: the iterations of the loops around the block."""

@@ -4,8 +4,17 @@ and proven, or refused in words about the user's code."""
 
 from __future__ import annotations
 
+import importlib
+
 from affine_lsp.cli import main
-from affine_lsp.transforms.loops import DISTRIBUTE, PARALLELIZE, TILE, UNROLL, Spec
+from affine_lsp.transforms.loops import (
+    DISTRIBUTE,
+    PARALLELIZE,
+    TILE,
+    UNROLL,
+    UNROLL_JAM,
+    Spec,
+)
 from tests.loops.helpers import applied, refused
 
 # A function inside an explicit module, using one of the module's globals: the proof's
@@ -129,3 +138,69 @@ def test_a_loop_is_found_from_the_line_of_its_affine_for(tmp_path, capsysbinary)
         assert b"affine.for %i = 0 to 8 step 2" in capsysbinary.readouterr().out
     assert main(["draw", str(path), "--line", "4"]) == 0
     assert capsysbinary.readouterr().out.startswith(b"<svg")
+
+
+# A buffer allocated and freed in each iteration: the copies of an unrolled body
+# allocate their own, whose contents at the end count for nothing (was refused: "%acc
+# is deallocated here").
+ALLOC_IN_LOOP = """func.func @rows(%A: memref<6x5xf32>, %out: memref<6xf32>) {
+  affine.for %i = 0 to 6 {
+    %acc = memref.alloc() : memref<1xf32>
+    %zero = arith.constant 0.0 : f32
+    affine.store %zero, %acc[0] : memref<1xf32>
+    affine.for %j = 0 to 5 {
+      %a = affine.load %A[%i, %j] : memref<6x5xf32>
+      %s = affine.load %acc[0] : memref<1xf32>
+      %t = arith.addf %s, %a : f32
+      affine.store %t, %acc[0] : memref<1xf32>
+    }
+    %r = affine.load %acc[0] : memref<1xf32>
+    affine.store %r, %out[%i] : memref<6xf32>
+    memref.dealloc %acc : memref<1xf32>
+  }
+  return
+}
+"""
+
+
+def test_a_loop_allocating_a_buffer_each_iteration_is_unrolled():
+    after = applied(ALLOC_IN_LOOP, "affine.for %i", Spec(UNROLL, factor=2))
+    assert "%acc_1 = memref.alloc() : memref<1xf32>" in after
+    assert "affine.store %r_1, %out[%i_1] : memref<6xf32>" in after
+    # each iteration's buffer is its own: no dependence between iterations through it
+    assert "affine.parallel (%i) = (0) to (6) {" in applied(
+        ALLOC_IN_LOOP, "affine.for %i", Spec(PARALLELIZE)
+    )
+    jammed = applied(ALLOC_IN_LOOP, "affine.for %i", Spec(UNROLL_JAM, factor=2))
+    assert "memref.dealloc %acc_1 : memref<1xf32>\n  }" in jammed
+    # the words name the buffer as written, not one per iteration
+    assert "%acc[0]" in refused(ALLOC_IN_LOOP, "affine.for %i", Spec(DISTRIBUTE))
+
+
+def test_the_buffer_of_an_enclosing_iteration_is_compared_at_the_end(monkeypatch):
+    """Transforming the inner loop, the buffer outlives it (it is read after): the
+    proof compares what the loop leaves in it."""
+    unroll = importlib.import_module("affine_lsp.transforms.loops.unroll")
+    original = unroll.rewrite
+
+    def rewrite(context, plan):  # the remainder loses its store: the last sum is not kept
+        result = original(context, plan)
+        head, _, tail = result.text.rpartition("affine.store %t, %acc[0] : memref<1xf32>")
+        result.text = head + tail
+        return result
+
+    assert applied(ALLOC_IN_LOOP, "affine.for %j", Spec(UNROLL, factor=2))
+    monkeypatch.setattr(unroll, "rewrite", rewrite)
+    assert "final contents" in refused(ALLOC_IN_LOOP, "affine.for %j", Spec(UNROLL, factor=2))
+
+
+USE_AFTER_FREE = ALLOC_IN_LOOP.replace(
+    "    memref.dealloc %acc : memref<1xf32>\n",
+    "    memref.dealloc %acc : memref<1xf32>\n    %late = affine.load %acc[0] : memref<1xf32>\n",
+)
+
+
+def test_a_buffer_read_after_its_dealloc_is_not_analysed():
+    assert refused(USE_AFTER_FREE, "affine.for %i", Spec(UNROLL, factor=2)) == (
+        "cannot analyse the loop: %acc is deallocated here"
+    )

@@ -323,7 +323,7 @@ def _cells(statement: Statement) -> str:
     if len(pieces) != 1:
         return memref
     parts = []
-    for position in range(pieces[0].dim(isl.dim_type.out)):
+    for position in range(statement.per_iteration, pieces[0].dim(isl.dim_type.out)):
         form = form_of_aff(pieces[0].get_aff(position))
         if form is None:
             return memref

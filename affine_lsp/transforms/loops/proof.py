@@ -290,7 +290,7 @@ class Prover:
         new = _Side(window)
         self.sigmas: dict[tuple[int, int, int], isl.Map] = {}
         origin_map = self._statement_origins(new, origins)
-        live = set(self.original.memrefs)
+        live = {a for a, m in self.original.memrefs.items() if not self.original.private(m)}
         mismatches = []
         if not keeps_every_dependence(self.session, self.original, window, origin_map):
             mismatches = compare(self.session, self.original, window, origin_map, live)

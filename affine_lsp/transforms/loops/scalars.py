@@ -266,9 +266,9 @@ class ScalarWindow(Window):
             access,
             path,
             None,
-            loop,
-            kind,
-            position,
+            loop=loop,
+            kind=kind,
+            position=position,
         )
         self.carried.append(statement)
 
