@@ -66,6 +66,32 @@ def test_distribute_keeps_what_a_part_uses_with_it():
     assert "%x = arith.sitofp %c : i32 to f32" in second
 
 
+# The second part's affine.if takes a value the first part computes: the value goes
+# with the part that uses it.
+CONDITION_USED_LATER = """func.func @guard(%A: memref<9xf32>, %B: memref<9xf32>) {
+  affine.for %i = 0 to 8 {
+    %c = affine.apply affine_map<(d0) -> (d0 + 1)>(%i)
+    %v = affine.load %A[%i] : memref<9xf32>
+    affine.store %v, %B[%i] : memref<9xf32>
+    affine.if affine_set<(d0) : (d0 - 4 >= 0)>(%c) {
+      %w = affine.load %B[%c] : memref<9xf32>
+      affine.store %w, %A[%c] : memref<9xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_distribute_keeps_an_affine_if_with_the_value_of_its_condition():
+    after = applied(CONDITION_USED_LATER, "affine.for %i", Spec(DISTRIBUTE))
+    # the guarded copy writes %A[i + 1] before the next iteration reads it: it runs first
+    first, second = after.split("  affine.for %i = 0 to 8 {")[1:]
+    assert "%c = affine.apply affine_map<(d0) -> (d0 + 1)>(%i)" in first
+    assert "affine.if affine_set<(d0) : (d0 - 4 >= 0)>(%c) {" in first
+    assert "affine.store %v, %B[%i] : memref<9xf32>" in second and "%c" not in second
+
+
 # A loop in the generic form: the unrolled text did not parse.
 GENERIC = """#zero = affine_map<() -> (0)>
 #eight = affine_map<() -> (8)>
