@@ -303,11 +303,13 @@ def check_promotions(window: ScalarWindow, session: IslSession) -> None:
             if isinstance(other, Carried) or other.op is load or not is_under(other.op, loop):
                 continue
             if other.array == element.array and session.run(
-                lambda o=other, e=element: _touches(o, e), "a promoted element"
+                lambda o=other, e=element: _touches(o, e, window.context), "a promoted element"
             ):
                 raise PolyError("another access in the loop may touch a promoted element")
         for earlier in by_loop.get(loop_id, []):
-            if session.run(lambda e=earlier, m=element: _touches(e, m), "a promoted element"):
+            if session.run(
+                lambda e=earlier, m=element: _touches(e, m, window.context), "a promoted element"
+            ):
                 raise PolyError("two promoted values of a loop hold the same element")
         by_loop.setdefault(loop_id, []).append(element)
 
@@ -341,10 +343,11 @@ def _same_element(load: AffineAccessOp, store: AffineAccessOp) -> bool:
     return a.map == b.map
 
 
-def _touches(other: Statement, element: Statement) -> bool:
+def _touches(other: Statement, element: Statement, context: isl.Set) -> bool:
     """Whether an instance of `other` (nested in the loops of `element`'s statement)
-    touches the element in the same iteration of those loops."""
-    same = other.access.apply_range(element.access.reverse())
+    touches the element in the same iteration of those loops, for the values the
+    loops around the window take (`context`)."""
+    same = other.access.apply_range(element.access.reverse()).intersect_params(context)
     outer = element.access.dim(isl.dim_type.in_)
     for k in range(outer):
         same = same.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
