@@ -173,9 +173,18 @@ int main(void) {{
     (directory / f"{name}.c").write_text(driver)
     executable = directory / name
     subprocess.run(
-        ["clang-22", "-O3", "-march=native", "-Wno-override-module", "-o", str(executable)]
-        + [str(directory / f"{name}.c"), str(directory / f"{name}.ll")],
+        [
+            "clang-22",
+            "-O3",
+            "-march=native",
+            "-Wno-override-module",
+            "-o",
+            str(executable),
+            str(directory / f"{name}.c"),
+            str(directory / f"{name}.ll"),
+        ],
         check=True,
+        timeout=600,
     )
     return executable
 
@@ -202,7 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(ns.rounds):
         for label, executable in programs.items():
             out = subprocess.run(
-                ["taskset", "-c", "1", str(executable)], capture_output=True, text=True, check=True
+                ["taskset", "-c", "1", str(executable)],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=600,
             ).stdout.split()
             times[label].append(float(out[0]))
             sums[label].add(out[1])
