@@ -11,7 +11,8 @@ those inside functions and under TYPE_CHECKING included):
 - modules do not import each other in a cycle.
 
 Inside a layer, modules import each other directly; `transforms.schedule`,
-`transforms.fusion` and `transforms.loops` are layers of their own that also use
+`transforms.performance`, `transforms.loops`, `transforms.fusion` and
+`transforms.optimize` are layers of their own that also use
 the shared modules of `transforms` directly.
 """
 
@@ -36,6 +37,7 @@ LAYERS = (
     "transforms.schedule",
     "transforms.loops",
     "transforms.fusion",
+    "transforms.optimize",
     "ide",
     "server",
     "cli",

@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "affine_lsp.cli.transform",
         "transform an affine.for loop (each result proven equivalent)",
     ),
+    "optimize": (
+        "affine_lsp.cli.optimize",
+        "optimize loop nests for locality and parallelism (each step proven)",
+    ),
     "draw": (
         "affine_lsp.cli.draw",
         "draw the iteration space of a loop nest and its dependences (SVG)",

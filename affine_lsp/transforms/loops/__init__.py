@@ -29,6 +29,10 @@ or imperfect bands and wavefronts are written by the code generator
 The editor's code actions: loop_actions(...) -> list[LoopAction] (options in
 `LoopOptions`), loop_at(model, start, end) the loop a range designates.
 
+A chain of proven steps proven again as a whole: prove_chain(session, data, model,
+root, steps) with one ChainStep(model, result.rewrite) per step, nest_region(data,
+root) the lines a nest spans.
+
 About nests: perfect_band(loop, limit) the perfectly nested loops from `loop` down,
 iv_name(loop) its induction variable's name, NestAnalysis(context, loop) the
 dependences of a loop's window and the schedules they allow.
@@ -41,6 +45,8 @@ from collections.abc import Sequence
 from affine_lsp.ir import AffineForOp, ModuleModel
 from affine_lsp.poly import Budget
 from affine_lsp.transforms.loops.actions import LoopAction, LoopOptions, loop_actions, loop_at
+from affine_lsp.transforms.loops.chain import Step as ChainStep
+from affine_lsp.transforms.loops.chain import nest_region, prove_chain
 from affine_lsp.transforms.loops.core import (
     DISTRIBUTE,
     HOIST,
@@ -159,6 +165,7 @@ __all__ = [
     "UNROLL",
     "UNROLL_JAM",
     "WAVEFRONT",
+    "ChainStep",
     "LoopAction",
     "LoopOptions",
     "NestAnalysis",
@@ -171,9 +178,11 @@ __all__ = [
     "loop_actions",
     "loop_at",
     "module_of",
+    "nest_region",
     "parallelize",
     "perfect_band",
     "permute",
+    "prove_chain",
     "scalar_replace",
     "skew",
     "tile",

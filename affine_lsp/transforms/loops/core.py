@@ -112,6 +112,7 @@ class Result:
     timed_out: bool = False
     hint: Spec | None = None  # a legal variant of a refused transformation
     summary: str = ""  # what was done, in words
+    rewrite: Rewrite | None = field(default=None, repr=False)  # the proven rewrite, origins
 
     @property
     def applied(self) -> bool:
@@ -238,7 +239,8 @@ def run(
         return _stopped(spec, error)
     if new_text == data:
         return Result(spec, reason="nothing to do")
-    return Result(spec, new_text, minimal_edits(data, new_text), summary=summary)
+    edits = minimal_edits(data, new_text)
+    return Result(spec, new_text, edits, summary=summary, rewrite=rewrite)
 
 
 _MODULES = {

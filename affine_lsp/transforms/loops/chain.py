@@ -1,0 +1,166 @@
+"""A chain of proven rewrites of one nest, proven once more as a whole: the final
+text against the original.
+
+Each step of the chain was proven against the text before it (`proof.py`); its
+`Rewrite` says which op of that text every new op repeats (`Origin`) and under
+which names. Composing the origins step by step gives, for every op of the final
+text, the op of the original it repeats and the names its original ivs have
+there (followed through each step's renaming: a name that no longer names a
+value, a loop hoisted out of, leaves the coordinate free, as in a single proof).
+The composed rewrite then goes through the same `Prover` as any transformation.
+
+Every step must rewrite only lines of the nest (the region the original nest's
+lines span, as it grows or shrinks), with no edit after it and no values
+declared by the transformation (`stands_for`, `operands`), which do not compose:
+a chain with such a step is refused (`ProofFailed`), and the caller keeps the
+longest prefix that proves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from affine_lsp.ir import AffineForOp, ModuleModel, Operation, Value, build_module, function_of
+from affine_lsp.poly import IslSession
+from affine_lsp.syntax import SourceDocument, decode, encode
+from affine_lsp.transforms.edits import EditMap, line_start, next_line_start
+from affine_lsp.transforms.loops.proof import ProofFailed, Prover, Rewrite
+from affine_lsp.transforms.loops.text import Origin, Renames
+
+_FREE = "%<free>"  # a name no value has: the coordinate stays free
+
+
+@dataclass
+class Step:
+    """One proven step: the model of the text it rewrote, and its rewrite (whose
+    origins are ops of that model)."""
+
+    model: ModuleModel
+    rewrite: Rewrite
+
+
+def nest_region(data: bytes, root: AffineForOp) -> tuple[int, int]:
+    """The bytes of the lines `root` spans."""
+    return line_start(data, root.span.start_byte), next_line_start(data, root.span.end_byte)
+
+
+def prove_chain(
+    session: IslSession, data: bytes, model: ModuleModel, root: AffineForOp, steps: list[Step]
+) -> bytes:
+    """The final text, proven against `data` (whose nest `root` the steps rewrote
+    one after the other); ProofFailed when it is not."""
+    if not steps:
+        return data
+    start, end = nest_region(data, root)
+    texts = [data]
+    ends = [end]
+    for step in steps:
+        rewrite = step.rewrite
+        if rewrite.extra or rewrite.stands_for or rewrite.operands:
+            raise ProofFailed("a step declares values of its own; the chain is proven step by step")
+        if not (start <= rewrite.start <= rewrite.end <= ends[-1]):
+            raise ProofFailed("a step rewrote code outside the nest")
+        new = rewrite.apply(texts[-1])
+        ends.append(ends[-1] + len(new) - len(texts[-1]))
+        texts.append(new)
+    final = texts[-1]
+    final_model = build_module(SourceDocument(final).tree.root_node)
+    models = [step.model for step in steps] + [final_model]
+    by_start = [_ops_by_start(m) for m in models]
+    origins: dict[int, Origin] = {}
+    for op in final_model.walk():
+        offset = op.span.start_byte
+        if not start <= offset < ends[-1]:
+            continue
+        origin = _compose(steps, by_start, op, len(steps))
+        if origin is not None:
+            origins[offset] = origin
+    composed = Rewrite(start, end, decode(final[start : ends[-1]]), origins)
+    function = function_of(root)
+    block = root.parent_block
+    if function is None or block is None:
+        raise ProofFailed("the loop is not in a function")
+    position = block.operations.index(root)
+    prover = Prover(session, data, model, function, block, position, position)
+    proven = prover.prove(composed)
+    if proven.new_text != final:
+        raise ProofFailed("the composed rewrite does not give the final text")
+    return final
+
+
+def _ops_by_start(model: ModuleModel) -> dict[int, Operation]:
+    found: dict[int, Operation] = {}
+    for op in model.walk():
+        found.setdefault(op.span.start_byte, op)
+    return found
+
+
+def _compose(
+    steps: list[Step], by_start: list[dict[int, Operation]], op: Operation, count: int
+) -> Origin | None:
+    """The origin in the original text of `op` (an op of the text after `count`
+    steps), with the names the original ivs have at `op`."""
+    chain: list[tuple[Operation, Renames]] = []  # (op in text k, renames of step k)
+    current = op
+    for k in reversed(range(count)):
+        rewrite = steps[k].rewrite
+        offset = current.span.start_byte
+        new_end = rewrite.start + len(encode(rewrite.text))
+        if rewrite.start <= offset < new_end:
+            origin = rewrite.origins.get(offset)
+            if origin is None:
+                return None
+            chain.append((current, origin.renames))
+            current = origin.op
+            continue
+        old, edit = EditMap(rewrite.edits).to_old(offset)
+        previous = by_start[k].get(old) if old is not None else None
+        if edit is not None or previous is None:
+            return None
+        chain.append((current, Renames()))
+        current = previous
+    original = current
+    renames = Renames()
+    for iv in _ivs_around(original):
+        value: Value | None = iv
+        name = iv.name
+        for later, step_renames in reversed(chain):
+            if value is None:
+                break
+            name = step_renames.get(value)
+            value = _visible(later, name)
+        renames.set(iv, name if value is not None else _FREE)
+    return Origin(original, renames, 0)
+
+
+def _ivs_around(op: Operation) -> list[Value]:
+    found: list[Value] = []
+    current = op.parent_op
+    while current is not None:
+        if isinstance(current, AffineForOp) and current.induction_variable is not None:
+            found.append(current.induction_variable)
+        current = current.parent_op
+    return found
+
+
+def _visible(op: Operation, name: str) -> Value | None:
+    """The value named `name` that `op` sees (block arguments and earlier results of
+    the blocks around it), or its own induction variable."""
+    if isinstance(op, AffineForOp) and op.induction_variable is not None:
+        if op.induction_variable.name == name:
+            return op.induction_variable
+    base = name.split("#")[0]
+    child: Operation | None = op
+    while child is not None and child.parent_block is not None:
+        block = child.parent_block
+        for argument in block.arguments:
+            if argument.name == base:
+                return argument
+        for earlier in block.operations:
+            if earlier is child:
+                break
+            for result in earlier.results:
+                if result.name == base:
+                    return result
+        child = block.parent_op
+    return None

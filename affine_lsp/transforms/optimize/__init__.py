@@ -1,0 +1,51 @@
+"""Optimize: a schedule for locality and parallelism chosen for the user, realised
+with proven transformations.
+
+    optimize_nest(data, model, loop, options)   -> Outcome (new text, steps in words,
+                                                   refusals, predicted gain, schedule)
+    optimize_nests(data, starts, options)       -> (text, [NestReport]) several nests
+    outermost_loops(op)                         the nests under a function (or any op)
+    Options(machine, parallelize, budget, tile_scale, jam)
+
+The machine (`machine.py`): machine() as the OS describes it, Machine (its
+with_overrides), parse_caches("48K,1M,32M").
+Measured tuning (`tuning.py`, `tune.py`): tune_function(data, function_start,
+starts, options, progress) -> Tuned; toolchain() says whether mlir-opt,
+mlir-translate and clang are there; TuneError says why not.
+The scheduler alone (`scheduler.py`, on `nest.Nest`): schedule_of(model,
+loop) -> (Schedule: Band, Row as plain data; its words).
+"""
+
+from affine_lsp.transforms.optimize.machine import Machine, machine, parse_caches
+from affine_lsp.transforms.optimize.optimizer import (
+    NestReport,
+    Options,
+    Outcome,
+    optimize_nest,
+    optimize_nests,
+    outermost_loops,
+)
+from affine_lsp.transforms.optimize.scheduler import Band, Row, Schedule
+from affine_lsp.transforms.optimize.schedules import schedule_of
+from affine_lsp.transforms.optimize.tune import TuneError, toolchain
+from affine_lsp.transforms.optimize.tuning import Tuned, tune_function
+
+__all__ = [
+    "Band",
+    "Machine",
+    "NestReport",
+    "Options",
+    "Outcome",
+    "Row",
+    "Schedule",
+    "TuneError",
+    "Tuned",
+    "machine",
+    "optimize_nest",
+    "optimize_nests",
+    "outermost_loops",
+    "parse_caches",
+    "schedule_of",
+    "toolchain",
+    "tune_function",
+]

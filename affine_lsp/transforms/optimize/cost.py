@@ -1,0 +1,383 @@
+"""The cost model: what a loop order, tile sizes and unroll-and-jam cost on this
+machine, in numbers a reader can check by hand (`docs/optimize.md` works
+examples through it).
+
+It sees a *band* (loops one inside the other, outermost first, each with its trip
+count) and the *references* of the statements inside it (an array, its
+subscripts as integer coefficients of the band's loops and of the loops inside
+the band, the element size, the shape). From those alone:
+
+- **stride** of a reference along a loop: elements between the addresses of two
+  consecutive iterations (row-major). 0: the reference stays in a register over
+  that loop; 1: consecutive, a cache line serves `line / element` iterations;
+  anything else touches a new line at every iteration.
+- **footprint** of a part of the nest: the bytes each array touches while the
+  loops of that part run (the box of its subscripts, the last dimension rounded
+  to cache lines, references to one array with the same coefficients counted
+  once with their offsets' spread).
+- **traffic** into a cache of `size` bytes: the largest innermost part of the
+  nest whose footprint fits in half the cache is loaded once per iteration of
+  the loops outside it: traffic = footprint(part) * iterations(outside), in
+  lines. Tiling adds loops (a tile loop over `N / T` tiles outside, a point loop
+  of `T` inside), which changes which part fits.
+- **cycles**: per level, `traffic * LINE_CYCLES[level]` (lines from L2, from L3,
+  from memory), plus `iterations * operations / lanes` when the innermost loop
+  can be vectorised (every reference of stride 0 or 1 along it), else
+  `iterations * operations`; unroll-and-jam by F saves the loads of the
+  references that do not move along the jammed loop (F - 1 of every F).
+- **predicted gain** = cycles(original) / cycles(chosen).
+
+Choices: the **loop order** puts the loop with the fewest lines per iteration
+innermost (stride 1 or 0 for most references), and the rest outside it by the
+same measure (Kennedy and McKinley's memory order), keeping parallel loops
+outermost when the order allows. **Tile sizes** are divisors of the trip counts
+(so that no tile is partial: no `min` in the bounds), the innermost one a
+multiple of the vector lanes, and chosen to minimise the traffic into L1 and L2
+(`traffic` above) among the sizes whose tile fits in half of L2.
+**Unroll-and-jam** of the loop just outside the innermost one (its copies land
+in the innermost loop's body), by the largest factor in `JAM_FACTORS` that
+divides its trip count and whose jammed copies fit in the vector registers: one
+register per reference that moves along the jammed loop per copy, plus one per
+reference that does not (loaded, or kept, once for all the copies).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import product
+
+from affine_lsp.transforms.optimize.machine import Machine
+
+LINE_CYCLES = (2.0, 6.0, 20.0)
+"""Cycles per cache line brought into L1 from L2, into L2 from L3, into L3 from
+memory (throughput figures of a current core, rounded)."""
+
+LOOP_CYCLES = 6.0
+"""Cycles each start of the innermost loop costs (its set-up, a partial vector)."""
+JAM_FACTORS = (8, 4, 2)
+TILE_RANGE = (4, 512)
+"""Tile sizes considered: divisors of the trip count in this range."""
+MIN_TILED_TRIPS = 16
+"""Loops with fewer iterations are not tiled."""
+CACHE_SHARE = 0.5
+"""The share of a cache the model lets a working set take."""
+
+
+@dataclass(frozen=True)
+class Ref:
+    """References to one array with the same coefficients: their subscripts'
+    coefficients per array dimension over the model's loops (band, then inner),
+    the spread of their constant offsets per dimension, and how many there are."""
+
+    array: str
+    coefficients: tuple[tuple[int, ...], ...]
+    spread: tuple[int, ...]
+    shape: tuple[int | None, ...]
+    element_bytes: int
+    writes: bool
+    count: int = 1
+
+    def stride(self, loop: int) -> int | None:
+        """Elements between two consecutive iterations of `loop` (None: unknown)."""
+        stride = 0
+        span: int | None = 1
+        for dim in reversed(range(len(self.coefficients))):
+            coefficient = self.coefficients[dim][loop]
+            if coefficient:
+                if span is None:
+                    return None
+                stride += coefficient * span
+            size = self.shape[dim] if dim < len(self.shape) else None
+            span = None if size is None or span is None else span * size
+        return stride
+
+
+@dataclass(frozen=True)
+class Loop:
+    name: str
+    trip: int
+    parallel: bool = False
+
+
+@dataclass(frozen=True)
+class Body:
+    """What the model sees: the band's loops (outermost first), the loops inside
+    the band (always run whole, innermost last), the references, and the arithmetic
+    operations per innermost iteration."""
+
+    band: tuple[Loop, ...]
+    inner: tuple[Loop, ...]
+    refs: tuple[Ref, ...]
+    operations: int
+
+    @property
+    def loops(self) -> tuple[Loop, ...]:
+        return self.band + self.inner
+
+
+@dataclass(frozen=True)
+class Level:
+    """One loop of a (possibly tiled) schedule: which loop of the body it runs,
+    how many iterations, and how far its iv moves the body's loop (its extent
+    inside it: T for a point loop, N for an untiled loop, 1 for a tile loop)."""
+
+    loop: int
+    trip: int
+    extent: int
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A schedule of the body: its loop order (indices into `Body.band`), tile
+    sizes (in that order; the trip count: not tiled), unroll-and-jam."""
+
+    order: tuple[int, ...]
+    tiles: tuple[int, ...]
+    jam: tuple[int, int] | None = None  # (band index, factor)
+
+    def tiled(self, body: Body) -> bool:
+        return any(t < body.band[k].trip for k, t in zip(self.order, self.tiles, strict=True))
+
+
+@dataclass
+class Estimate:
+    """Cycles of a choice, and how they add up (for the reader)."""
+
+    cycles: float
+    traffic: tuple[float, ...]  # lines into L1, L2, L3
+    compute: float
+    vectorised: bool
+    notes: list[str] = field(default_factory=list)
+
+
+# -- the pieces ----------------------------------------------------------------------------
+
+
+def levels_of(body: Body, choice: Choice) -> list[Level]:
+    """The loops a choice runs, outermost first: tile loops, point loops, inner loops."""
+    found: list[Level] = []
+    for k, size in zip(choice.order, choice.tiles, strict=True):
+        trip = body.band[k].trip
+        if size < trip:
+            found.append(Level(k, math.ceil(trip / size), 1))
+    for k, size in zip(choice.order, choice.tiles, strict=True):
+        trip = body.band[k].trip
+        found.append(Level(k, min(size, trip), min(size, trip)))
+    offset = len(body.band)
+    for k, loop in enumerate(body.inner):
+        found.append(Level(offset + k, loop.trip, loop.trip))
+    return found
+
+
+def footprint(body: Body, extents: Sequence[int], line: int) -> int:
+    """Bytes the references touch while each loop k moves over `extents[k]`
+    iterations (the last array dimension rounded up to whole lines)."""
+    total = 0
+    for ref in body.refs:
+        elements = 1
+        dims = len(ref.coefficients)
+        for dim in range(dims):
+            extent = 1 + ref.spread[dim]
+            for k, coefficient in enumerate(ref.coefficients[dim]):
+                extent += abs(coefficient) * (extents[k] - 1)
+            size = ref.shape[dim] if dim < len(ref.shape) else None
+            if size is not None:
+                extent = min(extent, size)
+            if dim == dims - 1:
+                per_line = max(1, line // ref.element_bytes)
+                extent = math.ceil(extent / per_line) * per_line
+            elements *= extent
+        total += elements * ref.element_bytes
+    return total
+
+
+def traffic(body: Body, levels: list[Level], cache: int, line: int) -> float:
+    """Lines brought into a cache of `cache` bytes: the innermost part of the nest
+    whose footprint fits in `CACHE_SHARE` of it, once per iteration outside."""
+    budget = cache * CACHE_SHARE
+    extents = [1] * len(body.loops)
+    inside = len(levels)
+    lines = 0.0
+    for position in reversed(range(len(levels))):
+        trial = list(extents)
+        level = levels[position]
+        trial[level.loop] = _grown(trial[level.loop], level)
+        size = footprint(body, trial, line)
+        if size > budget and position < len(levels) - 1:
+            break
+        extents, inside, lines = trial, position, size / line
+    return lines * math.prod(level.trip for level in levels[:inside])
+
+
+def _grown(extent: int, level: Level) -> int:
+    """The extent of a loop's iv once `level` (one of its loops) is inside too."""
+    if extent == 1:
+        return level.extent if level.extent > 1 else 1
+    return extent * level.trip if level.extent == 1 else max(extent, level.extent)
+
+
+def vectorisable(body: Body, loop: int) -> bool:
+    """Every reference moves by 0 or 1 element along `loop`."""
+    return all(ref.stride(loop) in (0, 1) for ref in body.refs)
+
+
+def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
+    levels = levels_of(body, choice)
+    line = machine.line_bytes
+    lines = tuple(traffic(body, levels, size, line) for size in machine.caches)
+    iterations = math.prod(loop.trip for loop in body.loops)
+    innermost = levels[-1] if levels else Level(0, 1, 1)
+    vector = vectorisable(body, innermost.loop)
+    lanes = max((machine.lanes(ref.element_bytes) for ref in body.refs), default=1)
+    loads = sum(ref.count for ref in body.refs)
+    if choice.jam is not None:
+        jammed, factor = choice.jam
+        shared = sum(ref.count for ref in body.refs if ref.stride(jammed) == 0)
+        loads -= shared * (factor - 1) / factor
+    work = body.operations + loads
+    runs = iterations / max(1, innermost.trip)  # how often the innermost loop starts
+    steps = math.ceil(innermost.trip / lanes) if vector else innermost.trip
+    compute = runs * (steps * work + LOOP_CYCLES)
+    memory = sum(count * cycles for count, cycles in zip(lines, LINE_CYCLES, strict=False))
+    notes = []
+    if not vector:
+        notes.append("innermost loop not vectorisable")
+    return Estimate(memory + compute, lines, compute, vector, notes)
+
+
+def gain(body: Body, original: Choice, chosen: Choice, machine: Machine) -> float:
+    return estimate(body, original, machine).cycles / max(
+        1.0, estimate(body, chosen, machine).cycles
+    )
+
+
+# -- the choices ---------------------------------------------------------------------------
+
+
+def lines_per_iteration(body: Body, loop: int, line: int) -> float:
+    """Lines one iteration of `loop` brings in when it runs innermost: 0 for a
+    reference that does not move, stride * element / line for a short stride, 1
+    otherwise (Kennedy and McKinley's loop cost, per iteration)."""
+    total = 0.0
+    for ref in body.refs:
+        stride = ref.stride(loop)
+        if stride == 0:
+            continue
+        if stride is not None and abs(stride) * ref.element_bytes < line:
+            total += ref.count * abs(stride) * ref.element_bytes / line
+        else:
+            total += ref.count
+    return total
+
+
+def memory_order(body: Body, line: int, allowed: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """Of the `allowed` orders of the band, the one whose loops are sorted by
+    `lines_per_iteration`, costliest outermost (parallel loops first on a tie)."""
+    costs = [lines_per_iteration(body, k, line) for k in range(len(body.band))]
+
+    def key(order: tuple[int, ...]) -> tuple:
+        # Innermost first: the cheapest loop innermost matters most.
+        inner_first = tuple(costs[k] for k in reversed(order))
+        parallel_outer = tuple(0 if body.band[k].parallel else 1 for k in order)
+        return (inner_first, parallel_outer, order)
+
+    return min(allowed, key=key)
+
+
+def divisors(count: int, low: int, high: int) -> list[int]:
+    return [d for d in range(low, min(high, count) + 1) if count % d == 0]
+
+
+def tile_sizes(body: Body, order: tuple[int, ...], machine: Machine) -> tuple[int, ...]:
+    """Tile sizes for the band in `order` (the trip count where a loop is not
+    tiled; tiled loops come first): divisors of the trip counts, the innermost a
+    multiple of the vector lanes where one divides, whose tile fits in
+    `CACHE_SHARE` of L2, with the fewest predicted cycles (`estimate`, with the
+    unroll-and-jam `jam_choice` finds for them)."""
+    lanes = max((machine.lanes(ref.element_bytes) for ref in body.refs), default=1)
+    candidates: list[list[int]] = []
+    for position, k in enumerate(order):
+        trip = body.band[k].trip
+        sizes = [trip]
+        if trip >= MIN_TILED_TRIPS:
+            found = [d for d in divisors(trip, *TILE_RANGE) if d < trip]
+            if position == len(order) - 1:
+                found = [d for d in found if d % lanes == 0]
+            sizes += _spread(found)
+        candidates.append(sizes)
+    untiled = tuple(body.band[k].trip for k in order)
+    l2 = machine.cache(2) * CACHE_SHARE
+
+    def cycles(sizes: tuple[int, ...]) -> float:
+        jam = jam_choice(body, order, sizes, machine)
+        return estimate(body, Choice(order, sizes, jam), machine).cycles
+
+    best, best_cycles = untiled, cycles(untiled)
+    for sizes in product(*candidates):
+        tiled = [size < trip for size, trip in zip(sizes, untiled, strict=True)]
+        if sizes == untiled or tiled != sorted(tiled, reverse=True):
+            continue  # (untiled loops only after the tiled ones)
+        extents = [1] * len(body.loops)
+        for k, size in zip(order, sizes, strict=True):
+            extents[k] = size
+        for k, loop in enumerate(body.inner):
+            extents[len(body.band) + k] = loop.trip
+        if footprint(body, extents, machine.line_bytes) > l2:
+            continue
+        found = cycles(sizes)
+        if found < best_cycles * 0.98:  # (a tile must pay for its loops)
+            best, best_cycles = sizes, found
+    return best
+
+
+def scaled_tiles(
+    body: Body, order: tuple[int, ...], tiles: tuple[int, ...], scale: float, machine: Machine
+) -> tuple[int, ...]:
+    """The tiled sizes times `scale`, each snapped to the nearest divisor of its
+    trip count (a multiple of the lanes for the innermost loop, where one divides)."""
+    lanes = max((machine.lanes(ref.element_bytes) for ref in body.refs), default=1)
+    found = []
+    for position, (k, size) in enumerate(zip(order, tiles, strict=True)):
+        trip = body.band[k].trip
+        if size >= trip:
+            found.append(size)
+            continue
+        choices = [d for d in divisors(trip, TILE_RANGE[0], trip - 1)]
+        if position == len(order) - 1:
+            choices = [d for d in choices if d % lanes == 0] or choices
+        target = size * scale
+        found.append(min(choices, key=lambda d: abs(math.log(d / target))) if choices else size)
+    return tuple(found)
+
+
+def _spread(sizes: list[int], keep: int = 8) -> list[int]:
+    """At most `keep` of the sizes, spread over the range (the search stays small)."""
+    if len(sizes) <= keep:
+        return sizes
+    step = (len(sizes) - 1) / (keep - 1)
+    return sorted({sizes[round(k * step)] for k in range(keep)})
+
+
+def jam_choice(
+    body: Body, order: tuple[int, ...], tiles: tuple[int, ...], machine: Machine
+) -> tuple[int, int] | None:
+    """(band index, factor) of an unroll-and-jam of the loop just outside the
+    innermost one (its copies are jammed into the innermost loop's body), when
+    references do not move along it (they are loaded, or kept, once for all the
+    copies): the largest factor of `JAM_FACTORS` dividing its (point) trip count
+    whose registers fit (see the module docstring); None when none pays."""
+    if len(order) < 2:
+        return None
+    position = len(order) - 2
+    k = order[position]
+    shared = sum(ref.count for ref in body.refs if ref.stride(k) == 0)
+    moving = sum(ref.count for ref in body.refs if ref.stride(k) != 0)
+    if shared == 0:
+        return None
+    trip = tiles[position]
+    for factor in JAM_FACTORS:
+        if trip % factor == 0 and factor * moving + shared <= machine.registers - 2:
+            return (k, factor)
+    return None

@@ -1,0 +1,368 @@
+"""Optimize one nest: schedule it, choose with the cost model, realise with proven
+transformations.
+
+1. **Schedule.** isl's scheduler on the nest's statements (`scheduler.py`) gives
+   its permutable bands, their parallel members and the skews and shifts they
+   need; the answer is reported, and guides what follows.
+2. **Perfect bands.** A nest whose loops hold several statements at some level
+   is distributed there (each piece proven), from the innermost such level
+   outwards, so that each statement gets a perfect band of its own; where a
+   distribution is refused (a dependence cycle, as the time loop of a stencil
+   makes), the loops inside are optimized one by one.
+3. **Each band.** The cost model (`cost.py`) picks the loop order among the legal
+   ones (stride 1 innermost, reuse), tile sizes (divisors of the trip counts,
+   the innermost a multiple of the vector lanes, the tile's working set within
+   the caches), an unroll-and-jam factor within the vector registers, and the
+   outermost parallel loop; each choice is applied as a transformation (permute,
+   tile, unroll-and-jam, parallelize), proven, in that order.
+4. **Proof of the whole.** The composed steps are proven against the original
+   (`Realiser.finish`).
+
+What is not available as a transformation yet is said, not done: a band isl
+finds only after a skew (the time loop of a stencil) is reported with the skew
+it needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from affine_lsp.ir import AffineForOp, ModuleModel, Operation, build_module
+from affine_lsp.poly import Budget, IslSession, PolyError, budgets
+from affine_lsp.syntax import SourceDocument
+from affine_lsp.transforms.loops import (
+    DISTRIBUTE,
+    PARALLELIZE,
+    PERMUTE,
+    TILE,
+    UNROLL_JAM,
+    Spec,
+    iv_name,
+    perfect_band,
+)
+from affine_lsp.transforms.optimize import scheduler
+from affine_lsp.transforms.optimize.bands import BandDependences, body_of
+from affine_lsp.transforms.optimize.cost import (
+    Choice,
+    estimate,
+    jam_choice,
+    memory_order,
+    scaled_tiles,
+    tile_sizes,
+)
+from affine_lsp.transforms.optimize.machine import Machine, machine
+from affine_lsp.transforms.optimize.nest import Nest
+from affine_lsp.transforms.optimize.realise import Realiser
+from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET, schedule_of
+
+MIN_GAIN = 1.05
+"""A band whose predicted gain is below this is left as it is."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """machine: None for this one; tile_scale: the model's tile sizes times this
+    (snapped to divisors of the trip counts), and jam: whether to unroll-and-jam
+    at all (the variants `--tune` times)."""
+
+    machine: Machine | None = None
+    parallelize: bool = True
+    budget: Budget = budgets.TRANSFORM  # per step
+    tile_scale: float = 1.0
+    jam: bool = True
+
+
+@dataclass
+class Outcome:
+    """What optimizing a nest did: the new text (None: nothing changed), the steps
+    taken in words, those not taken and why, the predicted gain, the schedule
+    isl found (in words) and notes."""
+
+    new_text: bytes | None
+    steps: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    gain: float | None = None
+    schedule: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    cycles: tuple[float, float] = (0.0, 0.0)  # predicted: original, optimized
+
+    @property
+    def applied(self) -> bool:
+        return self.new_text is not None
+
+
+def optimize_nest(
+    data: bytes, model: ModuleModel, root: AffineForOp, options: Options | None = None
+) -> Outcome:
+    """Optimize the nest of `root` (an outermost loop, or any loop: the nest from
+    it). Never raises on the input: what cannot be done is in the outcome."""
+    options = options or Options()
+    target = options.machine or machine()
+    outcome = Outcome(None)
+    _describe_schedule(model, root, outcome)
+    realiser = Realiser(data, model, root, options.budget)
+    _make_perfect(realiser, root, outcome)
+    for index in range(len(realiser.nests())):
+        _optimize_loops(realiser, (index,), target, options, outcome)
+    final = realiser.finish()
+    outcome.steps = [t.words for t in realiser.taken]
+    outcome.refused += realiser.refused
+    before, after = outcome.cycles
+    if before and after:
+        outcome.gain = before / after
+    if final != data:
+        outcome.new_text = final
+    return outcome
+
+
+# -- 1. the schedule -----------------------------------------------------------------------
+
+
+def _describe_schedule(model: ModuleModel, root: AffineForOp, outcome: Outcome) -> None:
+    try:
+        found, words = schedule_of(model, root)
+    except PolyError as error:
+        outcome.notes.append(f"no schedule from isl: {error.reason}")
+        return
+    outcome.schedule = words
+    outer = found.outermost()
+    if outer is not None and outer.skewed() and outer.permutable:
+        outcome.notes.append(
+            "isl's schedule skews the nest to make it tileable (time tiling); "
+            "that needs tiling of skewed bands, not done here"
+        )
+
+
+# -- 2. perfect bands ----------------------------------------------------------------------
+
+
+def _make_perfect(realiser: Realiser, root: AffineForOp, outcome: Outcome) -> None:
+    """Distribute the loops whose bodies hold several loops or statements, innermost
+    level first, each proven; stop at the first refusal of a nest."""
+    for _ in range(16):  # (each round distributes one loop)
+        candidate = _imperfect_loop(realiser)
+        if candidate is None:
+            return
+        name = iv_name(candidate)
+        before = len(realiser.nests())
+        words = f"distributed {name}"
+        if not realiser.apply(candidate, Spec(DISTRIBUTE), words):
+            _mark_stuck(realiser, candidate)
+            continue
+        after = len(realiser.nests())
+        realiser.taken[-1].words = f"distributed {name}" + (
+            f" into {after - before + 1} nests" if after > before else ""
+        )
+
+
+def _mark_stuck(realiser: Realiser, loop: AffineForOp) -> None:
+    stuck: set[int] = realiser.__dict__.setdefault("_stuck", set())
+    stuck.add(loop.span.start_byte)
+
+
+def _imperfect_loop(realiser: Realiser) -> AffineForOp | None:
+    """The deepest loop of a nest's perfect chain whose body holds more than one op
+    (and a loop among them), not refused before."""
+    stuck: set[int] = realiser.__dict__.setdefault("_stuck", set())
+    for nest in realiser.nests():
+        chain = _chain(nest)
+        for loop in reversed(chain):
+            ops = _body(loop)
+            if len(ops) > 1 and any(isinstance(op, AffineForOp) for op in ops):
+                if loop.span.start_byte not in stuck:
+                    return loop
+                break
+    return None
+
+
+def _chain(root: AffineForOp) -> list[AffineForOp]:
+    """The loops from `root` down while each body holds one loop, plus the loops of
+    the first level that holds several (distribution works from the inside out)."""
+    chain = perfect_band(root)
+    last = chain[-1]
+    inner = [op for op in _body(last) if isinstance(op, AffineForOp)]
+    for loop in inner:
+        chain += _chain(loop)
+    return chain
+
+
+def _body(loop: AffineForOp) -> list:
+    body = loop.body.entry if loop.body is not None else None
+    if body is None:
+        return []
+    return [op for op in body.operations if op.name != "affine.yield"]
+
+
+# -- 3. each band ----------------------------------------------------------------------------
+
+
+def _optimize_loops(
+    realiser: Realiser,
+    place: tuple[int, ...],
+    target: Machine,
+    options: Options,
+    outcome: Outcome,
+) -> None:
+    """Optimize the perfect band of the loop at `place`, or, when its body holds
+    several loops, each of them."""
+    root = realiser.at(place)
+    if root is None:
+        return
+    band = perfect_band(root)
+    ops = _body(band[-1])
+    inner = [op for op in ops if isinstance(op, AffineForOp)]
+    if len(ops) > 1 and inner:
+        below = place + (0,) * (len(band) - 1)
+        for index in range(len(inner)):
+            _optimize_loops(realiser, (*below, index), target, options, outcome)
+        return
+    _optimize_band(realiser, place, target, options, outcome)
+
+
+def _optimize_band(
+    realiser: Realiser,
+    place: tuple[int, ...],
+    target: Machine,
+    options: Options,
+    outcome: Outcome,
+) -> None:
+    root = realiser.at(place)
+    if root is None:
+        return
+    band = perfect_band(root)
+    session = IslSession(SCHEDULE_BUDGET)
+    try:
+        with session.errors("the nest"):
+            nest = Nest.of(session, root, realiser.model)
+            every, _ = scheduler.dependences(nest)
+            distances = BandDependences(session, every, len(band))
+            parallel = [distances.parallel(k) for k in range(len(band))]
+            body = body_of(nest, band, parallel)
+            orders = distances.orders()
+            permutable = distances.permutable()
+    except PolyError as error:
+        outcome.notes.append(f"{iv_name(root)}: not optimized ({error.reason})")
+        return
+    identity = tuple(range(len(band)))
+    original = Choice(identity, tuple(loop.trip for loop in body.band))
+    order = memory_order(body, target.line_bytes, orders or [identity])
+    tiles = tuple(body.band[k].trip for k in order)
+    if permutable and len(band) >= 2:
+        tiles = tile_sizes(body, order, target)
+        if options.tile_scale != 1.0:
+            tiles = scaled_tiles(body, order, tiles, options.tile_scale, target)
+    jam = jam_choice(body, order, tiles, target) if options.jam else None
+    chosen = Choice(order, tiles, jam)
+    before = estimate(body, original, target).cycles
+    after = estimate(body, chosen, target).cycles
+    names = [loop.name for loop in body.band]
+    shown_names = ", ".join(n.lstrip("%") for n in names)
+    if before / max(after, 1.0) < MIN_GAIN:
+        outcome.notes.append(f"({shown_names}) is kept as it is: the model sees no gain")
+        _add_cycles(outcome, before, before)
+        return
+    done_before = len(realiser.taken)
+
+    def here(name: str) -> AffineForOp | None:
+        return realiser.find(name, realiser.at(place))
+
+    if order != identity:
+        permutation = tuple(order.index(k) for k in range(len(order)))
+        loop = realiser.at(place)
+        shown = ", ".join(names[k].lstrip("%") for k in order)
+        if loop is None or not realiser.apply(
+            loop, Spec(PERMUTE, permutation=permutation), f"permuted ({shown_names}) to ({shown})"
+        ):
+            order = identity
+    ordered = [names[k] for k in order]
+    tiled = [size < body.band[k].trip for k, size in zip(order, tiles, strict=True)]
+    count = _tiled_prefix(tiled)
+    if count:
+        sizes = tiles[:count]
+        loop = realiser.at(place)
+        shown = ", ".join(n.lstrip("%") for n in ordered[:count])
+        words = f"tiled ({shown}) " + "x".join(str(s) for s in sizes)
+        if loop is None or not realiser.apply(loop, Spec(TILE, sizes=sizes), words):
+            count = 0
+    if jam is not None:
+        name = names[jam[0]]
+        loop = here(name)
+        words = f"unroll-and-jam {name} by {jam[1]}"
+        if loop is not None:
+            realiser.apply(loop, Spec(UNROLL_JAM, factor=jam[1]), words)
+    if options.parallelize and body.band[order[0]].parallel:
+        name = f"{ordered[0]}_tile" if count else ordered[0]
+        loop = here(name)
+        if loop is not None:
+            realiser.apply(loop, Spec(PARALLELIZE), f"{name} parallel")
+    if len(realiser.taken) > done_before:
+        _add_cycles(outcome, before, after)
+    else:
+        _add_cycles(outcome, before, before)
+
+
+def _add_cycles(outcome: Outcome, before: float, after: float) -> None:
+    outcome.cycles = (outcome.cycles[0] + before, outcome.cycles[1] + after)
+
+
+def _tiled_prefix(tiled: list[bool]) -> int:
+    count = 0
+    for flag in tiled:
+        if not flag:
+            break
+        count += 1
+    return count
+
+
+# -- several nests ---------------------------------------------------------------------------
+
+
+@dataclass
+class NestReport:
+    """One nest optimized: the line it started on (1-based), its loop, the outcome."""
+
+    line: int
+    loop: str
+    outcome: Outcome
+
+
+def optimize_nests(
+    data: bytes, starts: list[int], options: Options | None = None
+) -> tuple[bytes, list[NestReport]]:
+    """Optimize the nests whose outermost loops start at these byte offsets, the last
+    one first (each rewrites only its own lines, so the offsets of the nests before
+    it hold); the new text and one report per nest, in document order."""
+    reports: list[NestReport] = []
+    for start in sorted(set(starts), reverse=True):
+        model = build_module(SourceDocument(data).tree.root_node)
+        loop = next(
+            (
+                op
+                for op in model.walk()
+                if isinstance(op, AffineForOp) and op.span.start_byte == start
+            ),
+            None,
+        )
+        if loop is None:
+            continue
+        line = data.count(b"\n", 0, start) + 1
+        outcome = optimize_nest(data, model, loop, options)
+        if outcome.new_text is not None:
+            data = outcome.new_text
+        reports.append(NestReport(line, iv_name(loop), outcome))
+    reports.reverse()
+    return data, reports
+
+
+def outermost_loops(root: Operation) -> list[AffineForOp]:
+    """The loops under `root` with no loop around them (below `root`)."""
+    found = []
+    for op in root.walk():
+        if not isinstance(op, AffineForOp) or op is root:
+            continue
+        outer = op.parent_op
+        while outer is not None and outer is not root and not isinstance(outer, AffineForOp):
+            outer = outer.parent_op
+        if outer is None or outer is root:
+            found.append(op)
+    return found

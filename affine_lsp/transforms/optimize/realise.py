@@ -1,0 +1,137 @@
+"""Realising a plan: proven transformations applied one after another to one nest,
+then the final text proven against the original.
+
+A `Realiser` holds the current text of the document and the region its nest
+spans (the lines of the original nest, as they grow or shrink: every step
+rewrites only inside it). Each step is an ordinary transformation
+(`transforms.loops.transform` with a `Spec`), proven against the text before
+it; a step that is refused or not proven is not taken, and its reason is kept
+in the user's terms. Loops are found again after each step by their
+induction variables' names, which every transformation keeps (`%i`, the tile
+loop `%i_tile`). `finish()` proves the composed chain against the original
+(`prove_chain`); if that fails, the longest prefix that proves is kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from affine_lsp.ir import AffineForOp, ModuleModel, Operation, build_module
+from affine_lsp.poly import Budget, IslSession, PolyError, budgets
+from affine_lsp.syntax import SourceDocument
+from affine_lsp.transforms.loops import (
+    ChainStep,
+    Spec,
+    iv_name,
+    nest_region,
+    prove_chain,
+    transform,
+)
+
+
+@dataclass
+class Taken:
+    """A step that was applied: its words ('tiled (i, k, j) 20x40x20')."""
+
+    words: str
+    spec: Spec
+
+
+@dataclass
+class Realiser:
+    data: bytes
+    model: ModuleModel
+    root: AffineForOp
+    budget: Budget = budgets.TRANSFORM
+    taken: list[Taken] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.original = (self.data, self.model, self.root)
+        self.start, self.end = nest_region(self.data, self.root)
+        self._steps: list[ChainStep] = []
+        self._texts: list[bytes] = [self.data]
+
+    # -- the current nests -------------------------------------------------------------
+
+    def tops(self) -> list[Operation]:
+        """The ops the region holds at its top level, in order."""
+        found = []
+        for op in self.model.walk():
+            offset = op.span.start_byte
+            if not self.start <= offset < self.end:
+                continue
+            parent = op.parent_op
+            if parent is None or parent.span.start_byte < self.start:
+                found.append(op)
+        return found
+
+    def nests(self) -> list[AffineForOp]:
+        return [op for op in self.tops() if isinstance(op, AffineForOp)]
+
+    def at(self, place: tuple[int, ...]) -> AffineForOp | None:
+        """The loop at `place`: the index of its nest among `nests()`, then its index
+        among the loops of each body on the way down."""
+        nests = self.nests()
+        if not place or place[0] >= len(nests):
+            return None
+        loop = nests[place[0]]
+        for index in place[1:]:
+            body = loop.body.entry if loop.body is not None else None
+            inner = [op for op in body.operations if isinstance(op, AffineForOp)] if body else []
+            if index >= len(inner):
+                return None
+            loop = inner[index]
+        return loop
+
+    def find(self, name: str, within: Operation | None = None) -> AffineForOp | None:
+        """The first loop whose iv is `name` (in `within`, else in the region)."""
+        roots = [within] if within is not None else self.tops()
+        for root in roots:
+            for op in root.walk():
+                if isinstance(op, AffineForOp) and iv_name(op) == name:
+                    return op
+        return None
+
+    # -- steps -------------------------------------------------------------------------
+
+    def apply(self, loop: AffineForOp, spec: Spec, words: str) -> bool:
+        """Apply `spec` at `loop` (proven); False, with the reason kept, if not."""
+        result = transform(self.data, self.model, loop, spec, self.budget)
+        if not result.applied or result.new_text is None or result.rewrite is None:
+            self.refused.append(f"{words}: {result.reason or 'not applied'}")
+            return False
+        new = result.new_text
+        delta = len(new) - len(self.data)
+        if (
+            new[: self.start] != self.data[: self.start]
+            or new[self.end + delta :] != (self.data[self.end :])
+        ):
+            self.refused.append(f"{words}: it changes code outside the nest")
+            return False
+        self._steps.append(ChainStep(self.model, result.rewrite))
+        self._texts.append(new)
+        self.data = new
+        self.end += delta
+        self.model = build_module(SourceDocument(new).tree.root_node)
+        self.taken.append(Taken(words, spec))
+        return True
+
+    def finish(self) -> bytes:
+        """The final text, proven against the original as one rewrite; when that
+        proof fails, the longest prefix of the steps that proves."""
+        data, model, root = self.original
+        count = len(self._steps)
+        while count > 0:
+            session = IslSession(self.budget)
+            try:
+                with session.errors("the chain of steps"):
+                    return prove_chain(session, data, model, root, self._steps[:count])
+            except PolyError as error:
+                dropped = self.taken[count - 1]
+                self.refused.append(
+                    f"{dropped.words}: not proven with the steps before it ({error.reason})"
+                )
+                count -= 1
+                self.taken = self.taken[:count]
+        return data

@@ -1,0 +1,257 @@
+"""isl's scheduler over the statements of a nest, its answer as plain data.
+
+The constraints (`isl.ScheduleConstraints` on the statements' domains):
+- validity: every dependence (read after write, write after read, write after
+  write, memory-based: each pair of instances touching one element, the source
+  first), so any schedule isl returns computes what the original computes;
+- proximity: the same read-after-write pairs and the reads of one element by
+  two instances (reuse), which isl brings close in time (locality);
+- coincidence: every dependence, so a band member marked coincident carries none
+  (its loop can run in parallel).
+
+Options (measured on the PolyBench shapes, see `docs/optimize.md`):
+`schedule_outer_coincidence` off (on, isl keeps the time loop of a stencil out
+of the band to make the first member parallel, and gives up the skews that
+time tiling needs), `schedule_serialize_sccs` off, `schedule_maximize_band_depth`
+on, and coefficients bounded (`MAX_COEFFICIENT`), which keeps the search small.
+All within the session's isl operation cap.
+
+The answer (`Schedule`) is a list of bands in the tree's order: for each, the
+statements it schedules, whether its members may be permuted (and so tiled), which
+are coincident, and each statement's row per member: integer coefficients of the
+statement's loops and a constant (`2t + i + 1` for the shifted second sweep of a
+jacobi step). isl's own tree (text) goes along for code generation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from affine_lsp.poly import IslSession, NotAffine, fraction
+from affine_lsp.transforms.optimize.nest import Nest, Statement
+
+MAX_COEFFICIENT = 4
+"""The largest schedule coefficient isl may choose (skews beyond 4 do not pay)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One band member for one statement: Σ coefficients[k] * loop_k + constant."""
+
+    coefficients: tuple[int, ...]
+    constant: int
+
+    def text(self, names: list[str]) -> str:
+        """'2t + i + 1' over the statement's loop names."""
+        parts: list[str] = []
+        for coefficient, name in zip(self.coefficients, names, strict=False):
+            if coefficient == 0:
+                continue
+            sign = "-" if coefficient < 0 else "+"
+            size = abs(coefficient)
+            term = name if size == 1 else f"{size}{name}"
+            parts.append(f"{sign} {term}")
+        if self.constant or not parts:
+            parts.append(f"{'-' if self.constant < 0 else '+'} {abs(self.constant)}")
+        text = " ".join(parts)
+        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+
+    @property
+    def loop(self) -> int | None:
+        """The one loop this member follows (coefficient 1 alone), else None."""
+        nonzero = [k for k, c in enumerate(self.coefficients) if c]
+        if len(nonzero) == 1 and self.coefficients[nonzero[0]] == 1:
+            return nonzero[0]
+        return None
+
+
+@dataclass(frozen=True)
+class Band:
+    """A band of the schedule tree: `members` schedule dimensions shared by
+    `statements`; `outer` dimensions come before it on the path from the root."""
+
+    statements: tuple[str, ...]
+    permutable: bool
+    coincident: tuple[bool, ...]
+    rows: tuple[tuple[Row, ...], ...]  # per statement (as in `statements`), per member
+    outer: int
+
+    @property
+    def members(self) -> int:
+        return len(self.coincident)
+
+    def rows_of(self, statement: str) -> tuple[Row, ...]:
+        return self.rows[self.statements.index(statement)]
+
+    def is_permutation(self) -> bool:
+        """Every member of every statement follows one loop, with no constant: the
+        band is a reordering of the original loops."""
+        return all(row.loop is not None and row.constant == 0 for rows in self.rows for row in rows)
+
+    def skewed(self) -> bool:
+        return any(
+            sum(1 for c in row.coefficients if c) > 1 or any(abs(c) > 1 for c in row.coefficients)
+            for rows in self.rows
+            for row in rows
+        )
+
+    def shifted(self) -> bool:
+        return any(row.constant for rows in self.rows for row in rows)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    bands: tuple[Band, ...]
+    tree: str  # isl's schedule tree (YAML-like text)
+    schedule_map: str  # the flattened schedule, statement -> time
+
+    def outermost(self) -> Band | None:
+        return next((b for b in self.bands if b.outer == 0), None)
+
+    def describe(self, nest: Nest) -> list[str]:
+        """One line per band: '(t, 2t + i, 2t + j) permutable, parallel: -'."""
+        lines = []
+        by_name = {s.name: s for s in nest.statements}
+        for band in self.bands:
+            shown = []
+            for name, rows in zip(band.statements, band.rows, strict=True):
+                names = [n.lstrip("%") for n in by_name[name].loop_names()]
+                shown.append(f"{name}: (" + ", ".join(r.text(names) for r in rows) + ")")
+            parallel = [k for k, c in enumerate(band.coincident) if c]
+            words = "permutable" if band.permutable else "not permutable"
+            lines.append(
+                f"band at depth {band.outer}: {'; '.join(shown)}; {words}; parallel members: "
+                + (", ".join(str(k) for k in parallel) or "none")
+            )
+        return lines
+
+
+def dependences(nest: Nest) -> tuple[isl.UnionMap, isl.UnionMap]:
+    """(every dependence, the read-after-write ones), memory-based: instance pairs
+    of the nest touching one element, the source first, one of them writing."""
+    session = nest.session
+    reads = nest.accesses(writes=False)
+    writes = nest.accesses(writes=True)
+    schedule = nest.original_schedule()
+
+    def flow(sinks: isl.UnionMap, sources: isl.UnionMap) -> isl.UnionMap:
+        info = isl.UnionAccessInfo.from_sink(sinks).set_may_source(sources)
+        return info.set_schedule_map(schedule).compute_flow().get_may_dependence()
+
+    raw = session.run(lambda: flow(reads, writes), "the dependences")
+    war = session.run(lambda: flow(writes, reads), "the dependences")
+    waw = session.run(lambda: flow(writes, writes), "the dependences")
+    every = session.run(lambda: raw.union(war).union(waw).coalesce(), "the dependences")
+    return every, raw
+
+
+def reuse(nest: Nest) -> isl.UnionMap:
+    """Pairs of instances reading one element, the first one first."""
+    reads = nest.accesses(writes=False)
+    schedule = nest.original_schedule()
+
+    def flow() -> isl.UnionMap:
+        info = isl.UnionAccessInfo.from_sink(reads).set_may_source(reads)
+        return info.set_schedule_map(schedule).compute_flow().get_may_dependence()
+
+    return nest.session.run(flow, "the reuse")
+
+
+def compute(nest: Nest) -> Schedule:
+    """isl's schedule of the nest's statements (NotAffine when the nest cannot be
+    scheduled: `nest.reason`)."""
+    if not nest.schedulable:
+        raise NotAffine(f"the nest cannot be scheduled: {nest.reason}")
+    session = nest.session
+    every, raw = dependences(nest)
+    proximity = session.run(lambda: raw.union(reuse(nest)).coalesce(), "the reuse")
+    ctx = session.ctx
+    ctx.set_schedule_outer_coincidence(0)
+    ctx.set_schedule_serialize_sccs(0)
+    ctx.set_schedule_maximize_band_depth(1)
+    ctx.set_schedule_max_coefficient(MAX_COEFFICIENT)
+    domains = nest.domains()
+
+    def schedule() -> isl.Schedule:
+        constraints = isl.ScheduleConstraints.on_domain(domains)
+        constraints = constraints.set_validity(every).set_proximity(proximity)
+        constraints = constraints.set_coincidence(every)
+        return constraints.compute_schedule()
+
+    found = session.run(schedule, "the schedule")
+    bands = _bands(session, found.get_root(), nest)
+    flat = session.run(lambda: found.get_map().coalesce(), "the schedule")
+    return Schedule(tuple(bands), str(found), str(flat))
+
+
+def _bands(session: IslSession, root: isl.ScheduleNode, nest: Nest) -> list[Band]:
+    """Every band of the tree under `root`, outer first (depth-first)."""
+    found: list[Band] = []
+    stack: list[tuple[isl.ScheduleNode, int]] = [(root, 0)]
+    while stack:
+        node, outer = stack.pop()
+        inner = outer
+        if _is_band(node):
+            band = _band(session, node, nest, outer)
+            if band is not None:
+                found.append(band)
+                inner = outer + band.members
+        children = [node.child(k) for k in range(node.n_children())]
+        stack.extend((child, inner) for child in reversed(children))
+    return found
+
+
+def _is_band(node: isl.ScheduleNode) -> bool:
+    kind: object = node.get_type()
+    return kind is isl.schedule_node_type.band
+
+
+def _band(session: IslSession, node: isl.ScheduleNode, nest: Nest, outer: int) -> Band | None:
+    members = node.band_n_member()
+    if members == 0:
+        return None
+    partial = node.band_get_partial_schedule_union_map()
+    by_name = {s.name: s for s in nest.statements}
+    statements: list[str] = []
+    rows: list[tuple[Row, ...]] = []
+    for relation in _maps(partial):
+        name = relation.get_tuple_name(isl.dim_type.in_)
+        statement = by_name.get(name)
+        if statement is None:
+            continue
+        statements.append(name)
+        rows.append(_rows(relation, statement))
+    order = sorted(range(len(statements)), key=lambda k: int(statements[k][1:]))
+    return Band(
+        tuple(statements[k] for k in order),
+        bool(node.band_get_permutable()),
+        tuple(bool(node.band_member_get_coincident(k)) for k in range(members)),
+        tuple(rows[k] for k in order),
+        outer,
+    )
+
+
+def _rows(relation: isl.Map, statement: Statement) -> tuple[Row, ...]:
+    pieces: list[isl.MultiAff] = []
+    relation.as_pw_multi_aff().foreach_piece(lambda _s, ma: pieces.append(ma))
+    if len(pieces) != 1:
+        raise NotAffine("a piecewise schedule")
+    multi = pieces[0]
+    rows = []
+    for member in range(multi.dim(isl.dim_type.out)):
+        aff = multi.get_aff(member)
+        coefficients = []
+        for k in range(statement.depth):
+            value = fraction(aff.get_coefficient_val(isl.dim_type.in_, k))
+            coefficients.append(int(value))
+        constant = fraction(aff.get_constant_val())
+        rows.append(Row(tuple(coefficients), int(constant)))
+    return tuple(rows)
+
+
+def _maps(union: isl.UnionMap) -> list[isl.Map]:
+    found: list[isl.Map] = []
+    union.foreach_map(found.append)
+    return found

@@ -1,0 +1,23 @@
+"""The scheduler on a nest of a document: `schedule_of(data, model, loop)`."""
+
+from __future__ import annotations
+
+from affine_lsp.ir import AffineForOp, ModuleModel
+from affine_lsp.poly import Budget, IslSession
+from affine_lsp.transforms.optimize.nest import Nest
+from affine_lsp.transforms.optimize.scheduler import Schedule, compute
+
+SCHEDULE_BUDGET = Budget(max_operations=5_000_000, time_limit=2.0)
+"""isl's scheduler and the model's dependence questions, per nest."""
+
+
+def schedule_of(
+    model: ModuleModel, loop: AffineForOp, budget: Budget = SCHEDULE_BUDGET
+) -> tuple[Schedule, list[str]]:
+    """isl's schedule of the nest of `loop` and its bands in words; a PolyError
+    (NotAffine, BudgetExceeded) when there is none."""
+    session = IslSession(budget)
+    with session.errors("the schedule"):
+        nest = Nest.of(session, loop, model)
+        found = compute(nest)
+        return found, found.describe(nest)
