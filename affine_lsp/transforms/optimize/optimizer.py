@@ -146,7 +146,7 @@ def _make_perfect(realiser: Realiser, root: AffineForOp, outcome: Outcome) -> No
         name = iv_name(candidate)
         before = len(realiser.nests())
         words = f"distributed {name}"
-        if not realiser.apply(candidate, Spec(DISTRIBUTE), words):
+        if not realiser.apply(candidate, Spec(DISTRIBUTE), words, f"distribute {name}"):
             _mark_stuck(realiser, candidate)
             continue
         after = len(realiser.nests())
@@ -271,7 +271,10 @@ def _optimize_band(
         loop = realiser.at(place)
         shown = ", ".join(names[k].lstrip("%") for k in order)
         if loop is None or not realiser.apply(
-            loop, Spec(PERMUTE, permutation=permutation), f"permuted ({shown_names}) to ({shown})"
+            loop,
+            Spec(PERMUTE, permutation=permutation),
+            f"permuted ({shown_names}) to ({shown})",
+            f"permute ({shown_names}) to ({shown})",
         ):
             order = identity
     ordered = [names[k] for k in order]
@@ -281,20 +284,22 @@ def _optimize_band(
         sizes = tiles[:count]
         loop = realiser.at(place)
         shown = ", ".join(n.lstrip("%") for n in ordered[:count])
-        words = f"tiled ({shown}) " + "x".join(str(s) for s in sizes)
-        if loop is None or not realiser.apply(loop, Spec(TILE, sizes=sizes), words):
+        what = f"({shown}) " + "x".join(str(s) for s in sizes)
+        if loop is None or not realiser.apply(
+            loop, Spec(TILE, sizes=sizes), f"tiled {what}", f"tile {what}"
+        ):
             count = 0
     if jam is not None:
         name = names[jam[0]]
         loop = here(name)
         words = f"unroll-and-jam {name} by {jam[1]}"
         if loop is not None:
-            realiser.apply(loop, Spec(UNROLL_JAM, factor=jam[1]), words)
+            realiser.apply(loop, Spec(UNROLL_JAM, factor=jam[1]), words, words)
     if options.parallelize and body.band[order[0]].parallel:
         name = f"{ordered[0]}_tile" if count else ordered[0]
         loop = here(name)
         if loop is not None:
-            realiser.apply(loop, Spec(PARALLELIZE), f"{name} parallel")
+            realiser.apply(loop, Spec(PARALLELIZE), f"{name} parallel", f"parallelize {name}")
     if len(realiser.taken) > done_before:
         _add_cycles(outcome, before, after)
     else:

@@ -95,11 +95,12 @@ class Realiser:
 
     # -- steps -------------------------------------------------------------------------
 
-    def apply(self, loop: AffineForOp, spec: Spec, words: str) -> bool:
-        """Apply `spec` at `loop` (proven); False, with the reason kept, if not."""
+    def apply(self, loop: AffineForOp, spec: Spec, words: str, attempt: str) -> bool:
+        """Apply `spec` at `loop` (proven; `words` say what was done, `attempt` what
+        was tried); False, with the reason kept, if not."""
         result = transform(self.data, self.model, loop, spec, self.budget)
         if not result.applied or result.new_text is None or result.rewrite is None:
-            self.refused.append(f"{words}: {result.reason or 'not applied'}")
+            self.refused.append(f"{attempt}: {result.reason or 'not applied'}")
             return False
         new = result.new_text
         delta = len(new) - len(self.data)
@@ -107,7 +108,7 @@ class Realiser:
             new[: self.start] != self.data[: self.start]
             or new[self.end + delta :] != (self.data[self.end :])
         ):
-            self.refused.append(f"{words}: it changes code outside the nest")
+            self.refused.append(f"{attempt}: it changes code outside the nest")
             return False
         self._steps.append(ChainStep(self.model, result.rewrite))
         self._texts.append(new)

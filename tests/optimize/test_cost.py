@@ -1,0 +1,103 @@
+"""The cost model on bodies worked by hand (see docs/optimize.md)."""
+
+from __future__ import annotations
+
+from affine_lsp.transforms.optimize.cost import (
+    Body,
+    Choice,
+    Loop,
+    Ref,
+    estimate,
+    footprint,
+    jam_choice,
+    lines_per_iteration,
+    memory_order,
+    tile_sizes,
+)
+from affine_lsp.transforms.optimize.machine import Machine
+
+MACHINE = Machine(caches=(32 * 1024, 1024 * 1024, 16 * 1024 * 1024), vector_bytes=32)
+
+
+def _gemm(n: int = 256) -> Body:
+    """C[i, j] += A[i, k] * B[k, j] in the order (i, k, j)."""
+    shape = (n, n)
+    return Body(
+        (Loop("i", n, True), Loop("k", n), Loop("j", n, True)),
+        (),
+        (
+            Ref("A", ((1, 0, 0), (0, 1, 0)), (0, 0), shape, 8, False),
+            Ref("B", ((0, 1, 0), (0, 0, 1)), (0, 0), shape, 8, False),
+            Ref("C", ((1, 0, 0), (0, 0, 1)), (0, 0), shape, 8, False),
+            Ref("C", ((1, 0, 0), (0, 0, 1)), (0, 0), shape, 8, True),
+        ),
+        2,
+    )
+
+
+def test_strides_are_row_major_elements_per_iteration():
+    a, b, c, _ = _gemm().refs
+    assert (a.stride(0), a.stride(1), a.stride(2)) == (256, 1, 0)
+    assert (b.stride(0), b.stride(1), b.stride(2)) == (0, 256, 1)
+    assert (c.stride(0), c.stride(1), c.stride(2)) == (256, 0, 1)
+    dynamic = Ref("D", ((1, 0, 0), (0, 0, 1)), (0, 0), (None, None), 8, False)
+    assert dynamic.stride(2) == 1 and dynamic.stride(0) is None
+
+
+def test_lines_per_iteration_put_j_innermost_for_gemm():
+    body = _gemm()
+    # j: B and the two C references are consecutive (8 bytes of a 64-byte line each)
+    assert lines_per_iteration(body, 2, 64) == 3 * 8 / 64
+    # k: A consecutive, B a new line each time; i: A, C, C a new line each time
+    assert lines_per_iteration(body, 1, 64) == 8 / 64 + 1
+    assert lines_per_iteration(body, 0, 64) == 3
+    orders = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
+    assert memory_order(body, 64, orders) == (0, 1, 2)
+    # With i innermost either way, the next cheapest (j) goes next to it.
+    assert memory_order(body, 64, [(2, 1, 0), (1, 2, 0)]) == (1, 2, 0)
+
+
+def test_footprint_is_the_box_of_each_reference_in_whole_lines():
+    body = _gemm()
+    # 4 x 8 x 16 iterations of (i, k, j): A 4x8, B 8x16, C 4x16 twice (lines of 8 doubles)
+    assert footprint(body, [4, 8, 16], 64) == (4 * 8 + 8 * 16 + 2 * 4 * 16) * 8
+    stencil = Body(
+        (Loop("i", 64), Loop("j", 64)),
+        (),
+        (Ref("A", ((1, 0), (0, 1)), (2, 2), (64, 128), 8, False, 5),),
+        1,
+    )
+    # one row of j (64 + 2 elements: 9 lines) times three rows of i
+    assert footprint(stencil, [1, 64], 64) == 3 * 72 * 8
+    # a box never spans more than the array: 1 + 2 + 63 rows of i, at most 64
+    assert footprint(stencil, [64, 1], 64) == 64 * 8 * 8
+
+
+def test_tiles_divide_the_trip_counts_and_the_innermost_is_whole_vectors():
+    body = _gemm(480)
+    tiles = tile_sizes(body, (0, 1, 2), MACHINE)
+    lanes = MACHINE.lanes(8)
+    for size, loop in zip(tiles, body.band, strict=True):
+        assert loop.trip % size == 0
+    assert tiles[2] == 480 or tiles[2] % lanes == 0
+    assert tiles != (480, 480, 480)  # a nest of 5 MB is tiled for a 1 MB L2
+    untiled = estimate(body, Choice((0, 1, 2), (480, 480, 480)), MACHINE)
+    tiled = estimate(body, Choice((0, 1, 2), tiles), MACHINE)
+    assert tiled.cycles < untiled.cycles
+    assert sum(tiled.traffic) < sum(untiled.traffic)
+
+
+def test_a_nest_that_fits_in_cache_is_not_tiled():
+    assert tile_sizes(_gemm(16), (0, 1, 2), MACHINE) == (16, 16, 16)
+
+
+def test_unroll_and_jam_shares_the_references_that_do_not_move_and_fits_the_registers():
+    body = _gemm()
+    # k, just outside j: C does not move along k (loaded and stored once per copy set)
+    assert jam_choice(body, (0, 1, 2), (256, 256, 256), MACHINE) == (1, 4)
+    few = Machine(registers=8)
+    assert jam_choice(body, (0, 1, 2), (256, 256, 256), few) == (1, 2)
+    assert jam_choice(body, (0, 1, 2), (256, 3, 256), MACHINE) is None  # 2, 4, 8 do not divide 3
+    saved = estimate(body, Choice((0, 1, 2), (256, 256, 256), (1, 4)), MACHINE)
+    plain = estimate(body, Choice((0, 1, 2), (256, 256, 256)), MACHINE)
+    assert saved.compute < plain.compute

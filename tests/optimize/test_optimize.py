@@ -1,0 +1,127 @@
+"""Optimize on small kernels: the steps it takes (in words), the result proven, and
+run with mlir-runner against the original (bit for bit); what it refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from affine_lsp.testing import oracle
+from affine_lsp.transforms.optimize import Options, Outcome, optimize_nest, optimize_nests
+from tests.optimize.helpers import loop_on_line
+from tests.optimize.kernels import GEMM, JACOBI_2D, MVT, SEIDEL_2D, SMALL_MACHINE, runnable
+
+OPTIONS = Options(machine=SMALL_MACHINE)
+
+
+def _optimize(text: str, line: int) -> Outcome:
+    data, model, loop = loop_on_line(text, line)
+    return optimize_nest(data, model, loop, OPTIONS)
+
+
+def _same_when_run(before: str, after: str) -> None:
+    reason = oracle.missing_reason()
+    if reason:
+        pytest.skip(reason)
+    verdict = oracle.equivalent(runnable(before), runnable(after))
+    assert verdict.outcome == oracle.Outcome.SAME, verdict.detail
+
+
+def test_gemm_is_distributed_tiled_unrolled_and_jammed_and_parallel():
+    outcome = _optimize(GEMM, 3)
+    assert outcome.steps == [
+        "distributed %i into 2 nests",
+        "tiled (i, k) 4x8",
+        "unroll-and-jam %k by 4",
+        "%i_tile parallel",
+    ]
+    assert outcome.refused == []
+    assert outcome.gain is not None and outcome.gain > 1.2
+    assert outcome.new_text is not None
+    text = outcome.new_text.decode()
+    assert "affine.parallel (%i_tile) = (0) to (32) step (4) {" in text
+    # tile sizes divide the trip counts: no min in any bound
+    assert "min" not in text
+
+
+@pytest.mark.oracle
+def test_optimized_gemm_computes_what_the_original_computes():
+    outcome = _optimize(GEMM, 3)
+    assert outcome.new_text is not None
+    _same_when_run(GEMM, outcome.new_text.decode())
+
+
+def test_mvt_second_nest_is_interchanged_for_unit_stride():
+    data, reports = optimize_nests(
+        MVT.encode(),
+        [MVT.encode().index(b"affine.for %i"), MVT.encode().rindex(b"affine.for %i")],
+        OPTIONS,
+    )
+    assert [r.line for r in reports] == [3, 13]
+    assert reports[1].outcome.steps[0] == "permuted (i, j) to (j, i)"
+    assert "affine.for %j = 0 to 64 {" in data.decode()
+
+
+@pytest.mark.oracle
+def test_optimized_mvt_computes_what_the_original_computes():
+    data = MVT.encode()
+    starts = [data.index(b"affine.for %i"), data.rindex(b"affine.for %i")]
+    new, _ = optimize_nests(data, starts, OPTIONS)
+    assert new != data
+    _same_when_run(MVT, new.decode())
+
+
+def test_a_stencil_says_what_its_schedule_needs_and_what_it_could_not_do():
+    outcome = _optimize(JACOBI_2D, 4)
+    assert "S0: (t, 2t + i, 2t + j); S1: (t, 2t + i + 1, 2t + j + 1)" in outcome.schedule[0]
+    assert any("time tiling" in note for note in outcome.notes)
+    assert outcome.refused[0].startswith("distribute %t: one cycle of dependences")
+    seidel = _optimize(SEIDEL_2D, 4)
+    assert "(t, t + i, 2t + i + j)" in seidel.schedule[0]
+
+
+@pytest.mark.oracle
+def test_whatever_a_stencil_gets_computes_what_the_original_computes():
+    for text, line in ((JACOBI_2D, 4), (SEIDEL_2D, 4)):
+        outcome = _optimize(text, line)
+        if outcome.new_text is not None:
+            _same_when_run(text, outcome.new_text.decode())
+
+
+CALL = """func.func private @g(f32) -> f32
+func.func @f(%A: memref<64x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      %v = affine.load %A[%j, %i] : memref<64x64xf32>
+      %w = func.call @g(%v) : (f32) -> f32
+      affine.store %w, %A[%j, %i] : memref<64x64xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_a_nest_it_cannot_analyse_is_left_alone_with_the_reason():
+    outcome = _optimize(CALL, 3)
+    assert outcome.new_text is None and outcome.steps == []
+    assert any("func.call" in note for note in outcome.notes), outcome.notes
+
+
+REDUCTION = """func.func @f(%A: memref<256x256xf32>, %out: memref<256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %j = 0 to 256 {
+    %sum = affine.for %i = 0 to 256 iter_args(%s = %zero) -> (f32) {
+      %v = affine.load %A[%i, %j] : memref<256x256xf32>
+      %n = arith.addf %s, %v : f32
+      affine.yield %n : f32
+    }
+    affine.store %sum, %out[%j] : memref<256xf32>
+  }
+  return
+}
+"""
+
+
+def test_a_nest_carrying_values_is_not_scheduled_but_says_why():
+    outcome = _optimize(REDUCTION, 3)
+    assert any("carries values through iter_args" in note for note in outcome.notes)
