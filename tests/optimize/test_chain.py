@@ -37,7 +37,7 @@ def _chain():
     ]
     for find, spec in plan:
         result = transform(current, current_model, find(current_model), spec)
-        assert result.applied, result.reason
+        assert result.applied and result.rewrite is not None, result.reason
         steps.append(ChainStep(current_model, result.rewrite))
         assert result.new_text is not None
         current = result.new_text
