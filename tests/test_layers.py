@@ -13,7 +13,6 @@ those inside functions and under TYPE_CHECKING included):
 Inside a layer, modules import each other directly; `transforms.schedule`,
 `transforms.performance`, `transforms.loops`, `transforms.fusion` and
 `transforms.optimize` are layers of their own that also use
-the shared modules of `transforms` directly.
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ LAYERS = (
     "poly",
     "transforms",
     "transforms.schedule",
+    "transforms.performance",
     "transforms.loops",
     "transforms.fusion",
     "transforms.optimize",

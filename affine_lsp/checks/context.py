@@ -38,6 +38,7 @@ class CheckOptions:
     lints: bool = True
     # The registered dialects and ops' traits (a project file's, or mlir-opt's).
     dialects: Dialects = UPSTREAM
+    performance_hints: bool = True  # (the editor's analysis adds them: ide.analysis)
 
 
 @dataclass

@@ -22,12 +22,11 @@ from affine_lsp.transforms.optimize import (
     NestReport,
     Options,
     TuneError,
-    machine,
     optimize_nests,
     outermost_loops,
-    parse_caches,
     tune_function,
 )
+from affine_lsp.transforms.performance import machine, parse_caches
 
 NOTHING = 3
 

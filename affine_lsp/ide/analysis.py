@@ -73,6 +73,7 @@ from affine_lsp.ir import (
     parse_integer,
 )
 from affine_lsp.syntax import FIELD, ByteEdit, ContentChange, Node, SourceDocument, Span, text
+from affine_lsp.transforms.performance import performance_hints
 
 logger = logging.getLogger("affine_lsp.ide")
 _MENTION = re.compile(rb"[#!][A-Za-z_$.\-][\w$.\-]*")
@@ -709,6 +710,9 @@ class DocumentAnalysis:
             node, chunk.scope(), chunk.context.aliases, dialects=self.options.dialects
         )
         found = check_item(item, chunk.context, self.options)
+        if self.options.performance_hints and item.operation is not None:
+            if not any(d.severity == Severity.ERROR for d in found):
+                found += performance_hints(item.operation, self.document.data)
         if keep_view:
             # The item requests will ask for first is the one just edited: its view is
             # this model (`view_of` would build the same from the same node and scope).

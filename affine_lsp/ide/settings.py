@@ -47,9 +47,15 @@ class Settings:
     unroll_jam_factor: int = _LOOPS.unroll_jam_factor
     hover_pictures: str = "auto"  # auto | always | never
     plan_in_background: bool = True  # plan refactorings before they are asked for
+    performance_hints: bool = _CHECKS.performance_hints
+    optimize_tune: bool = False  # "Optimize nest" compiles and times candidates
 
     def check_options(self) -> CheckOptions:
-        return CheckOptions(legacy_severity=self.legacy_severity, lints=self.lints)
+        return CheckOptions(
+            legacy_severity=self.legacy_severity,
+            lints=self.lints,
+            performance_hints=self.performance_hints,
+        )
 
     def loop_options(self) -> LoopOptions:
         return LoopOptions(self.tile_sizes, self.unroll_factor, self.unroll_jam_factor)
@@ -148,6 +154,8 @@ _KEYS = {
     "transforms.unrollJamFactor": ("unroll_jam_factor", _factor),
     "hover.pictures": ("hover_pictures", _hover_pictures),
     "refactorings.planInBackground": ("plan_in_background", _boolean),
+    "performanceHints.enabled": ("performance_hints", _boolean),
+    "optimize.tune": ("optimize_tune", _boolean),
 }
 
 

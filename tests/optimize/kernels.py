@@ -7,7 +7,7 @@ from pathlib import Path
 
 from affine_lsp.ir import FuncOp, build_module
 from affine_lsp.syntax import SourceDocument
-from affine_lsp.transforms.optimize import Machine
+from affine_lsp.transforms.performance import Machine
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from affine_lsp.transforms.optimize.cost import (
+from affine_lsp.transforms.performance.cost import (
     Body,
     Choice,
     Loop,
@@ -14,7 +14,7 @@ from affine_lsp.transforms.optimize.cost import (
     memory_order,
     tile_sizes,
 )
-from affine_lsp.transforms.optimize.machine import Machine
+from affine_lsp.transforms.performance.machine import Machine
 
 MACHINE = Machine(caches=(32 * 1024, 1024 * 1024, 16 * 1024 * 1024), vector_bytes=32)
 

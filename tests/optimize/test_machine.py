@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from affine_lsp.transforms.optimize import Machine, machine, parse_caches
-from affine_lsp.transforms.optimize.machine import read_caches, read_vector, size_text
+from affine_lsp.transforms.performance import Machine, machine, parse_caches
+from affine_lsp.transforms.performance.machine import read_caches, read_vector, size_text
 
 
 def _cache(root, index, level, kind, size, line="64"):

@@ -122,7 +122,7 @@ def test_only_check_workspace_reads_files_in_the_analysis_and_the_server():
                     readers.append(path.relative_to(ROOT).as_posix())
     # The optimizer reads the machine's cache sizes and CPU flags from /sys and
     # /proc (never a document or a workspace file).
-    allowed = {"affine_lsp/ide/workspace.py", "affine_lsp/transforms/optimize/machine.py"}
+    allowed = {"affine_lsp/ide/workspace.py", "affine_lsp/transforms/performance/machine.py"}
     assert set(readers) <= allowed, readers
 
 

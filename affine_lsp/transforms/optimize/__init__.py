@@ -7,8 +7,7 @@ with proven transformations.
     outermost_loops(op)                         the nests under a function (or any op)
     Options(machine, parallelize, budget, tile_scale, jam)
 
-The machine (`machine.py`): machine() as the OS describes it, Machine (its
-with_overrides), parse_caches("48K,1M,32M").
+The machine and the cost model are `transforms.performance`'s.
 Measured tuning (`tuning.py`, `tune.py`): tune_function(data, function_start,
 starts, options, progress) -> Tuned; toolchain() says whether mlir-opt,
 mlir-translate and clang are there; TuneError says why not.
@@ -16,7 +15,6 @@ The scheduler alone (`scheduler.py`, on `nest.Nest`): schedule_of(model,
 loop) -> (Schedule: Band, Row as plain data; its words).
 """
 
-from affine_lsp.transforms.optimize.machine import Machine, machine, parse_caches
 from affine_lsp.transforms.optimize.optimizer import (
     NestReport,
     Options,
@@ -32,7 +30,6 @@ from affine_lsp.transforms.optimize.tuning import Tuned, tune_function
 
 __all__ = [
     "Band",
-    "Machine",
     "NestReport",
     "Options",
     "Outcome",
@@ -40,11 +37,9 @@ __all__ = [
     "Schedule",
     "TuneError",
     "Tuned",
-    "machine",
     "optimize_nest",
     "optimize_nests",
     "outermost_loops",
-    "parse_caches",
     "schedule_of",
     "toolchain",
     "tune_function",

@@ -23,8 +23,8 @@ import islpy as isl
 from affine_lsp.ir import AffineAccessOp, AffineForOp, IndexType, MemRefAccessOp
 from affine_lsp.poly import IslSession
 from affine_lsp.transforms.loops import iv_name
-from affine_lsp.transforms.optimize.cost import Body, Loop, Ref
 from affine_lsp.transforms.optimize.nest import Nest, Statement
+from affine_lsp.transforms.performance import Body, Loop, Ref
 
 MAX_ORDERS_DEPTH = 4
 """Bands deeper than this keep their order (4! orders are tried at most)."""

@@ -26,17 +26,15 @@ from affine_lsp.ir import (
     AffineForOp,
     AffineIfOp,
     AffineParallelOp,
-    FloatType,
     IndexType,
-    IntegerType,
     MemRefType,
     ModuleModel,
     Operation,
-    Type,
 )
 from affine_lsp.poly import IslSession, NotAffine, Window, fraction, single_aff, union_of_maps
 from affine_lsp.poly import Statement as AccessStatement
 from affine_lsp.transforms.loops import iv_name
+from affine_lsp.transforms.performance import element_bytes
 
 UNKNOWN_TRIPS = 1000
 """The trip count assumed for a loop whose bounds are not constants (symbols)."""
@@ -229,18 +227,6 @@ def _group_key(op: Operation) -> tuple[int, int]:
         if isinstance(other, AffineForOp):
             runs += 1
     return (id(block), runs)
-
-
-def element_bytes(type_: Type | None) -> int:
-    """Bytes of one element (8 for index, 4 when unknown)."""
-    if isinstance(type_, IndexType):
-        return 8
-    if isinstance(type_, IntegerType):
-        return max(1, type_.width // 8)
-    if isinstance(type_, FloatType):
-        digits = "".join(c for c in type_.name if c.isdigit())
-        return max(1, int(digits) // 8) if digits else 4
-    return 4
 
 
 def _access(statement: AccessStatement, loops: int) -> Access:

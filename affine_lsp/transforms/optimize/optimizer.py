@@ -42,18 +42,19 @@ from affine_lsp.transforms.loops import (
 )
 from affine_lsp.transforms.optimize import scheduler
 from affine_lsp.transforms.optimize.bands import BandDependences, body_of
-from affine_lsp.transforms.optimize.cost import (
+from affine_lsp.transforms.optimize.nest import Nest
+from affine_lsp.transforms.optimize.realise import Realiser
+from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET, schedule_of
+from affine_lsp.transforms.performance import (
     Choice,
+    Machine,
     estimate,
     jam_choice,
+    machine,
     memory_order,
     scaled_tiles,
     tile_sizes,
 )
-from affine_lsp.transforms.optimize.machine import Machine, machine
-from affine_lsp.transforms.optimize.nest import Nest
-from affine_lsp.transforms.optimize.realise import Realiser
-from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET, schedule_of
 
 MIN_GAIN = 1.05
 """A band whose predicted gain is below this is left as it is."""

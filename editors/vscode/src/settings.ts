@@ -41,6 +41,8 @@ export interface ServerSettings {
   transforms: { tileSizes: number[]; unrollFactor: number; unrollJamFactor: number };
   hover: { pictures: HoverPictures };
   refactorings: { planInBackground: boolean };
+  performanceHints: { enabled: boolean };
+  optimize: { tune: boolean };
 }
 
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
@@ -51,6 +53,8 @@ export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
   transforms: { tileSizes: [32], unrollFactor: 4, unrollJamFactor: 2 },
   hover: { pictures: "auto" },
   refactorings: { planInBackground: true },
+  performanceHints: { enabled: true },
+  optimize: { tune: false },
 };
 
 /** Settings whose change needs a server restart (they decide what is launched). */
@@ -109,6 +113,10 @@ export function readServerSettings(reader: SettingsReader): ServerSettings {
     refactorings: {
       planInBackground: boolean(reader.get("refactorings.planInBackground"), defaults.refactorings.planInBackground),
     },
+    performanceHints: {
+      enabled: boolean(reader.get("performanceHints.enabled"), defaults.performanceHints.enabled),
+    },
+    optimize: { tune: boolean(reader.get("optimize.tune"), defaults.optimize.tune) },
   };
 }
 

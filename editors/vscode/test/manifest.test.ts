@@ -99,6 +99,11 @@ describe("package.json contributions", () => {
       properties[key("refactorings.planInBackground")].default,
       DEFAULT_SERVER_SETTINGS.refactorings.planInBackground,
     );
+    assert.equal(
+      properties[key("performanceHints.enabled")].default,
+      DEFAULT_SERVER_SETTINGS.performanceHints.enabled,
+    );
+    assert.equal(properties[key("optimize.tune")].default, DEFAULT_SERVER_SETTINGS.optimize.tune);
   });
 
   it("names as main module the esbuild bundle that vscode:prepublish builds from src/extension.ts", () => {

@@ -33,6 +33,8 @@ describe("readServerSettings", () => {
         "transforms.unrollFactor": 8,
         "hover.pictures": "never",
         "refactorings.planInBackground": false,
+        "performanceHints.enabled": false,
+        "optimize.tune": true,
       }),
     );
     assert.deepEqual(settings, {
@@ -43,6 +45,8 @@ describe("readServerSettings", () => {
       transforms: { tileSizes: [16, 8], unrollFactor: 8, unrollJamFactor: 2 },
       hover: { pictures: "never" },
       refactorings: { planInBackground: false },
+      performanceHints: { enabled: false },
+      optimize: { tune: true },
     });
   });
 
@@ -58,6 +62,8 @@ describe("readServerSettings", () => {
         "transforms.unrollJamFactor": 2.5,
         "hover.pictures": true,
         "refactorings.planInBackground": "no",
+        "performanceHints.enabled": 1,
+        "optimize.tune": "yes",
       }),
     );
     assert.deepEqual(settings, DEFAULT_SERVER_SETTINGS);

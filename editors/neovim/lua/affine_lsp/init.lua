@@ -24,6 +24,8 @@ local defaults = {
       transforms = { tileSizes = { 32 }, unrollFactor = 4, unrollJamFactor = 2 },
       hover = { pictures = "auto" },
       refactorings = { planInBackground = true },
+      performanceHints = { enabled = true },
+      optimize = { tune = false },
     },
   },
   -- Register the tree-sitter grammar and queries of this repository

@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from affine_lsp.ir import FloatType, IndexType, IntegerType, Type
+
 _CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
 _CPUINFO = Path("/proc/cpuinfo")
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)B?\s*$", re.IGNORECASE)
@@ -64,6 +66,18 @@ class Machine:
 FALLBACK = Machine()
 
 
+def element_bytes(type_: Type | None) -> int:
+    """Bytes of one element (8 for index, 4 when unknown)."""
+    if isinstance(type_, IndexType):
+        return 8
+    if isinstance(type_, IntegerType):
+        return max(1, type_.width // 8)
+    if isinstance(type_, FloatType):
+        digits = "".join(c for c in type_.name if c.isdigit())
+        return max(1, int(digits) // 8) if digits else 4
+    return 4
+
+
 def parse_size(text: str) -> int | None:
     """'48K' -> 49152, '1M', '1024', '32 MB'; None when not a size."""
     match = _SIZE.match(text)
@@ -78,6 +92,19 @@ def size_text(size: int) -> str:
         if size >= _UNITS[unit] and size % _UNITS[unit] == 0:
             return f"{size // _UNITS[unit]}{unit}"
     return str(size)
+
+
+def human_size(size: int) -> str:
+    """12058624 -> '11.5 MB', 49152 -> '48 KB', 100 -> '100 bytes'."""
+    for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
+        if size >= scale:
+            value = size / scale
+            return (
+                f"{value:.0f} {unit}"
+                if value >= 100 or value == int(value)
+                else (f"{value:.1f} {unit}")
+            )
+    return f"{size} bytes"
 
 
 def parse_caches(text: str) -> tuple[int, ...]:

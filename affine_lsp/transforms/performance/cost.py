@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import product
 
-from affine_lsp.transforms.optimize.machine import Machine
+from affine_lsp.transforms.performance.machine import Machine
 
 LINE_CYCLES = (2.0, 6.0, 20.0)
 """Cycles per cache line brought into L1 from L2, into L2 from L3, into L3 from

@@ -1,0 +1,59 @@
+"""The performance model: the machine, the cost of a schedule, performance hints.
+
+Light (the IR and plain arithmetic, no isl): the editor's analysis runs the hints
+with the checks of every edit, and both the optimizer (`transforms.optimize`) and
+fusion's choices can share one locality model.
+
+The machine (`machine`): Machine (caches, line, vector width, registers;
+with_overrides, lanes, cache, describe), machine() this one as the OS describes it,
+parse_caches("48K,1M,32M"), human_size(bytes), element_bytes(type).
+The cost model (`cost`; worked through in docs/optimize.md): Body (a band's loops
+and references: Loop, Ref), Choice (order, tile sizes, unroll-and-jam), estimate
+-> Estimate (cycles, traffic per cache level), memory_order, tile_sizes,
+scaled_tiles, jam_choice, lines_per_iteration, footprint.
+Hints (`hints`): performance_hints(operation, data, machine) -> hint diagnostics.
+"""
+
+from affine_lsp.transforms.performance.cost import (
+    Body,
+    Choice,
+    Estimate,
+    Loop,
+    Ref,
+    estimate,
+    footprint,
+    jam_choice,
+    lines_per_iteration,
+    memory_order,
+    scaled_tiles,
+    tile_sizes,
+)
+from affine_lsp.transforms.performance.hints import performance_hints
+from affine_lsp.transforms.performance.machine import (
+    Machine,
+    element_bytes,
+    human_size,
+    machine,
+    parse_caches,
+)
+
+__all__ = [
+    "Body",
+    "Choice",
+    "Estimate",
+    "Loop",
+    "Machine",
+    "Ref",
+    "element_bytes",
+    "estimate",
+    "footprint",
+    "human_size",
+    "jam_choice",
+    "lines_per_iteration",
+    "machine",
+    "memory_order",
+    "parse_caches",
+    "performance_hints",
+    "scaled_tiles",
+    "tile_sizes",
+]
