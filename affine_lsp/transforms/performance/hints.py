@@ -131,7 +131,7 @@ class _Access:
         return total
 
 
-def _access(op: AffineAccessOp, data: bytes) -> _Access | None:
+def _access(op: AffineAccessOp, data: bytes | bytearray) -> _Access | None:
     subscripts = op.subscripts
     memref = op.memref.value if op.memref is not None else None
     type_ = op.memref_type
@@ -162,7 +162,7 @@ def _access(op: AffineAccessOp, data: bytes) -> _Access | None:
         rows,
         type_.shape,
         element_bytes(type_.element),
-        data[start:end].decode("utf-8", "replace"),
+        bytes(data[start:end]).decode("utf-8", "replace"),
     )
 
 
@@ -199,7 +199,7 @@ def _nearest_loop(op: Operation) -> AffineForOp | None:
 
 
 def performance_hints(
-    root: Operation, data: bytes, target: Machine | None = None
+    root: Operation, data: bytes | bytearray, target: Machine | None = None
 ) -> list[Diagnostic]:
     """The performance hints of the loop nests under `root` (an item's operation)
     in the document `data`."""
@@ -314,7 +314,7 @@ def _feeds(load: AffineAccessOp, store: AffineAccessOp, limit: int = 64) -> bool
     `limit` ops back): an update of the element, not a copy through it."""
     stored = store.stored_value.value if store.stored_value is not None else None
     results = {id(result) for result in load.results}
-    stack = [stored] if stored is not None else []
+    stack: list[Value | None] = [stored] if stored is not None else []
     seen = 0
     while stack and seen < limit:
         value = stack.pop()
