@@ -1,6 +1,7 @@
 """Code actions: the quick fixes diagnostics carry, and the refactorings of
-`REFACTORINGS`: "Fuse loops" from `affine_lsp.transforms.fusion` and the loop
-transformations of `affine_lsp.transforms.loops`.
+`REFACTORINGS`: "Fuse loops" from `affine_lsp.transforms.fusion`, the loop
+transformations of `affine_lsp.transforms.loops` and "Optimize nest" from
+`affine_lsp.transforms.optimize`.
 
 A refactoring runs a dependence analysis, so its `prepare` reads what it needs
 from the analysis now (a snapshot of the document) and returns a function that
@@ -23,6 +24,7 @@ from affine_lsp.ir import ModuleModel, Operation, build_operation_item
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion import FusionOptions, fusion_actions, nest_at
 from affine_lsp.transforms.loops import LoopOptions, loop_actions, loop_at
+from affine_lsp.transforms.optimize import OptimizeOptions, optimize_actions, outermost_at
 
 logger = logging.getLogger("affine_lsp.ide")
 
@@ -141,6 +143,18 @@ def prepare_loop_transforms(
     )
 
 
+def prepare_optimize(
+    analysis: DocumentAnalysis, start: int, end: int, options: OptimizeOptions
+) -> Callable[[], list[Action]]:
+    """"Optimize nest" at the nest around [start, end], as a function to call later:
+    offered without any analysis, its edits computed on `Action.resolve()`."""
+    return _prepare_on_snapshot(
+        analysis,
+        start,
+        lambda snapshot, model: optimize_actions(snapshot, model, start, end, options),
+    )
+
+
 Prepare = Callable[[DocumentAnalysis, int, int, Settings], Callable[[], list[Action]]]
 Designate = Callable[[ModuleModel, int, int, Callable[[int], int]], Operation | None]
 
@@ -170,6 +184,11 @@ REFACTORINGS: tuple[Refactoring, ...] = (
         "loops",
         lambda a, s, e, settings: prepare_loop_transforms(a, s, e, settings.loop_options()),
         designate=loop_at,
+    ),
+    Refactoring(
+        "optimize",
+        lambda a, s, e, settings: prepare_optimize(a, s, e, settings.optimize_options()),
+        designate=outermost_at,
     ),
 )
 """Every refactoring the server plans and offers (one line each)."""

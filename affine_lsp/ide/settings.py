@@ -23,6 +23,7 @@ from typing import Any
 from affine_lsp.checks import CheckOptions, Severity
 from affine_lsp.transforms.fusion import FusionOptions
 from affine_lsp.transforms.loops import LoopOptions
+from affine_lsp.transforms.optimize import OptimizeOptions
 
 SECTION = "affineLsp"
 LOG_LEVELS = ("error", "warning", "info", "debug")
@@ -59,6 +60,9 @@ class Settings:
 
     def loop_options(self) -> LoopOptions:
         return LoopOptions(self.tile_sizes, self.unroll_factor, self.unroll_jam_factor)
+
+    def optimize_options(self) -> OptimizeOptions:
+        return OptimizeOptions(tune=self.optimize_tune)
 
 
 def hover_pictures(setting: str, markdown_parser: str | None) -> bool:

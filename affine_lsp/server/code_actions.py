@@ -29,7 +29,12 @@ from affine_lsp.server.edits import workspace_edit
 from affine_lsp.server.guard import guarded
 from affine_lsp.server.methods import CONTENT_MODIFIED, REQUEST_FAILED
 from affine_lsp.server.planner import PlannedRef, PlanningUnavailable
+from affine_lsp.server.progress import Progress
 from affine_lsp.server.server import AffineLanguageServer
+
+LONG_RESOLVES = frozenset({"optimize"})
+"""Refactorings whose resolution takes seconds: shown under work-done progress (and
+cancelling the request stops the worker computing it)."""
 
 INVALID_PARAMS = -32602
 
@@ -172,12 +177,16 @@ async def resolve_code_action(
         raise JsonRpcException(
             "the document changed since this code action was computed", code=CONTENT_MODIFIED
         )
+    progress = Progress(ls, ref.title) if ref.refactoring in LONG_RESOLVES else None
     try:
         resolved = await ls.planner.resolve(open_document, ref)
     except PlanningUnavailable as error:
         raise JsonRpcException(
             f"cannot compute this action: {error}", code=REQUEST_FAILED
         ) from None
+    finally:
+        if progress is not None:
+            progress.end()
     if resolved is None or not _current(ls, open_document, version):
         raise JsonRpcException(
             "the document changed while this code action was computed", code=CONTENT_MODIFIED

@@ -106,6 +106,7 @@ class _Worker:
         self._process: Any = None
         self._connection: Any = None
         self._inbox: queue.SimpleQueue | None = None
+        self._stopped = False  # (answers coming after `stop` go nowhere)
         if process:
             spawned = spawned or planning_worker.spawn(planning_worker.NICENESS)
             if spawned is not None:  # (else no processes here: plan in a thread)
@@ -149,6 +150,8 @@ class _Worker:
         threading.Thread(target=run, name="affine-lsp-planner", daemon=True).start()
 
     def _post(self, function: Callable[[Any], None], argument: Any) -> None:
+        if self._stopped and function is self._answer:
+            return
         try:
             self._loop.call_soon_threadsafe(function, argument)
         except RuntimeError:  # the loop is closed: the server is gone
@@ -161,6 +164,7 @@ class _Worker:
             self._connection.send(message)
 
     def stop(self) -> None:
+        self._stopped = True
         if self._inbox is not None:
             self._inbox.put(None)
         if self._connection is not None:
@@ -506,7 +510,17 @@ class Planner:
         except asyncio.CancelledError:
             if call in self._queue:
                 self._queue.remove(call)
+            elif call is self._in_flight and method == "resolve":
+                self._abandon()  # (a cancelled "Optimize nest" stops computing)
             raise
+
+    def _abandon(self) -> None:
+        """Stop the worker in the middle of a call nobody waits for any more (it may
+        take long); a new worker starts with the next call."""
+        worker, self._worker, self._in_flight = self._worker, None, None
+        if worker is not None:
+            worker.stop()
+        self._pump()
 
     def _enqueue(self, call: _Call) -> None:
         if call.urgent:

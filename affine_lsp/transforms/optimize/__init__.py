@@ -8,6 +8,9 @@ with proven transformations.
     Options(machine, parallelize, budget, tile_scale, jam)
 
 The machine and the cost model are `transforms.performance`'s.
+The code action (`actions.py`): optimize_actions(document, model, start, end,
+OptimizeOptions(tune)) -> [OptimizeAction] ("Optimize nest", resolved when
+chosen), outermost_at(model, start, end, line_of) the nest it designates.
 Measured tuning (`tuning.py`, `tune.py`): tune_function(data, function_start,
 starts, options, progress) -> Tuned; toolchain() says whether mlir-opt,
 mlir-translate and clang are there; TuneError says why not.
@@ -15,6 +18,12 @@ The scheduler alone (`scheduler.py`, on `nest.Nest`): schedule_of(model,
 loop) -> (Schedule: Band, Row as plain data; its words).
 """
 
+from affine_lsp.transforms.optimize.actions import (
+    OptimizeAction,
+    OptimizeOptions,
+    optimize_actions,
+    outermost_at,
+)
 from affine_lsp.transforms.optimize.optimizer import (
     NestReport,
     Options,
@@ -31,14 +40,18 @@ from affine_lsp.transforms.optimize.tuning import Tuned, tune_function
 __all__ = [
     "Band",
     "NestReport",
+    "OptimizeAction",
+    "OptimizeOptions",
     "Options",
     "Outcome",
     "Row",
     "Schedule",
     "TuneError",
     "Tuned",
+    "optimize_actions",
     "optimize_nest",
     "optimize_nests",
+    "outermost_at",
     "outermost_loops",
     "schedule_of",
     "toolchain",

@@ -71,6 +71,7 @@ class Options:
     budget: Budget = budgets.TRANSFORM  # per step
     tile_scale: float = 1.0
     jam: bool = True
+    deadline: float | None = None  # time.perf_counter() by which to stop taking steps
 
 
 @dataclass
@@ -101,7 +102,7 @@ def optimize_nest(
     target = options.machine or machine()
     outcome = Outcome(None)
     _describe_schedule(model, root, outcome)
-    realiser = Realiser(data, model, root, options.budget)
+    realiser = Realiser(data, model, root, options.budget, deadline=options.deadline)
     _make_perfect(realiser, root, outcome)
     for index in range(len(realiser.nests())):
         _optimize_loops(realiser, (index,), target, options, outcome)

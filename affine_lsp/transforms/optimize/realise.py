@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from affine_lsp.ir import AffineForOp, ModuleModel, Operation, build_module
-from affine_lsp.poly import Budget, IslSession, PolyError, budgets
+from affine_lsp.poly import Budget, IslSession, PolyError, budgets, seconds_left
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.loops import (
     ChainStep,
@@ -45,6 +45,7 @@ class Realiser:
     budget: Budget = budgets.TRANSFORM
     taken: list[Taken] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    deadline: float | None = None  # time.perf_counter() after which no step starts
 
     def __post_init__(self) -> None:
         self.original = (self.data, self.model, self.root)
@@ -98,7 +99,11 @@ class Realiser:
     def apply(self, loop: AffineForOp, spec: Spec, words: str, attempt: str) -> bool:
         """Apply `spec` at `loop` (proven; `words` say what was done, `attempt` what
         was tried); False, with the reason kept, if not."""
-        result = transform(self.data, self.model, loop, spec, self.budget)
+        budget = self._budget()
+        if budget is None:
+            self.refused.append(f"{attempt}: out of time")
+            return False
+        result = transform(self.data, self.model, loop, spec, budget)
         if not result.applied or result.new_text is None or result.rewrite is None:
             self.refused.append(f"{attempt}: {result.reason or 'not applied'}")
             return False
@@ -118,13 +123,23 @@ class Realiser:
         self.taken.append(Taken(words, spec))
         return True
 
+    def _budget(self) -> Budget | None:
+        """The step's budget: its time limit no later than the deadline (None: past)."""
+        left = seconds_left(self.deadline)
+        if left is None:
+            return self.budget
+        if left <= 0:
+            return None
+        limit = self.budget.time_limit
+        return Budget(self.budget.max_operations, left if limit is None else min(limit, left))
+
     def finish(self) -> bytes:
         """The final text, proven against the original as one rewrite; when that
         proof fails, the longest prefix of the steps that proves."""
         data, model, root = self.original
         count = len(self._steps)
         while count > 0:
-            session = IslSession(self.budget)
+            session = IslSession(self._budget() or self.budget)
             try:
                 with session.errors("the chain of steps"):
                     return prove_chain(session, data, model, root, self._steps[:count])
