@@ -6,9 +6,11 @@ conservatism (refusals where a naive rewrite happens to run equal). Fusion too,
 shifted fusion included: on generated pairs of stencil sweeps (`sweepgen`),
 `fuse --line` at its best depth and at each depth, and `fuse --all`, run against
 the original (kinds `fuse` and `fuse-shift`).
+`--mode optimize`: each generated nest optimized instead (`testing.optimizediff`:
+the model's choice, or random legal ones), run against the original.
 
     python benchmarks/transforms_differential.py [--count 100] [--sweeps N] [--seed 0]
-        [--jobs 2]
+        [--jobs 2] [--mode transforms|optimize]
 
 Exit status 1 if any applied transformation computes something else.
 """
@@ -24,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from affine_lsp.testing import loopdiff, nestgen, oracle, sweepdiff, sweepgen  # noqa: E402
+from affine_lsp.testing import loopdiff, nestgen, optimizediff, oracle, sweepdiff, sweepgen  # noqa: E402
 
 
 def _program(seed: int) -> dict:
@@ -71,11 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--examples", type=int, default=3, help="examples shown per finding")
+    parser.add_argument("--mode", choices=("transforms", "optimize"), default="transforms")
     ns = parser.parse_args(argv)
     reason = oracle.missing_reason()
     if reason:
         print(f"cannot run: {reason}")
         return 2
+    if ns.mode == "optimize":
+        return _optimize_mode(ns)
     started = time.perf_counter()
     seeds = range(ns.seed, ns.seed + ns.count)
     sweep_seeds = range(ns.seed, ns.seed + (ns.count if ns.sweeps is None else ns.sweeps))
@@ -151,6 +156,41 @@ def main(argv: list[str] | None = None) -> int:
             + (f"   wrong on seeds {bad[: ns.examples * 3]}" if bad else "")
         )
     return 1 if wrong or internal else 0
+
+
+def _optimized(seed: int) -> optimizediff.OptimizedProgram:
+    return optimizediff.check_optimized(seed)
+
+
+def _optimize_mode(ns: argparse.Namespace) -> int:
+    """Every program's nests optimized and run against the original."""
+    started = time.perf_counter()
+    seeds = range(ns.seed, ns.seed + ns.count)
+    with ProcessPoolExecutor(max(1, ns.jobs)) as pool:
+        programs = list(pool.map(_optimized, seeds))
+    seconds = time.perf_counter() - started
+    verdicts = Counter(p.verdict for p in programs)
+    changed = [p for p in programs if p.changed]
+    wrong = [p for p in changed if p.verdict != "same"]
+    print(f"{len(programs)} programs (seeds {ns.seed}..{ns.seed + ns.count - 1}), {seconds:.0f} s")
+    print(
+        f"{len(changed)} optimized and run: {verdicts['same']} same, "
+        f"{verdicts['different']} different, {verdicts['failed']} failed to run, "
+        f"{verdicts['original-failed']} originals that did not run; "
+        f"{verdicts['unchanged']} left unchanged"
+    )
+    for program in wrong[: ns.examples * 3]:
+        print(f"  MISMATCH seed {program.seed}: {program.steps} {program.detail[:300]}")
+    steps = Counter(_step_kind(step) for p in changed for step in p.steps)
+    print("steps taken: " + ", ".join(f"{k} {v}" for k, v in steps.most_common()))
+    refused = Counter(r.split(":")[0].split(" ")[0] for p in programs for r in p.refused)
+    print("steps refused: " + ", ".join(f"{k} {v}" for k, v in refused.most_common()))
+    return 1 if wrong else 0
+
+
+def _step_kind(step: str) -> str:
+    """'tiled (i, j) 4x4' -> 'tiled', '%i_tile parallel' -> 'parallel'."""
+    return "parallel" if step.endswith(" parallel") else step.split(" ")[0]
 
 
 def _reason_class(reason: str) -> str:

@@ -25,6 +25,7 @@ it needs.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 from affine_lsp.ir import AffineForOp, ModuleModel, Operation, build_module
@@ -46,6 +47,8 @@ from affine_lsp.transforms.optimize.nest import Nest
 from affine_lsp.transforms.optimize.realise import Realiser
 from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET, schedule_of
 from affine_lsp.transforms.performance import (
+    MIN_TILED_TRIPS,
+    Body,
     Choice,
     Machine,
     estimate,
@@ -72,6 +75,8 @@ class Options:
     tile_scale: float = 1.0
     jam: bool = True
     deadline: float | None = None  # time.perf_counter() by which to stop taking steps
+    min_tiled_trips: int = MIN_TILED_TRIPS  # shorter loops are not tiled
+    explore: int | None = None  # testing: random legal choices from this seed, any gain
 
 
 @dataclass
@@ -247,19 +252,16 @@ def _optimize_band(
         return
     identity = tuple(range(len(band)))
     original = Choice(identity, tuple(loop.trip for loop in body.band))
-    order = memory_order(body, target.line_bytes, orders or [identity])
-    tiles = tuple(body.band[k].trip for k in order)
-    if permutable and len(band) >= 2:
-        tiles = tile_sizes(body, order, target)
-        if options.tile_scale != 1.0:
-            tiles = scaled_tiles(body, order, tiles, options.tile_scale, target)
-    jam = jam_choice(body, order, tiles, target) if options.jam else None
-    chosen = Choice(order, tiles, jam)
+    if options.explore is not None:
+        chosen = _explored(body, orders or [identity], options.explore, place)
+    else:
+        chosen = _modelled(body, orders or [identity], permutable, target, options)
+    order, tiles, jam = chosen.order, chosen.tiles, chosen.jam
     before = estimate(body, original, target).cycles
     after = estimate(body, chosen, target).cycles
     names = [loop.name for loop in body.band]
     shown_names = ", ".join(n.lstrip("%") for n in names)
-    if before / max(after, 1.0) < MIN_GAIN:
+    if options.explore is None and before / max(after, 1.0) < MIN_GAIN:
         outcome.notes.append(f"({shown_names}) is kept as it is: the model sees no gain")
         _add_cycles(outcome, before, before)
         return
@@ -306,6 +308,41 @@ def _optimize_band(
         _add_cycles(outcome, before, after)
     else:
         _add_cycles(outcome, before, before)
+
+
+def _modelled(
+    body: Body,
+    orders: list[tuple[int, ...]],
+    permutable: bool,
+    target: Machine,
+    options: Options,
+) -> Choice:
+    """The cost model's choice: memory order, tile sizes, unroll-and-jam."""
+    order = memory_order(body, target.line_bytes, orders)
+    tiles = tuple(body.band[k].trip for k in order)
+    if permutable and len(order) >= 2:
+        tiles = tile_sizes(body, order, target, options.min_tiled_trips)
+        if options.tile_scale != 1.0:
+            tiles = scaled_tiles(body, order, tiles, options.tile_scale, target)
+    jam = jam_choice(body, order, tiles, target) if options.jam else None
+    return Choice(order, tiles, jam)
+
+
+def _explored(
+    body: Body, orders: list[tuple[int, ...]], seed: int, place: tuple[int, ...]
+) -> Choice:
+    """A random legal order, random tile sizes (dividing the trip counts or not) and
+    a random unroll-and-jam: what the differential tests run, whatever it gains."""
+    chooser = random.Random(seed * 7919 + sum(place) * 31 + len(place))
+    order = chooser.choice(orders)
+    tiles = []
+    for k in order:
+        trip = body.band[k].trip
+        tiles.append(chooser.choice([trip, *range(2, max(2, min(trip, 9)))]))
+    jam = None
+    if len(order) >= 2 and chooser.random() < 0.6:
+        jam = (order[-2], chooser.choice((2, 3, 4)))
+    return Choice(order, tuple(tiles), jam)
 
 
 def _add_cycles(outcome: Outcome, before: float, after: float) -> None:

@@ -9,12 +9,14 @@ with_overrides, lanes, cache, describe), machine() this one as the OS describes 
 parse_caches("48K,1M,32M"), human_size(bytes), element_bytes(type).
 The cost model (`cost`; worked through in docs/optimize.md): Body (a band's loops
 and references: Loop, Ref), Choice (order, tile sizes, unroll-and-jam), estimate
--> Estimate (cycles, traffic per cache level), memory_order, tile_sizes,
+-> Estimate (cycles, traffic per cache level), memory_order, tile_sizes (loops of
+at least MIN_TILED_TRIPS iterations),
 scaled_tiles, jam_choice, lines_per_iteration, footprint.
 Hints (`hints`): performance_hints(operation, data, machine) -> hint diagnostics.
 """
 
 from affine_lsp.transforms.performance.cost import (
+    MIN_TILED_TRIPS,
     Body,
     Choice,
     Estimate,
@@ -38,6 +40,7 @@ from affine_lsp.transforms.performance.machine import (
 )
 
 __all__ = [
+    "MIN_TILED_TRIPS",
     "Body",
     "Choice",
     "Estimate",

@@ -290,7 +290,9 @@ def divisors(count: int, low: int, high: int) -> list[int]:
     return [d for d in range(low, min(high, count) + 1) if count % d == 0]
 
 
-def tile_sizes(body: Body, order: tuple[int, ...], machine: Machine) -> tuple[int, ...]:
+def tile_sizes(
+    body: Body, order: tuple[int, ...], machine: Machine, min_trips: int = MIN_TILED_TRIPS
+) -> tuple[int, ...]:
     """Tile sizes for the band in `order` (the trip count where a loop is not
     tiled; tiled loops come first): divisors of the trip counts, the innermost a
     multiple of the vector lanes where one divides, whose tile fits in
@@ -301,7 +303,7 @@ def tile_sizes(body: Body, order: tuple[int, ...], machine: Machine) -> tuple[in
     for position, k in enumerate(order):
         trip = body.band[k].trip
         sizes = [trip]
-        if trip >= MIN_TILED_TRIPS:
+        if trip >= min_trips:
             found = [d for d in divisors(trip, *TILE_RANGE) if d < trip]
             if position == len(order) - 1:
                 found = [d for d in found if d % lanes == 0]
