@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from affine_lsp.ir import AffineForOp, ModuleModel, Operation, Value, build_module, function_of
-from affine_lsp.poly import IslSession
+from affine_lsp.poly import AffineForm, IslSession
 from affine_lsp.syntax import SourceDocument, decode, encode
 from affine_lsp.transforms.edits import EditMap, line_start, next_line_start
 from affine_lsp.transforms.loops.proof import ProofFailed, Prover, Rewrite
@@ -99,8 +99,9 @@ def _compose(
     steps: list[Step], by_start: list[dict[int, Operation]], op: Operation, count: int
 ) -> Origin | None:
     """The origin in the original text of `op` (an op of the text after `count`
-    steps), with the names the original ivs have at `op`."""
-    chain: list[tuple[Operation, Renames]] = []  # (op in text k, renames of step k)
+    steps), with the value each original iv has at `op`: a name (renames) or, once
+    a step generated the code (`Origin.substitution`), an affine form of names."""
+    chain: list[tuple[Operation, Origin | None]] = []  # (op in text k, origin of step k)
     current = op
     for k in reversed(range(count)):
         rewrite = steps[k].rewrite
@@ -110,27 +111,92 @@ def _compose(
             origin = rewrite.origins.get(offset)
             if origin is None:
                 return None
-            chain.append((current, origin.renames))
+            chain.append((current, origin))
             current = origin.op
             continue
         old, edit = EditMap(rewrite.edits).to_old(offset)
         previous = by_start[k].get(old) if old is not None else None
         if edit is not None or previous is None:
             return None
-        chain.append((current, Renames()))
+        chain.append((current, None))
         current = previous
     original = current
+    substituted = any(getattr(o, "substitution", None) for _, o in chain if o is not None)
     renames = Renames()
+    forms: dict[int, AffineForm] = {}
     for iv in _ivs_around(original):
-        value: Value | None = iv
-        name = iv.name
-        for later, step_renames in reversed(chain):
+        form = _followed(iv, original, chain)
+        if form is None:
+            renames.set(iv, _FREE)
+            continue
+        name = form.single_name()
+        if name is not None:
+            renames.set(iv, name)
+        forms[id(iv)] = form
+    if not substituted:
+        return Origin(original, renames, 0)
+    if "substitution" not in Origin.__dataclass_fields__:
+        return None
+    return Origin(original, renames, 0, forms)  # type: ignore[call-arg, unused-ignore]
+
+
+def _followed(
+    iv: Value, original: Operation, chain: list[tuple[Operation, Origin | None]]
+) -> AffineForm | None:
+    """The value of the original `iv` at the last op of `chain`, as an affine form of
+    the names visible there (None: it names nothing any more, the coordinate is
+    free)."""
+    form = AffineForm(((iv.name, 1),))
+    before = original
+    for later, origin in reversed(chain):
+        mapping: dict[str, AffineForm] = {}
+        for name in form.names():
+            value = iv if before is original and name == iv.name else _visible(before, name)
             if value is None:
-                break
-            name = step_renames.get(value)
-            value = _visible(later, name)
-        renames.set(iv, name if value is not None else _FREE)
-    return Origin(original, renames, 0)
+                return None
+            if origin is None:
+                mapping[name] = AffineForm(((value.name, 1),))
+                continue
+            substitution = getattr(origin, "substitution", None) or {}
+            found = substitution.get(id(value))
+            if found is None:
+                found = AffineForm(((origin.renames.get(value), 1),))
+            mapping[name] = found
+        form = _substitute(form, mapping)
+        for name in form.names():
+            if _visible(later, name) is None:
+                return None
+        before = later
+    return form
+
+
+def _scaled(form: AffineForm, factor: int) -> AffineForm:
+    return AffineForm(
+        tuple((name, c * factor) for name, c in form.terms),
+        tuple((inner, divisor, c * factor) for inner, divisor, c in form.floors),
+        form.constant * factor,
+    )
+
+
+def _sum(forms: list[AffineForm], constant: int) -> AffineForm:
+    terms: dict[str, int] = {}
+    floors: list[tuple[AffineForm, int, int]] = []
+    for form in forms:
+        for name, c in form.terms:
+            terms[name] = terms.get(name, 0) + c
+        floors += form.floors
+        constant += form.constant
+    return AffineForm(tuple((n, c) for n, c in terms.items() if c), tuple(floors), constant)
+
+
+def _substitute(form: AffineForm, mapping: dict[str, AffineForm]) -> AffineForm:
+    """`form` with each name replaced by its form in `mapping` (iterative over floors)."""
+    parts = [_scaled(mapping[name], c) for name, c in form.terms]
+    floors = [
+        AffineForm((), ((_substitute(inner, mapping), divisor, c),), 0)
+        for inner, divisor, c in form.floors
+    ]
+    return _sum(parts + floors, form.constant)
 
 
 def _ivs_around(op: Operation) -> list[Value]:

@@ -1,4 +1,4 @@
-""""Optimize nest" as a code action, plain data for the language server.
+""" "Optimize nest" as a code action, plain data for the language server.
 
 Offered at every outermost loop of a function without errors, at once: nothing is
 computed when it is offered (no isl work, so the lightbulb is never held up).
@@ -84,7 +84,7 @@ def optimize_actions(
     end: int,
     options: OptimizeOptions | None = None,
 ) -> list[OptimizeAction]:
-    """"Optimize nest" at the nest around [start, end] (byte offsets), to resolve
+    """ "Optimize nest" at the nest around [start, end] (byte offsets), to resolve
     when chosen; nothing in a function with errors."""
     options = options or OptimizeOptions()
     loop = outermost_at(model, start, end, lambda offset: document.point(offset)[0])

@@ -6,7 +6,9 @@ Dependences are the scheduler's (memory-based, `scheduler.dependences`); for a
 band made of the nest's outermost loops, the distance of a dependence along the
 band is the difference of the first coordinates of its two instances, and:
 - a loop is parallel when no dependence has distance 0 along the loops outside
-  it and a non-zero distance along it;
+  it and a non-zero distance along it, and alone (its iterations independent when
+  it runs innermost) when none has distance 0 along every other loop of the band
+  and a non-zero one along it;
 - an order of the band is legal when every distance, read in that order, is
   lexicographically non-negative (equal band coordinates keep the original
   order of what is inside);
@@ -64,6 +66,12 @@ class BandDependences:
         outer = [f"d{k} = 0" for k in range(position)]
         return not self._any(" and ".join([*outer, f"d{position} != 0"]))
 
+    def alone(self, position: int) -> bool:
+        """No dependence between iterations of this loop with every other loop of the
+        band fixed (its iterations may run as vector lanes, innermost)."""
+        others = [f"d{k} = 0" for k in range(self.depth) if k != position]
+        return not self._any(" and ".join([*others, f"d{position} != 0"]))
+
     def legal(self, order: tuple[int, ...]) -> bool:
         if not self.deltas:
             return True
@@ -95,7 +103,9 @@ def _band_deltas(relation: isl.Map, depth: int) -> isl.Set:
     return band.deltas()
 
 
-def body_of(nest: Nest, band: list[AffineForOp], parallel: list[bool]) -> Body:
+def body_of(
+    nest: Nest, band: list[AffineForOp], parallel: list[bool], alone: list[bool] | None = None
+) -> Body:
     """The cost model's view of `band` (a perfect band from the nest's root)."""
     innermost = band[-1]
     statements = [s for s in nest.statements if any(loop is innermost for loop in s.loops)]
@@ -129,9 +139,10 @@ def body_of(nest: Nest, band: list[AffineForOp], parallel: list[bool]) -> Body:
         refs.append(
             Ref(memref, rows, tuple(spread), shape, first.element_bytes, writes, len(members))
         )
+    alone = alone or [True] * len(band)
     loops = tuple(
-        Loop(iv_name(loop), nest.trip(loop), flag)
-        for loop, flag in zip(band, parallel, strict=True)
+        Loop(iv_name(loop), nest.trip(loop), flag, free)
+        for loop, flag, free in zip(band, parallel, alone, strict=True)
     )
     inner_loops = tuple(Loop(iv_name(loop), nest.trip(loop)) for loop in inner)
     return Body(loops, inner_loops, tuple(refs), _operations(innermost))

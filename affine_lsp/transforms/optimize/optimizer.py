@@ -45,7 +45,9 @@ from affine_lsp.transforms.optimize import scheduler
 from affine_lsp.transforms.optimize.bands import BandDependences, body_of
 from affine_lsp.transforms.optimize.nest import Nest
 from affine_lsp.transforms.optimize.realise import Realiser
-from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET, schedule_of
+from affine_lsp.transforms.optimize.scheduler import Schedule
+from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET, scheduled
+from affine_lsp.transforms.optimize.timetile import SKEWS_SUPPORTED, time_tile
 from affine_lsp.transforms.performance import (
     MIN_TILED_TRIPS,
     Body,
@@ -106,11 +108,13 @@ def optimize_nest(
     options = options or Options()
     target = options.machine or machine()
     outcome = Outcome(None)
-    _describe_schedule(model, root, outcome)
+    found = _describe_schedule(model, root, outcome)
     realiser = Realiser(data, model, root, options.budget, deadline=options.deadline)
-    _make_perfect(realiser, root, outcome)
-    for index in range(len(realiser.nests())):
-        _optimize_loops(realiser, (index,), target, options, outcome)
+    tiled = _time_tiled(realiser, found, target, options, outcome)
+    if not tiled:
+        _make_perfect(realiser, root, outcome)
+        for index in range(len(realiser.nests())):
+            _optimize_loops(realiser, (index,), target, options, outcome)
     final = realiser.finish()
     outcome.steps = [t.words for t in realiser.taken]
     outcome.refused += realiser.refused
@@ -125,19 +129,46 @@ def optimize_nest(
 # -- 1. the schedule -----------------------------------------------------------------------
 
 
-def _describe_schedule(model: ModuleModel, root: AffineForOp, outcome: Outcome) -> None:
+def _describe_schedule(
+    model: ModuleModel, root: AffineForOp, outcome: Outcome
+) -> tuple[Nest, Schedule] | None:
     try:
-        found, words = schedule_of(model, root)
+        nest, found = scheduled(model, root)
     except PolyError as error:
         outcome.notes.append(f"no schedule from isl: {error.reason}")
-        return
-    outcome.schedule = words
-    outer = found.outermost()
-    if outer is not None and outer.skewed() and outer.permutable:
+        return None
+    outcome.schedule = found.describe(nest)
+    return nest, found
+
+
+def _time_tiled(
+    realiser: Realiser,
+    found: tuple[Nest, Schedule] | None,
+    target: Machine,
+    options: Options,
+    outcome: Outcome,
+) -> bool:
+    """The nest time tiled, when isl's outermost band is a skew of every statement's
+    loops (`timetile.py`)."""
+    if found is None or options.explore is not None:
+        return False
+    nest, schedule = found
+    band = schedule.outermost()
+    if band is None or not (band.permutable and band.skewed()):
+        return False
+    if set(band.statements) != {s.name for s in nest.statements}:
+        return False
+    if not SKEWS_SUPPORTED:
         outcome.notes.append(
             "isl's schedule skews the nest to make it tileable (time tiling); "
-            "that needs tiling of skewed bands, not done here"
+            "that needs tiling of skewed bands, not available here"
         )
+        return False
+    cycles = time_tile(realiser, nest, band, target)
+    if cycles is None:
+        return False
+    _add_cycles(outcome, *cycles)
+    return True
 
 
 # -- 2. perfect bands ----------------------------------------------------------------------
@@ -244,7 +275,8 @@ def _optimize_band(
             every, _ = scheduler.dependences(nest)
             distances = BandDependences(session, every, len(band))
             parallel = [distances.parallel(k) for k in range(len(band))]
-            body = body_of(nest, band, parallel)
+            alone = [distances.alone(k) for k in range(len(band))]
+            body = body_of(nest, band, parallel, alone)
             orders = distances.orders()
             permutable = distances.permutable()
     except PolyError as error:

@@ -52,6 +52,7 @@ class Realiser:
         self.start, self.end = nest_region(self.data, self.root)
         self._steps: list[ChainStep] = []
         self._texts: list[bytes] = [self.data]
+        self._models: list[ModuleModel] = []
 
     # -- the current nests -------------------------------------------------------------
 
@@ -97,8 +98,9 @@ class Realiser:
     # -- steps -------------------------------------------------------------------------
 
     def apply(self, loop: AffineForOp, spec: Spec, words: str, attempt: str) -> bool:
-        """Apply `spec` at `loop` (proven; `words` say what was done, `attempt` what
-        was tried); False, with the reason kept, if not."""
+        """Apply `spec` at `loop` (proven; `words` say what was done, the
+        transformation's own summary if empty, `attempt` what was tried); False, with
+        the reason kept, if not."""
         budget = self._budget()
         if budget is None:
             self.refused.append(f"{attempt}: out of time")
@@ -119,9 +121,22 @@ class Realiser:
         self._texts.append(new)
         self.data = new
         self.end += delta
+        self._models.append(self.model)
         self.model = build_module(SourceDocument(new).tree.root_node)
-        self.taken.append(Taken(words, spec))
+        self.taken.append(Taken(words or result.summary or attempt, spec))
         return True
+
+    def undo(self) -> None:
+        """Take back the last step (a first step that pays only with the next one)."""
+        if not self._steps:
+            return
+        self._steps.pop()
+        self._texts.pop()
+        self.taken.pop()
+        old = self._texts[-1]
+        self.end -= len(self.data) - len(old)
+        self.data = old
+        self.model = self._models.pop()
 
     def _budget(self) -> Budget | None:
         """The step's budget: its time limit no later than the deadline (None: past)."""

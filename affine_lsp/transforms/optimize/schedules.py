@@ -21,3 +21,13 @@ def schedule_of(
         nest = Nest.of(session, loop, model)
         found = compute(nest)
         return found, found.describe(nest)
+
+
+def scheduled(
+    model: ModuleModel, loop: AffineForOp, budget: Budget = SCHEDULE_BUDGET
+) -> tuple[Nest, Schedule]:
+    """The nest of `loop` and isl's schedule of it (a PolyError when there is none)."""
+    session = IslSession(budget)
+    with session.errors("the schedule"):
+        nest = Nest.of(session, loop, model)
+        return nest, compute(nest)

@@ -96,9 +96,14 @@ class Ref:
 
 @dataclass(frozen=True)
 class Loop:
+    """A loop of the band: `parallel` when it carries no dependence where it is,
+    `alone` when it carries none even innermost (with every other loop of the band
+    fixed): the vector lanes of its iterations are independent."""
+
     name: str
     trip: int
     parallel: bool = False
+    alone: bool = True
 
 
 @dataclass(frozen=True)
@@ -219,7 +224,12 @@ def _grown(extent: int, level: Level) -> int:
 
 
 def vectorisable(body: Body, loop: int) -> bool:
-    """Every reference moves by 0 or 1 element along `loop`."""
+    """Every reference moves by 0 or 1 element along `loop`, and `loop` carries no
+    dependence when innermost (a reduction along it, or a chain of updates, is not
+    vectorised: reassociating floating-point sums would change the results)."""
+    loops = body.loops
+    if loop < len(loops) and not loops[loop].alone:
+        return False
     return all(ref.stride(loop) in (0, 1) for ref in body.refs)
 
 
@@ -291,11 +301,16 @@ def divisors(count: int, low: int, high: int) -> list[int]:
 
 
 def tile_sizes(
-    body: Body, order: tuple[int, ...], machine: Machine, min_trips: int = MIN_TILED_TRIPS
+    body: Body,
+    order: tuple[int, ...],
+    machine: Machine,
+    min_trips: int = MIN_TILED_TRIPS,
+    dividing: bool = True,
 ) -> tuple[int, ...]:
     """Tile sizes for the band in `order` (the trip count where a loop is not
-    tiled; tiled loops come first): divisors of the trip counts, the innermost a
-    multiple of the vector lanes where one divides, whose tile fits in
+    tiled; tiled loops come first): divisors of the trip counts (with `dividing`
+    False, as in a skewed band whose tiles are partial anyway: powers of two), the
+    innermost a multiple of the vector lanes where one divides, whose tile fits in
     `CACHE_SHARE` of L2, with the fewest predicted cycles (`estimate`, with the
     unroll-and-jam `jam_choice` finds for them)."""
     lanes = max((machine.lanes(ref.element_bytes) for ref in body.refs), default=1)
@@ -304,7 +319,10 @@ def tile_sizes(
         trip = body.band[k].trip
         sizes = [trip]
         if trip >= min_trips:
-            found = [d for d in divisors(trip, *TILE_RANGE) if d < trip]
+            if dividing:
+                found = [d for d in divisors(trip, *TILE_RANGE) if d < trip]
+            else:
+                found = [2**e for e in range(1, 10) if TILE_RANGE[0] // 2 <= 2**e < trip]
             if position == len(order) - 1:
                 found = [d for d in found if d % lanes == 0]
             sizes += _spread(found)

@@ -1,0 +1,153 @@
+"""Time tiling: the band isl finds only after a skew (a stencil's time loop and its
+space loops), realised as a skew that keeps the band perfect, then a tiling of the
+skewed band.
+
+isl's rows for the band must be a unit lower-triangular skew of the nest's loops,
+the same for every statement up to a constant (the shift of a second sweep, which
+the code generator places itself): member k = x_k + sum(F[k][m] * x_m, m < k).
+The skew is `Spec(SKEW, skews=F)`, the tiling `Spec(TILE, sizes=...)` of the
+skewed band; both come from the code generator of `transforms.schedule` (a
+`Spec` with `skews`), and this path is taken only where it is there.
+
+Tile sizes come from the cost model on the band in skewed coordinates: the
+subscripts rewritten in terms of y = F x (x = F^-1 y), the trip counts of the
+skewed loops (their extent grows by the skew), sizes powers of two (the tiles of
+a skewed band are partial at its edges whatever their size).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from affine_lsp.transforms.loops import SKEW, TILE, Spec
+from affine_lsp.transforms.optimize.nest import Nest
+from affine_lsp.transforms.optimize.realise import Realiser
+from affine_lsp.transforms.optimize.scheduler import Band
+from affine_lsp.transforms.performance import Body, Choice, Loop, Machine, Ref, estimate
+from affine_lsp.transforms.performance import tile_sizes as model_tile_sizes
+
+SKEWS_SUPPORTED = "skews" in Spec.__dataclass_fields__
+"""Whether `Spec` takes general skews (the code generator is there)."""
+
+TIME_TRIPS = 2
+"""Time loops this short are tiled too (a stencil's few time steps)."""
+
+
+def skew_rows(band: Band, depth: int) -> tuple[tuple[int, ...], ...] | None:
+    """F (row k - 1: the factors of loops 0..k-1 added to loop k) when every
+    statement's rows are the same unit lower-triangular skew of its first `depth`
+    loops (up to constants); None otherwise."""
+    found: tuple[tuple[int, ...], ...] | None = None
+    for rows in band.rows:
+        if len(rows) != depth or any(len(row.coefficients) < depth for row in rows):
+            return None
+        factors = []
+        for k, row in enumerate(rows):
+            coefficients = row.coefficients
+            if coefficients[k] != 1 or any(coefficients[m] for m in range(k + 1, depth)):
+                return None
+            if any(coefficients[depth:]):
+                return None
+            if k:
+                factors.append(tuple(coefficients[:k]))
+        if found is None:
+            found = tuple(factors)
+        elif found != tuple(factors):
+            return None
+    if found is None or not any(any(row) for row in found):
+        return None
+    return found
+
+
+def _inverse(rows: tuple[tuple[int, ...], ...], depth: int) -> list[list[int]]:
+    """x = M y for y = F x (F unit lower-triangular with the skew rows)."""
+    skew = [[1 if m == k else 0 for m in range(depth)] for k in range(depth)]
+    for k, row in enumerate(rows, start=1):
+        for m, factor in enumerate(row):
+            skew[k][m] = factor
+    inverse = [[0] * depth for _ in range(depth)]
+    for k in range(depth):  # forward substitution, column by column of the identity
+        for column in range(depth):
+            value = 1 if k == column else 0
+            for m in range(k):
+                value -= skew[k][m] * inverse[m][column]
+            inverse[k][column] = value
+    return inverse
+
+
+def skewed_body(nest: Nest, rows: tuple[tuple[int, ...], ...], depth: int) -> Body:
+    """The cost model's view of the band in skewed coordinates."""
+    inverse = _inverse(rows, depth)
+    first = nest.statements[0]
+    trips = [nest.trip(loop) for loop in first.loops[:depth]]
+    skewed_trips = []
+    for k in range(depth):
+        extent = trips[k] + sum(
+            abs(factor) * (trips[m] - 1) for m, factor in enumerate(rows[k - 1] if k else ())
+        )
+        skewed_trips.append(extent)
+    groups: dict[tuple, list[tuple[int | None, ...]]] = {}
+    meta: dict[tuple, tuple[tuple[int | None, ...], int]] = {}
+    for statement in nest.statements:
+        for access in statement.accesses:
+            transformed = []
+            for row in access.coefficients:
+                x = list(row[:depth]) + [0] * (depth - len(row[:depth]))
+                transformed.append(
+                    tuple(sum(x[m] * inverse[m][k] for m in range(depth)) for k in range(depth))
+                )
+            key = (access.memref, tuple(transformed), access.is_write)
+            groups.setdefault(key, []).append(access.constants)
+            meta[key] = (access.shape, access.element_bytes)
+    refs = []
+    for (memref, coefficients, writes), constants in groups.items():
+        shape, element = meta[(memref, coefficients, writes)]
+        spread = []
+        for dim in range(len(coefficients)):
+            values = [v for c in constants if dim < len(c) and (v := c[dim]) is not None]
+            spread.append(max(values) - min(values) if values else 0)
+        refs.append(
+            Ref(memref, coefficients, tuple(spread), shape, element, writes, len(constants))
+        )
+    names = first.loop_names()[:depth]
+    loops = tuple(
+        Loop(name, trip, False, k == depth - 1)
+        for k, (name, trip) in enumerate(zip(names, skewed_trips, strict=True))
+    )
+    operations = max(1, sum(len(s.accesses) for s in nest.statements))
+    return Body(loops, (), tuple(refs), operations)
+
+
+def time_tile(
+    realiser: Realiser, nest: Nest, band: Band, target: Machine
+) -> tuple[float, float] | None:
+    """Skew and tile the nest's band; (cycles before, after) by the model, or None
+    when it does not apply (nothing taken then)."""
+    depth = band.members
+    rows = skew_rows(band, depth)
+    if not SKEWS_SUPPORTED or rows is None or depth < 2:
+        return None
+    body = skewed_body(nest, rows, depth)
+    order = tuple(range(depth))
+    sizes = model_tile_sizes(body, order, target, TIME_TRIPS, dividing=False)
+    untiled = tuple(loop.trip for loop in body.band)
+    before = estimate(body, Choice(order, untiled), target).cycles
+    after = estimate(body, Choice(order, sizes), target).cycles
+    if sizes == untiled:
+        return None
+    root = realiser.at((0,))
+    if root is None:
+        return None
+    fields: dict[str, Any] = {"skews": rows}  # (a field of the code generator's Spec)
+    skew = Spec(SKEW, **fields)
+    names = [loop.name.lstrip("%") for loop in body.band]
+    if not realiser.apply(root, skew, "", "skew the band to make it tileable"):
+        return None
+    root = realiser.at((0,))
+    shown = f"({', '.join(names)}) " + "x".join(str(s) for s in sizes)
+    if root is None or not realiser.apply(
+        root, Spec(TILE, sizes=sizes), f"tiled {shown}", f"tile {shown}"
+    ):
+        realiser.undo()  # (a skew alone does not pay)
+        return None
+    return before, after
