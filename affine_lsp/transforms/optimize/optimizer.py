@@ -334,7 +334,7 @@ def _optimize_band(
     if options.parallelize and body.band[order[0]].parallel:
         name = f"{ordered[0]}_tile" if count else ordered[0]
         loop = here(name)
-        if loop is not None:
+        if loop is not None and not loop.iter_args:  # (reductions would be reassociated)
             realiser.apply(loop, Spec(PARALLELIZE), f"{name} parallel", f"parallelize {name}")
     if len(realiser.taken) > done_before:
         _add_cycles(outcome, before, after)

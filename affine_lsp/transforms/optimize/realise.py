@@ -109,6 +109,13 @@ class Realiser:
         if not result.applied or result.new_text is None or result.rewrite is None:
             self.refused.append(f"{attempt}: {result.reason or 'not applied'}")
             return False
+        rewrite = result.rewrite
+        if rewrite.extra or rewrite.stands_for or rewrite.operands:
+            self.refused.append(
+                f"{attempt}: it combines carried values in a new order (not composed with "
+                "the other steps)"
+            )
+            return False
         new = result.new_text
         delta = len(new) - len(self.data)
         if (
