@@ -33,6 +33,7 @@ from affine_lsp.poly import Budget, IslSession, PolyError, budgets
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.loops import (
     DISTRIBUTE,
+    KINDS,
     PARALLELIZE,
     PERMUTE,
     TILE,
@@ -57,10 +58,14 @@ from affine_lsp.transforms.performance import (
     jam_choice,
     machine,
     memory_order,
+    reduction_in_memory,
     scaled_tiles,
     tile_sizes,
 )
 
+SCALAR_REPLACE = "scalar-replace"
+SCALAR_REPLACE_SUPPORTED = SCALAR_REPLACE in KINDS
+"""Whether scalar replacement is one of the transformations (a `Spec` kind)."""
 MIN_GAIN = 1.05
 """A band whose predicted gain is below this is left as it is."""
 
@@ -331,6 +336,12 @@ def _optimize_band(
         words = f"unroll-and-jam {name} by {jam[1]}"
         if loop is not None:
             realiser.apply(loop, Spec(UNROLL_JAM, factor=jam[1]), words, words)
+    if chosen.promote:
+        name = names[order[-1]]
+        loop = here(name)
+        words = f"scalar replacement in {name}"
+        if loop is not None:
+            realiser.apply(loop, Spec(SCALAR_REPLACE), "", words)
     if options.parallelize and body.band[order[0]].parallel:
         name = f"{ordered[0]}_tile" if count else ordered[0]
         loop = here(name)
@@ -357,7 +368,8 @@ def _modelled(
         if options.tile_scale != 1.0:
             tiles = scaled_tiles(body, order, tiles, options.tile_scale, target)
     jam = jam_choice(body, order, tiles, target) if options.jam else None
-    return Choice(order, tiles, jam)
+    promote = SCALAR_REPLACE_SUPPORTED and reduction_in_memory(body, order[-1])
+    return Choice(order, tiles, jam, promote)
 
 
 def _explored(

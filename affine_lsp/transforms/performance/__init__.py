@@ -11,7 +11,8 @@ The cost model (`cost`; worked through in docs/optimize.md): Body (a band's loop
 and references: Loop, Ref), Choice (order, tile sizes, unroll-and-jam), estimate
 -> Estimate (cycles, traffic per cache level), memory_order, tile_sizes (loops of
 at least MIN_TILED_TRIPS iterations),
-scaled_tiles, jam_choice, lines_per_iteration, footprint.
+scaled_tiles, jam_choice, lines_per_iteration, footprint, promoted and
+reduction_in_memory (what scalar replacement keeps in registers).
 Hints (`hints`): performance_hints(operation, data, machine) -> hint diagnostics.
 """
 
@@ -27,6 +28,8 @@ from affine_lsp.transforms.performance.cost import (
     jam_choice,
     lines_per_iteration,
     memory_order,
+    promoted,
+    reduction_in_memory,
     scaled_tiles,
     tile_sizes,
 )
@@ -57,6 +60,8 @@ __all__ = [
     "memory_order",
     "parse_caches",
     "performance_hints",
+    "promoted",
+    "reduction_in_memory",
     "scaled_tiles",
     "tile_sizes",
 ]

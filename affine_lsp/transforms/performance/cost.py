@@ -24,7 +24,9 @@ the band, the element size, the shape). From those alone:
   from memory), plus `iterations * operations / lanes` when the innermost loop
   can be vectorised (every reference of stride 0 or 1 along it), else
   `iterations * operations`; unroll-and-jam by F saves the loads of the
-  references that do not move along the jammed loop (F - 1 of every F).
+  references that do not move along the jammed loop (F - 1 of every F), and
+  scalar replacement the loads and stores of the elements the innermost loop
+  does not move and writes (kept in registers).
 - **predicted gain** = cycles(original) / cycles(chosen).
 
 Choices: the **loop order** puts the loop with the fewest lines per iteration
@@ -136,11 +138,14 @@ class Level:
 @dataclass(frozen=True)
 class Choice:
     """A schedule of the body: its loop order (indices into `Body.band`), tile
-    sizes (in that order; the trip count: not tiled), unroll-and-jam."""
+    sizes (in that order; the trip count: not tiled), unroll-and-jam, and whether
+    the elements the innermost loop does not move are kept in registers (scalar
+    replacement)."""
 
     order: tuple[int, ...]
     tiles: tuple[int, ...]
     jam: tuple[int, int] | None = None  # (band index, factor)
+    promote: bool = False
 
     def tiled(self, body: Body) -> bool:
         return any(t < body.band[k].trip for k, t in zip(self.order, self.tiles, strict=True))
@@ -241,10 +246,15 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
     innermost = levels[-1] if levels else Level(0, 1, 1)
     vector = vectorisable(body, innermost.loop)
     lanes = max((machine.lanes(ref.element_bytes) for ref in body.refs), default=1)
-    loads = sum(ref.count for ref in body.refs)
+    kept = promoted(body, innermost.loop) if choice.promote else set()
+    loads = sum(ref.count for k, ref in enumerate(body.refs) if k not in kept)
     if choice.jam is not None:
         jammed, factor = choice.jam
-        shared = sum(ref.count for ref in body.refs if ref.stride(jammed) == 0)
+        shared = sum(
+            ref.count
+            for k, ref in enumerate(body.refs)
+            if ref.stride(jammed) == 0 and k not in kept
+        )
         loads -= shared * (factor - 1) / factor
     work = body.operations + loads
     runs = iterations / max(1, innermost.trip)  # how often the innermost loop starts
@@ -255,6 +265,22 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
     if not vector:
         notes.append("innermost loop not vectorisable")
     return Estimate(memory + compute, lines, compute, vector, notes)
+
+
+def promoted(body: Body, loop: int) -> set[int]:
+    """The references (indices) scalar replacement keeps in registers along `loop`:
+    those that do not move along it, of an array the body also writes there."""
+    still = [k for k, ref in enumerate(body.refs) if ref.stride(loop) == 0]
+    written = {
+        (body.refs[k].array, body.refs[k].coefficients) for k in still if body.refs[k].writes
+    }
+    return {k for k in still if (body.refs[k].array, body.refs[k].coefficients) in written}
+
+
+def reduction_in_memory(body: Body, loop: int) -> bool:
+    """An element that `loop` does not move is read and written at every iteration."""
+    kept = promoted(body, loop)
+    return any(not body.refs[k].writes for k in kept)
 
 
 def gain(body: Body, original: Choice, chosen: Choice, machine: Machine) -> float:
