@@ -18,7 +18,7 @@ longest prefix that proves.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from affine_lsp.ir import AffineForOp, ModuleModel, Operation, Value, build_module, function_of
 from affine_lsp.poly import AffineForm, IslSession
@@ -75,7 +75,8 @@ def prove_chain(
         origin = _compose(steps, by_start, op, len(steps))
         if origin is not None:
             origins[offset] = origin
-    composed = Rewrite(start, end, decode(final[start : ends[-1]]), origins)
+    declared = _declared(steps, by_start, final_model)
+    composed = Rewrite(start, end, decode(final[start : ends[-1]]), origins, **declared)  # type: ignore[arg-type]
     function = function_of(root)
     block = root.parent_block
     if function is None or block is None:
@@ -101,6 +102,15 @@ def _compose(
     """The origin in the original text of `op` (an op of the text after `count`
     steps), with the value each original iv has at `op`: a name (renames) or, once
     a step generated the code (`Origin.substitution`), an affine form of names."""
+    found = _walk_back(steps, by_start, op, count)
+    return None if found is None else _origin_from(*found)
+
+
+def _walk_back(
+    steps: list[Step], by_start: list[dict[int, Operation]], op: Operation, count: int
+) -> tuple[Operation, list[tuple[Operation, Origin | None]]] | None:
+    """(the original op `op` repeats, and each step's (op, origin) on the way, the
+    last step first)."""
     chain: list[tuple[Operation, Origin | None]] = []  # (op in text k, origin of step k)
     current = op
     for k in reversed(range(count)):
@@ -120,7 +130,12 @@ def _compose(
             return None
         chain.append((current, None))
         current = previous
-    original = current
+    return current, chain
+
+
+def _origin_from(
+    original: Operation, chain: list[tuple[Operation, Origin | None]]
+) -> Origin | None:
     substituted = any(getattr(o, "substitution", None) for _, o in chain if o is not None)
     renames = Renames()
     forms: dict[int, AffineForm] = {}
@@ -138,6 +153,41 @@ def _compose(
     if "substitution" not in Origin.__dataclass_fields__:
         return None
     return Origin(original, renames, 0, forms)  # type: ignore[call-arg, unused-ignore]
+
+
+def _declared(
+    steps: list[Step], by_start: list[dict[int, Operation]], final: ModuleModel
+) -> dict[str, object]:
+    """What the last step declares for its proof besides origins (scalar
+    replacement's promoted elements, ops repeating a first iteration), composed back
+    to the original; only the last step may declare any."""
+    for step in steps[:-1]:
+        if getattr(step.rewrite, "promotions", None) or getattr(
+            step.rewrite, "first_iteration", None
+        ):
+            raise ProofFailed("a step promoted elements to registers before the last step")
+    last = steps[-1].rewrite
+    promotions = getattr(last, "promotions", None)
+    if not promotions:
+        return {}
+    loops = {op.span.start_byte: op for op in final.walk() if isinstance(op, AffineForOp)}
+    count = len(steps)
+    composed = []
+    for promotion in promotions:
+        loop = loops.get(promotion.loop_at)
+        if loop is None:
+            raise ProofFailed("a promoted element's loop was not found")
+        ends = []
+        for origin in (promotion.load, promotion.store):
+            earlier = _walk_back(steps, by_start, origin.op, count - 1)
+            if earlier is None:
+                raise ProofFailed("a promoted element has no original")
+            original, chain = earlier
+            ends.append(_origin_from(original, [(loop, origin), *chain]))
+        if ends[0] is None or ends[1] is None:
+            raise ProofFailed("a promoted element has no original")
+        composed.append(replace(promotion, load=ends[0], store=ends[1]))
+    return {"promotions": composed, "first_iteration": set(last.first_iteration)}  # type: ignore[attr-defined]
 
 
 def _followed(

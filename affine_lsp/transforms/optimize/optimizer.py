@@ -336,17 +336,17 @@ def _optimize_band(
         words = f"unroll-and-jam {name} by {jam[1]}"
         if loop is not None:
             realiser.apply(loop, Spec(UNROLL_JAM, factor=jam[1]), words, words)
-    if chosen.promote:
-        name = names[order[-1]]
-        loop = here(name)
-        words = f"scalar replacement in {name}"
-        if loop is not None:
-            realiser.apply(loop, Spec(SCALAR_REPLACE), "", words)
     if options.parallelize and body.band[order[0]].parallel:
         name = f"{ordered[0]}_tile" if count else ordered[0]
         loop = here(name)
         if loop is not None and not loop.iter_args:  # (reductions would be reassociated)
             realiser.apply(loop, Spec(PARALLELIZE), f"{name} parallel", f"parallelize {name}")
+    if chosen.promote:  # (last: what it declares for the proof composes only there)
+        name = names[order[-1]]
+        loop = here(name)
+        words = f"scalar replacement in {name}"
+        if loop is not None:
+            realiser.apply(loop, Spec(SCALAR_REPLACE), "", words)
     if len(realiser.taken) > done_before:
         _add_cycles(outcome, before, after)
     else:
