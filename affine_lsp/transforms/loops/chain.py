@@ -118,7 +118,7 @@ def _walk_back(
         offset = current.span.start_byte
         new_end = rewrite.start + len(encode(rewrite.text))
         if rewrite.start <= offset < new_end:
-            origin = rewrite.origins.get(offset)
+            origin = rewrite.origins.get(offset) or _loop_origin(rewrite, current)
             if origin is None:
                 return None
             chain.append((current, origin))
@@ -131,6 +131,24 @@ def _walk_back(
         chain.append((current, None))
         current = previous
     return current, chain
+
+
+def _loop_origin(rewrite: Rewrite, loop: Operation) -> Origin | None:
+    """A loop header a step wrote (a jammed loop) stands for the loop around the
+    origin of the first op of its body that has one."""
+    if not isinstance(loop, AffineForOp) or loop.body is None or loop.body.entry is None:
+        return None
+    for op in loop.body.entry.operations:
+        origin = rewrite.origins.get(op.span.start_byte)
+        if origin is None:
+            continue
+        outer = origin.op.parent_op
+        while outer is not None and not isinstance(outer, AffineForOp):
+            outer = outer.parent_op
+        if outer is None:
+            return None
+        return Origin(outer, origin.renames, 0)
+    return None
 
 
 def _origin_from(
