@@ -18,11 +18,12 @@ band is the difference of the first coordinates of its two instances, and:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import permutations
 
 import islpy as isl
 
-from affine_lsp.ir import AffineAccessOp, AffineForOp, IndexType, MemRefAccessOp
+from affine_lsp.ir import AffineAccessOp, AffineForOp, Block, IndexType, MemRefAccessOp
 from affine_lsp.poly import IslSession
 from affine_lsp.transforms.loops import iv_name
 from affine_lsp.transforms.optimize.nest import Nest, Statement
@@ -104,26 +105,71 @@ def _band_deltas(relation: isl.Map, depth: int) -> isl.Set:
 
 
 def body_of(
-    nest: Nest, band: list[AffineForOp], parallel: list[bool], alone: list[bool] | None = None
+    nest: Nest,
+    band: list[AffineForOp],
+    parallel: list[bool],
+    alone: list[bool] | None = None,
+    statements: list[Statement] | None = None,
 ) -> Body:
-    """The cost model's view of `band` (a perfect band from the nest's root)."""
+    """The cost model's view of `band` (a perfect band from the nest's root, or one
+    that will be once the loop above is distributed: `statements` then says which)."""
     innermost = band[-1]
-    statements = [s for s in nest.statements if any(loop is innermost for loop in s.loops)]
+    if statements is None:
+        statements = [s for s in nest.statements if any(loop is innermost for loop in s.loops)]
     inner: list[AffineForOp] = []
     for statement in statements:
         for loop in statement.loops[len(band) :]:
             if not any(loop is x for x in inner):
                 inner.append(loop)
     order = band + inner
+
+    def positions(statement: Statement) -> list[int]:
+        return [next(k for k, x in enumerate(order) if x is loop) for loop in statement.loops]
+
+    alone = alone or [True] * len(band)
+    loops = tuple(
+        Loop(iv_name(loop), nest.trip(loop), flag, free)
+        for loop, flag, free in zip(band, parallel, alone, strict=True)
+    )
+    inner_loops = tuple(Loop(iv_name(loop), nest.trip(loop)) for loop in inner)
+    refs = _refs(statements, positions, len(order))
+    return Body(loops, inner_loops, refs, _operations(statements))
+
+
+def fused_body(nest: Nest, loop: AffineForOp, statements: list[Statement]) -> Body:
+    """The cost model's view of `loop` holding several loops or statements as it
+    is: the loops below it walked as one loop per depth (siblings of one depth range
+    over the same values: `A[i, j]` read by two sibling `j` loops is one row)."""
+    depth = next(k for k, x in enumerate(statements[0].loops) if x is loop)
+    deepest = max(s.depth for s in statements) - depth - 1
+    trips = [1] * deepest
+    for statement in statements:
+        for k, inner in enumerate(statement.loops[depth + 1 :]):
+            trips[k] = max(trips[k], nest.trip(inner))
+
+    def positions(statement: Statement) -> list[int]:
+        return [max(0, k - depth) for k in range(statement.depth)]
+
+    refs = _refs(statements, positions, 1 + deepest)
+    band = (Loop(iv_name(loop), nest.trip(loop)),)
+    inner = tuple(Loop(f"depth {k + 1}", trip) for k, trip in enumerate(trips))
+    return Body(band, inner, refs, _operations(statements))
+
+
+def _refs(
+    statements: list[Statement], positions: Callable[[Statement], list[int]], count: int
+) -> tuple[Ref, ...]:
+    """The statements' accesses as references over `count` model loops (`positions`:
+    each of a statement's loops' model loop), those with the same coefficients one."""
     groups: dict[tuple, list[tuple[Statement, int]]] = {}
     for statement in statements:
-        positions = [next(k for k, x in enumerate(order) if x is loop) for loop in statement.loops]
+        where = positions(statement)
         for index, access in enumerate(statement.accesses):
             rows = []
             for row in access.coefficients:
-                full = [0] * len(order)
-                for position, coefficient in zip(positions, row, strict=False):
-                    full[position] = coefficient
+                full = [0] * count
+                for position, coefficient in zip(where, row, strict=False):
+                    full[position] += coefficient
                 rows.append(tuple(full))
             key = (access.memref, tuple(rows), access.is_write, access.affine)
             groups.setdefault(key, []).append((statement, index))
@@ -139,23 +185,44 @@ def body_of(
         refs.append(
             Ref(memref, rows, tuple(spread), shape, first.element_bytes, writes, len(members))
         )
-    alone = alone or [True] * len(band)
-    loops = tuple(
-        Loop(iv_name(loop), nest.trip(loop), flag, free)
-        for loop, flag, free in zip(band, parallel, alone, strict=True)
-    )
-    inner_loops = tuple(Loop(iv_name(loop), nest.trip(loop)) for loop in inner)
-    return Body(loops, inner_loops, tuple(refs), _operations(innermost))
+    return tuple(refs)
 
 
-def _operations(loop: AffineForOp) -> int:
-    """Arithmetic ops (not on indices) under `loop`."""
+def restricted(dependences: isl.UnionMap, names: set[str]) -> isl.UnionMap:
+    """The dependences between the statements named."""
+    kept = [
+        relation
+        for relation in _maps(dependences)
+        if relation.get_tuple_name(isl.dim_type.in_) in names
+        and relation.get_tuple_name(isl.dim_type.out) in names
+    ]
+    result = isl.UnionMap.empty(dependences.get_space())
+    for relation in kept:
+        result = result.union(isl.UnionMap.from_map(relation))
+    return result
+
+
+def _maps(union: isl.UnionMap) -> list[isl.Map]:
+    found: list[isl.Map] = []
+    union.foreach_map(found.append)
+    return found
+
+
+def _operations(statements: list[Statement]) -> int:
+    """Arithmetic ops (not on indices) in the blocks of the statements' accesses."""
+    blocks: dict[int, Block] = {}
+    for statement in statements:
+        for access in statement.accesses:
+            block = access.op.parent_block
+            if block is not None:
+                blocks[id(block)] = block
     count = 0
-    for op in loop.walk():
-        if isinstance(op, AffineForOp | AffineAccessOp | MemRefAccessOp):
-            continue
-        if op.name.startswith(("arith.", "math.")) and not all(
-            isinstance(result.type, IndexType) for result in op.results
-        ):
-            count += 1
+    for block in blocks.values():
+        for op in block.operations:
+            if isinstance(op, AffineForOp | AffineAccessOp | MemRefAccessOp):
+                continue
+            if op.name.startswith(("arith.", "math.")) and not all(
+                isinstance(result.type, IndexType) for result in op.results
+            ):
+                count += 1
     return max(1, count)

@@ -43,8 +43,14 @@ from affine_lsp.transforms.loops import (
     perfect_band,
 )
 from affine_lsp.transforms.optimize import scheduler
-from affine_lsp.transforms.optimize.bands import BandDependences, body_of
+from affine_lsp.transforms.optimize.bands import (
+    BandDependences,
+    body_of,
+    fused_body,
+    restricted,
+)
 from affine_lsp.transforms.optimize.nest import Nest
+from affine_lsp.transforms.optimize.nest import Statement as NestStatement
 from affine_lsp.transforms.optimize.realise import Realiser
 from affine_lsp.transforms.optimize.scheduler import Schedule
 from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET, scheduled
@@ -56,6 +62,7 @@ from affine_lsp.transforms.performance import (
     Machine,
     estimate,
     jam_choice,
+    jam_factor,
     machine,
     memory_order,
     reduction_in_memory,
@@ -67,6 +74,8 @@ SCALAR_REPLACE = "scalar-replace"
 SCALAR_REPLACE_SUPPORTED = SCALAR_REPLACE in KINDS
 """Whether scalar replacement is one of the transformations (a `Spec` kind)."""
 MIN_GAIN = 1.05
+DISTRIBUTION_GAIN = 0.95
+"""Distribute only where the pieces cost at most this much of the whole."""
 """A band whose predicted gain is below this is left as it is."""
 
 
@@ -117,7 +126,7 @@ def optimize_nest(
     realiser = Realiser(data, model, root, options.budget, deadline=options.deadline)
     tiled = _time_tiled(realiser, found, target, options, outcome)
     if not tiled:
-        _make_perfect(realiser, root, outcome)
+        _make_perfect(realiser, root, target, options, outcome)
         for index in range(len(realiser.nests())):
             _optimize_loops(realiser, (index,), target, options, outcome)
     final = realiser.finish()
@@ -179,7 +188,9 @@ def _time_tiled(
 # -- 2. perfect bands ----------------------------------------------------------------------
 
 
-def _make_perfect(realiser: Realiser, root: AffineForOp, outcome: Outcome) -> None:
+def _make_perfect(
+    realiser: Realiser, root: AffineForOp, target: Machine, options: Options, outcome: Outcome
+) -> None:
     """Distribute the loops whose bodies hold several loops or statements, innermost
     level first, each proven; stop at the first refusal of a nest."""
     for _ in range(16):  # (each round distributes one loop)
@@ -189,6 +200,9 @@ def _make_perfect(realiser: Realiser, root: AffineForOp, outcome: Outcome) -> No
         name = iv_name(candidate)
         before = len(realiser.nests())
         words = f"distributed {name}"
+        if not _distribution_pays(realiser, candidate, target, options, outcome):
+            _mark_stuck(realiser, candidate)
+            continue
         if not realiser.apply(candidate, Spec(DISTRIBUTE), words, f"distribute {name}"):
             _mark_stuck(realiser, candidate)
             continue
@@ -196,6 +210,61 @@ def _make_perfect(realiser: Realiser, root: AffineForOp, outcome: Outcome) -> No
         realiser.taken[-1].words = f"distributed {name}" + (
             f" into {after - before + 1} nests" if after > before else ""
         )
+
+
+def _distribution_pays(
+    realiser: Realiser, loop: AffineForOp, target: Machine, options: Options, outcome: Outcome
+) -> bool:
+    """Whether the model prefers the pieces of `loop`, each with its best schedule, to
+    `loop` as it is (distribution gives up the reuse of what the pieces share)."""
+    if options.explore is not None:
+        return True
+    session = IslSession(SCHEDULE_BUDGET)
+    try:
+        with session.errors("the nest"):
+            nest = Nest.of(session, loop, realiser.model)
+            every, _ = scheduler.dependences(nest)
+            fused = fused_body(nest, loop, nest.statements)
+            kept = estimate(fused, Choice((0,), (fused.band[0].trip,)), target).cycles
+            pieces = 0.0
+            for statements, band in _pieces(nest, loop):
+                names = {s.name for s in statements}
+                distances = BandDependences(session, restricted(every, names), len(band))
+                parallel = [distances.parallel(k) for k in range(len(band))]
+                alone = [distances.alone(k) for k in range(len(band))]
+                body = body_of(nest, band, parallel, alone, statements)
+                identity = tuple(range(len(band)))
+                choice = _modelled(
+                    body, distances.orders() or [identity], distances.permutable(), target, options
+                )
+                pieces += estimate(body, choice, target).cycles
+    except PolyError:
+        return True  # (the distribution's own analysis decides)
+    if pieces < kept * DISTRIBUTION_GAIN:
+        return True
+    outcome.notes.append(
+        f"{iv_name(loop)} is kept whole: its pieces would not share what they read "
+        f"(the model: {kept:.3g} cycles whole, {pieces:.3g} distributed)"
+    )
+    return False
+
+
+def _pieces(nest: Nest, loop: AffineForOp) -> list[tuple[list[NestStatement], list[AffineForOp]]]:
+    """The statements under each op of `loop`'s body, with the band each would have
+    once `loop` is distributed (`loop` and the perfect band of a loop among them)."""
+    found: dict[int, tuple[list[NestStatement], list[AffineForOp]]] = {}
+    ops = _body(loop)
+    for statement in nest.statements:
+        op = statement.accesses[0].op
+        top = op
+        while top.parent_op is not None and top.parent_op is not loop:
+            top = top.parent_op
+        key = next((k for k, o in enumerate(ops) if o is top), -1)
+        if key not in found:
+            inner = perfect_band(top) if isinstance(top, AffineForOp) else []
+            found[key] = ([], [loop, *inner])
+        found[key][0].append(statement)
+    return list(found.values())
 
 
 def _mark_stuck(realiser: Realiser, loop: AffineForOp) -> None:
@@ -256,10 +325,39 @@ def _optimize_loops(
     inner = [op for op in ops if isinstance(op, AffineForOp)]
     if len(ops) > 1 and inner:
         below = place + (0,) * (len(band) - 1)
+        if options.jam and options.explore is None:
+            _jam_whole(realiser, below, target, outcome)
         for index in range(len(inner)):
             _optimize_loops(realiser, (*below, index), target, options, outcome)
         return
     _optimize_band(realiser, place, target, options, outcome)
+
+
+def _jam_whole(
+    realiser: Realiser, place: tuple[int, ...], target: Machine, outcome: Outcome
+) -> None:
+    """Unroll-and-jam a loop that holds several loops (kept whole) when what its
+    loops read does not move along it (`x[j]` of atax's `i`)."""
+    loop = realiser.at(place)
+    if loop is None or loop.iter_args:
+        return
+    session = IslSession(SCHEDULE_BUDGET)
+    try:
+        with session.errors("the nest"):
+            nest = Nest.of(session, loop, realiser.model)
+            body = fused_body(nest, loop, nest.statements)
+    except PolyError:
+        return
+    factor = jam_factor(body, 0, body.band[0].trip, target)
+    if factor is None:
+        return
+    before = estimate(body, Choice((0,), (body.band[0].trip,)), target).cycles
+    after = estimate(body, Choice((0,), (body.band[0].trip,), (0, factor)), target).cycles
+    words = f"unroll-and-jam {iv_name(loop)} by {factor}"
+    if before / max(after, 1.0) >= MIN_GAIN and realiser.apply(
+        loop, Spec(UNROLL_JAM, factor=factor), words, words
+    ):
+        _add_cycles(outcome, before, after)
 
 
 def _optimize_band(

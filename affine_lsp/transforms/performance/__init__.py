@@ -11,7 +11,7 @@ The cost model (`cost`; worked through in docs/optimize.md): Body (a band's loop
 and references: Loop, Ref), Choice (order, tile sizes, unroll-and-jam), estimate
 -> Estimate (cycles, traffic per cache level), memory_order, tile_sizes (loops of
 at least MIN_TILED_TRIPS iterations),
-scaled_tiles, jam_choice, lines_per_iteration, footprint, promoted and
+scaled_tiles, jam_choice, jam_factor, lines_per_iteration, footprint, promoted and
 reduction_in_memory (what scalar replacement keeps in registers).
 Hints (`hints`): performance_hints(operation, data, machine) -> hint diagnostics.
 """
@@ -26,6 +26,7 @@ from affine_lsp.transforms.performance.cost import (
     estimate,
     footprint,
     jam_choice,
+    jam_factor,
     lines_per_iteration,
     memory_order,
     promoted,
@@ -55,6 +56,7 @@ __all__ = [
     "footprint",
     "human_size",
     "jam_choice",
+    "jam_factor",
     "lines_per_iteration",
     "machine",
     "memory_order",

@@ -16,17 +16,21 @@ the band, the element size, the shape). From those alone:
   to cache lines, references to one array with the same coefficients counted
   once with their offsets' spread).
 - **traffic** into a cache of `size` bytes: the largest innermost part of the
-  nest whose footprint fits in half the cache is loaded once per iteration of
-  the loops outside it: traffic = footprint(part) * iterations(outside), in
-  lines. Tiling adds loops (a tile loop over `N / T` tiles outside, a point loop
-  of `T` inside), which changes which part fits.
-- **cycles**: per level, `traffic * LINE_CYCLES[level]` (lines from L2, from L3,
-  from memory), plus `iterations * operations / lanes` when the innermost loop
-  can be vectorised (every reference of stride 0 or 1 along it), else
-  `iterations * operations`; unroll-and-jam by F saves the loads of the
+  nest whose footprint fits in half the cache is loaded once; the first loop
+  outside it streams (each further iteration brings in only the footprint's
+  growth by one iteration: the new row of a stencil, the next row of B); the
+  loops outside that one repeat it all. In lines. Tiling adds loops (a tile loop
+  over `N / T` tiles outside, a point loop of `T` inside), which changes which
+  part fits.
+- **cycles**: computing, `runs of the innermost loop * (steps * (operations +
+  loads) + LOOP_CYCLES)` with `ceil(trip / lanes)` steps when the innermost loop
+  can be vectorised (every reference of stride 0 or 1 along it, and no dependence
+  it carries), else `trip`; unroll-and-jam by F saves the loads of the
   references that do not move along the jammed loop (F - 1 of every F), and
   scalar replacement the loads and stores of the elements the innermost loop
-  does not move and writes (kept in registers).
+  does not move and writes (kept in registers). Memory, per level, `traffic *
+  LINE_CYCLES[level]` (lines from L2, from L3, from memory). They overlap: cycles
+  = the largest of them + `UNHIDDEN` of the memory cycles.
 - **predicted gain** = cycles(original) / cycles(chosen).
 
 Choices: the **loop order** puts the loop with the fewest lines per iteration
@@ -52,9 +56,11 @@ from itertools import product
 
 from affine_lsp.transforms.performance.machine import Machine
 
-LINE_CYCLES = (2.0, 6.0, 20.0)
+LINE_CYCLES = (0.5, 2.0, 8.0)
 """Cycles per cache line brought into L1 from L2, into L2 from L3, into L3 from
 memory (throughput figures of a current core, rounded)."""
+UNHIDDEN = 0.1
+"""The share of the memory cycles that computing does not hide."""
 
 LOOP_CYCLES = 6.0
 """Cycles each start of the innermost loop costs (its set-up, a partial vector)."""
@@ -204,28 +210,36 @@ def footprint(body: Body, extents: Sequence[int], line: int) -> int:
 
 
 def traffic(body: Body, levels: list[Level], cache: int, line: int) -> float:
-    """Lines brought into a cache of `cache` bytes: the innermost part of the nest
-    whose footprint fits in `CACHE_SHARE` of it, once per iteration outside."""
+    """Lines brought into a cache of `cache` bytes. The largest innermost part of
+    the nest whose footprint fits in `CACHE_SHARE` of it is loaded once; the first
+    loop outside it that does not fit streams: each further iteration of it brings
+    in only what the part did not hold yet (the footprint's growth by one
+    iteration); the loops outside that one repeat it all."""
     budget = cache * CACHE_SHARE
     extents = [1] * len(body.loops)
-    inside = len(levels)
-    lines = 0.0
+    size = footprint(body, extents, line)
     for position in reversed(range(len(levels))):
-        trial = list(extents)
         level = levels[position]
-        trial[level.loop] = _grown(trial[level.loop], level)
-        size = footprint(body, trial, line)
-        if size > budget and position < len(levels) - 1:
-            break
-        extents, inside, lines = trial, position, size / line
-    return lines * math.prod(level.trip for level in levels[:inside])
+        trial = list(extents)
+        trial[level.loop] = _after(trial[level.loop], level, level.trip)
+        trial_size = footprint(body, trial, line)
+        if trial_size > budget and position < len(levels) - 1:
+            once = list(extents)
+            once[level.loop] = _after(extents[level.loop], level, 2)
+            growth = max(0, footprint(body, once, line) - size)
+            run = size + (level.trip - 1) * growth
+            return run / line * math.prod(outer.trip for outer in levels[:position])
+        extents, size = trial, trial_size
+    return size / line
 
 
-def _grown(extent: int, level: Level) -> int:
-    """The extent of a loop's iv once `level` (one of its loops) is inside too."""
-    if extent == 1:
-        return level.extent if level.extent > 1 else 1
-    return extent * level.trip if level.extent == 1 else max(extent, level.extent)
+def _after(extent: int, level: Level, count: int) -> int:
+    """The extent of a loop's iv after `count` iterations of `level` (one of its
+    loops: a tile loop multiplies what its point loop covers, a point or whole loop
+    covers `count` values)."""
+    if level.extent == 1:  # a tile loop: each iteration moves by what is inside
+        return extent * min(count, level.trip)
+    return max(extent, min(count, level.trip))
 
 
 def vectorisable(body: Body, loop: int) -> bool:
@@ -260,11 +274,12 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
     runs = iterations / max(1, innermost.trip)  # how often the innermost loop starts
     steps = math.ceil(innermost.trip / lanes) if vector else innermost.trip
     compute = runs * (steps * work + LOOP_CYCLES)
-    memory = sum(count * cycles for count, cycles in zip(lines, LINE_CYCLES, strict=False))
+    memory = [count * cycles for count, cycles in zip(lines, LINE_CYCLES, strict=False)]
     notes = []
     if not vector:
         notes.append("innermost loop not vectorisable")
-    return Estimate(memory + compute, lines, compute, vector, notes)
+    total = max(compute, *memory) + UNHIDDEN * sum(memory)
+    return Estimate(total, lines, compute, vector, notes)
 
 
 def promoted(body: Body, loop: int) -> set[int]:
@@ -412,18 +427,24 @@ def jam_choice(
     """(band index, factor) of an unroll-and-jam of the loop just outside the
     innermost one (its copies are jammed into the innermost loop's body), when
     references do not move along it (they are loaded, or kept, once for all the
-    copies): the largest factor of `JAM_FACTORS` dividing its (point) trip count
-    whose registers fit (see the module docstring); None when none pays."""
+    copies); None when none pays (`jam_factor`)."""
     if len(order) < 2:
         return None
     position = len(order) - 2
     k = order[position]
-    shared = sum(ref.count for ref in body.refs if ref.stride(k) == 0)
-    moving = sum(ref.count for ref in body.refs if ref.stride(k) != 0)
+    factor = jam_factor(body, k, tiles[position], machine)
+    return None if factor is None else (k, factor)
+
+
+def jam_factor(body: Body, loop: int, trip: int, machine: Machine) -> int | None:
+    """The largest factor of `JAM_FACTORS` dividing `trip` whose jammed copies fit in
+    the registers (one per reference that moves along `loop` per copy, plus one per
+    reference that does not), when some reference does not move along it."""
+    shared = sum(ref.count for ref in body.refs if ref.stride(loop) == 0)
+    moving = sum(ref.count for ref in body.refs if ref.stride(loop) != 0)
     if shared == 0:
         return None
-    trip = tiles[position]
     for factor in JAM_FACTORS:
         if trip % factor == 0 and factor * moving + shared <= machine.registers - 2:
-            return (k, factor)
+            return factor
     return None
