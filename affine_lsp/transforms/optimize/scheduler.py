@@ -9,6 +9,13 @@ The constraints (`isl.ScheduleConstraints` on the statements' domains):
 - coincidence: every dependence, so a band member marked coincident carries none
   (its loop can run in parallel).
 
+The scheduler sees value-based dependences (each read and its last write, each
+write after the reads and the write of the value it overwrites: they imply every
+memory-based one) on domains cut to a few iterations per loop
+(`SCHEDULED_EXTENT`): its search does not depend on sizes but grows with them.
+It does not count isl operations either, so it runs in a child process stopped
+after its time (`bounded`).
+
 Options (measured on the PolyBench shapes, see `docs/optimize.md`):
 `schedule_outer_coincidence` off (on, isl keeps the time loop of a stencil out
 of the band to make the first member parallel, and gives up the skews that
@@ -25,11 +32,16 @@ jacobi step). isl's own tree (text) goes along for code generation.
 
 from __future__ import annotations
 
+import os
+import select
+import signal
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import islpy as isl
 
-from affine_lsp.poly import IslSession, NotAffine, fraction
+from affine_lsp.poly import BudgetExceeded, IslSession, NotAffine, fraction, single_aff
 from affine_lsp.transforms.optimize.nest import Nest, Statement
 
 MAX_COEFFICIENT = 4
@@ -159,31 +171,140 @@ def reuse(nest: Nest) -> isl.UnionMap:
     return nest.session.run(flow, "the reuse")
 
 
-def compute(nest: Nest) -> Schedule:
+def compute(nest: Nest, seconds: float | None = None) -> Schedule:
     """isl's schedule of the nest's statements (NotAffine when the nest cannot be
-    scheduled: `nest.reason`)."""
+    scheduled: `nest.reason`; BudgetExceeded when isl's scheduler takes more than
+    `seconds`: its search does not count isl operations, so it runs in a child
+    process that is stopped then)."""
     if not nest.schedulable:
         raise NotAffine(f"the nest cannot be scheduled: {nest.reason}")
     session = nest.session
-    every, raw = dependences(nest)
-    proximity = session.run(lambda: raw.union(reuse(nest)).coalesce(), "the reuse")
+    domains = session.run(lambda: _shrunk(nest), "the schedule")
+    validity, flow, reads = session.run(lambda: _value_based(nest, domains), "the dependences")
+    proximity = session.run(lambda: flow.union(reads).coalesce(), "the reuse")
     ctx = session.ctx
     ctx.set_schedule_outer_coincidence(0)
     ctx.set_schedule_serialize_sccs(0)
     ctx.set_schedule_maximize_band_depth(1)
     ctx.set_schedule_max_coefficient(MAX_COEFFICIENT)
-    domains = nest.domains()
 
-    def schedule() -> isl.Schedule:
+    def schedule() -> str:
         constraints = isl.ScheduleConstraints.on_domain(domains)
-        constraints = constraints.set_validity(every).set_proximity(proximity)
-        constraints = constraints.set_coincidence(every)
-        return constraints.compute_schedule()
+        constraints = constraints.set_validity(validity).set_proximity(proximity)
+        constraints = constraints.set_coincidence(validity)
+        return str(constraints.compute_schedule())
 
-    found = session.run(schedule, "the schedule")
+    text = session.run(lambda: bounded(schedule, seconds), "the schedule")
+    if text is None:
+        raise BudgetExceeded(f"isl's scheduler took more than {seconds:g} s")
+    found = session.run(lambda: isl.Schedule.read_from_str(ctx, text), "the schedule")
     bands = _bands(session, found.get_root(), nest)
     flat = session.run(lambda: found.get_map().coalesce(), "the schedule")
     return Schedule(tuple(bands), str(found), str(flat))
+
+
+SCHEDULED_EXTENT = 24
+"""Loops of constant bounds are cut to this many iterations for isl's scheduler: the
+skews and shifts of a nest's band do not depend on its sizes (and the realised
+schedule is proven on the whole nest), while the scheduler's search grows with
+the constants."""
+
+
+def _shrunk(nest: Nest) -> isl.UnionSet:
+    """The statements' domains, each loop of constant bounds cut to its first
+    `SCHEDULED_EXTENT` iterations."""
+    found = None
+    for statement in nest.statements:
+        domain = statement.domain
+        for position, loop in enumerate(statement.loops):
+            trip = nest.trips.get(id(loop))
+            if trip is None or trip <= SCHEDULED_EXTENT:
+                continue
+            low = single_aff(domain.dim_min(position))
+            if low is None or not low.is_cst():
+                continue
+            start = int(fraction(low.get_constant_val()))
+            names = ", ".join(f"x{k}" for k in range(statement.depth))
+            cut = isl.Set.read_from_str(
+                domain.get_ctx(),
+                f"{{ {statement.name}[{names}] : x{position} < {start + SCHEDULED_EXTENT} }}",
+            )
+            cut = cut.align_params(domain.get_space())
+            domain = domain.intersect(cut)
+        part = isl.UnionSet.from_set(domain)
+        found = part if found is None else found.union(part)
+    assert found is not None
+    return found
+
+
+def _value_based(
+    nest: Nest, domains: isl.UnionSet
+) -> tuple[isl.UnionMap, isl.UnionMap, isl.UnionMap]:
+    """(validity, flow, reuse) on `domains`: value-based dependences (each read from
+    its last write, each write after the reads and the write of the value it
+    overwrites), which imply every memory-based one and keep isl's problem small,
+    and pairs of reads of one element (reuse)."""
+    reads = nest.accesses(writes=False).intersect_domain(domains)
+    writes = nest.accesses(writes=True).intersect_domain(domains)
+    order = nest.original_schedule().intersect_domain(domains)
+
+    def flow(
+        sinks: isl.UnionMap, must: isl.UnionMap | None, may: isl.UnionMap | None
+    ) -> isl.UnionMap:
+        info = isl.UnionAccessInfo.from_sink(sinks)
+        if must is not None:
+            info = info.set_must_source(must)
+        if may is not None:
+            info = info.set_may_source(may)
+        return info.set_schedule_map(order).compute_flow().get_may_dependence()
+
+    raw = flow(reads, writes, None)
+    waw = flow(writes, writes, None)
+    war = flow(writes, writes, reads)
+    rar = flow(reads, None, reads)
+    return raw.union(waw).union(war).coalesce(), raw, rar
+
+
+def bounded(thunk: Callable[[], str], seconds: float | None) -> str | None:
+    """`thunk()` in a forked child process, its text back through a pipe; None when
+    it takes more than `seconds` (the child is killed). Without `seconds`, or where
+    processes cannot fork, in this process."""
+    if seconds is None or not hasattr(os, "fork"):
+        return thunk()
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's side
+        os.close(reader)
+        try:
+            payload = b"+" + thunk().encode()
+        except BaseException:  # (reported to the parent as a failure)
+            payload = b"-"
+        view = memoryview(payload)
+        while view:
+            written = os.write(writer, view)
+            view = view[written:]
+        os._exit(0)
+    os.close(writer)
+    deadline = time.monotonic() + seconds
+    chunks: list[bytes] = []
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([reader], [], [], max(0.0, left))
+            if not ready:
+                os.kill(child, signal.SIGKILL)
+                return None
+            chunk = os.read(reader, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(reader)
+        os.waitpid(child, 0)
+    payload = b"".join(chunks)
+    if not payload.startswith(b"+"):
+        raise NotAffine("isl's scheduler failed")
+    return payload[1:].decode()
 
 
 def _bands(session: IslSession, root: isl.ScheduleNode, nest: Nest) -> list[Band]:
