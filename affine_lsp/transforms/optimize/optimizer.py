@@ -129,6 +129,10 @@ def optimize_nest(
         _make_perfect(realiser, root, target, options, outcome)
         for index in range(len(realiser.nests())):
             _optimize_loops(realiser, (index,), target, options, outcome)
+        if realiser.taken and all(t.spec.kind == DISTRIBUTE for t in realiser.taken):
+            while realiser.taken:  # (distributed for nothing: the reuse is kept instead)
+                realiser.undo()
+            outcome.notes.append("no step pays after the distribution: the nest is kept whole")
     final = realiser.finish()
     outcome.steps = [t.words for t in realiser.taken]
     outcome.refused += realiser.refused
@@ -354,10 +358,12 @@ def _jam_whole(
     before = estimate(body, Choice((0,), (body.band[0].trip,)), target).cycles
     after = estimate(body, Choice((0,), (body.band[0].trip,), (0, factor)), target).cycles
     words = f"unroll-and-jam {iv_name(loop)} by {factor}"
-    if before / max(after, 1.0) >= MIN_GAIN and realiser.apply(
-        loop, Spec(UNROLL_JAM, factor=factor), words, words
-    ):
+    if before / max(after, 1.0) < MIN_GAIN:
+        return
+    if realiser.apply(loop, Spec(UNROLL_JAM, factor=factor), words, words):
         _add_cycles(outcome, before, after)
+    else:
+        realiser.refused.pop()  # (tried on the model's word: no news for the user)
 
 
 def _optimize_band(

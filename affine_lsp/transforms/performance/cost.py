@@ -22,13 +22,17 @@ the band, the element size, the shape). From those alone:
   loops outside that one repeat it all. In lines. Tiling adds loops (a tile loop
   over `N / T` tiles outside, a point loop of `T` inside), which changes which
   part fits.
-- **cycles**: computing, `runs of the innermost loop * (steps * (operations +
-  loads) + LOOP_CYCLES)` with `ceil(trip / lanes)` steps when the innermost loop
+- **cycles**: computing, `runs of the innermost loop * (steps * max(operations,
+  loads) / ISSUE + LOOP_CYCLES)` with `ceil(trip / lanes)` steps when the innermost loop
   can be vectorised (every reference of stride 0 or 1 along it, and no dependence
   it carries), else `trip`; unroll-and-jam by F saves the loads of the
   references that do not move along the jammed loop (F - 1 of every F), and
   scalar replacement the loads and stores of the elements the innermost loop
-  does not move and writes (kept in registers). Memory, per level, `traffic *
+  does not move and writes (kept in registers). A reduction along the innermost
+  loop is a chain of dependent updates: at least `MEMORY_LATENCY` cycles per
+  iteration (`REGISTER_LATENCY` once scalar replacement keeps it in a register),
+  divided by the independent chains unroll-and-jam makes (copies that update
+  other elements). Memory, per level, `traffic *
   LINE_CYCLES[level]` (lines from L2, from L3, from memory). They overlap: cycles
   = the largest of them + `UNHIDDEN` of the memory cycles.
 - **predicted gain** = cycles(original) / cycles(chosen).
@@ -52,6 +56,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import product
 
 from affine_lsp.transforms.performance.machine import Machine
@@ -62,6 +67,13 @@ memory (throughput figures of a current core, rounded)."""
 UNHIDDEN = 0.1
 """The share of the memory cycles that computing does not hide."""
 
+ISSUE = 2
+"""Arithmetic operations, and loads, a core starts per cycle (each)."""
+MEMORY_LATENCY = 6.0
+"""Cycles between two updates of one element kept in memory (a store forwarded to
+the next load, then the add)."""
+REGISTER_LATENCY = 4.0
+"""Cycles between two updates of one element kept in a register (the add)."""
 LOOP_CYCLES = 6.0
 """Cycles each start of the innermost loop costs (its set-up, a partial vector)."""
 JAM_FACTORS = (8, 4, 2)
@@ -190,6 +202,11 @@ def levels_of(body: Body, choice: Choice) -> list[Level]:
 def footprint(body: Body, extents: Sequence[int], line: int) -> int:
     """Bytes the references touch while each loop k moves over `extents[k]`
     iterations (the last array dimension rounded up to whole lines)."""
+    return _footprint(body, tuple(extents), line)
+
+
+@lru_cache(maxsize=1 << 16)
+def _footprint(body: Body, extents: tuple[int, ...], line: int) -> int:
     total = 0
     for ref in body.refs:
         elements = 1
@@ -270,12 +287,22 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
             if ref.stride(jammed) == 0 and k not in kept
         )
         loads -= shared * (factor - 1) / factor
-    work = body.operations + loads
+    work = max(body.operations, loads) / ISSUE
     runs = iterations / max(1, innermost.trip)  # how often the innermost loop starts
     steps = math.ceil(innermost.trip / lanes) if vector else innermost.trip
     compute = runs * (steps * work + LOOP_CYCLES)
-    memory = [count * cycles for count, cycles in zip(lines, LINE_CYCLES, strict=False)]
     notes = []
+    chains = promoted(body, innermost.loop)
+    if any(not body.refs[k].writes for k in chains):  # a reduction along the innermost loop
+        latency = REGISTER_LATENCY if choice.promote else MEMORY_LATENCY
+        independent = 1
+        if choice.jam is not None and any(
+            body.refs[k].stride(choice.jam[0]) != 0 for k in chains
+        ):
+            independent = choice.jam[1]  # the jammed copies update other elements
+        compute = max(compute, iterations * latency / independent)
+        notes.append(f"a chain of dependent updates: {latency} cycles per {independent}")
+    memory = [count * cycles for count, cycles in zip(lines, LINE_CYCLES, strict=False)]
     if not vector:
         notes.append("innermost loop not vectorisable")
     total = max(compute, *memory) + UNHIDDEN * sum(memory)
@@ -413,7 +440,7 @@ def scaled_tiles(
     return tuple(found)
 
 
-def _spread(sizes: list[int], keep: int = 8) -> list[int]:
+def _spread(sizes: list[int], keep: int = 6) -> list[int]:
     """At most `keep` of the sizes, spread over the range (the search stays small)."""
     if len(sizes) <= keep:
         return sizes
