@@ -146,7 +146,7 @@ def prepare_loop_transforms(
 def prepare_optimize(
     analysis: DocumentAnalysis, start: int, end: int, options: OptimizeOptions
 ) -> Callable[[], list[Action]]:
-    """"Optimize nest" at the nest around [start, end], as a function to call later:
+    """The action "Optimize nest" at the nest around [start, end], to call later:
     offered without any analysis, its edits computed on `Action.resolve()`."""
     return _prepare_on_snapshot(
         analysis,

@@ -296,9 +296,7 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
     if any(not body.refs[k].writes for k in chains):  # a reduction along the innermost loop
         latency = REGISTER_LATENCY if choice.promote else MEMORY_LATENCY
         independent = 1
-        if choice.jam is not None and any(
-            body.refs[k].stride(choice.jam[0]) != 0 for k in chains
-        ):
+        if choice.jam is not None and any(body.refs[k].stride(choice.jam[0]) != 0 for k in chains):
             independent = choice.jam[1]  # the jammed copies update other elements
         compute = max(compute, iterations * latency / independent)
         notes.append(f"a chain of dependent updates: {latency} cycles per {independent}")
