@@ -14,6 +14,8 @@ at least MIN_TILED_TRIPS iterations),
 scaled_tiles, jam_choice, jam_factor, lines_per_iteration, footprint, promoted and
 reduction_in_memory (what scalar replacement keeps in registers).
 Hints (`hints`): performance_hints(operation, data, machine) -> hint diagnostics.
+The IR read without isl (`reading`): body_of(loop, data, depth) the model's Body of
+a perfect band (for fusion's choices, as for the optimizer's).
 """
 
 from affine_lsp.transforms.performance.cost import (
@@ -42,6 +44,7 @@ from affine_lsp.transforms.performance.machine import (
     machine,
     parse_caches,
 )
+from affine_lsp.transforms.performance.reading import body_of
 
 __all__ = [
     "MIN_TILED_TRIPS",
@@ -51,6 +54,7 @@ __all__ = [
     "Loop",
     "Machine",
     "Ref",
+    "body_of",
     "element_bytes",
     "estimate",
     "footprint",

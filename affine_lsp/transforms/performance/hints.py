@@ -18,172 +18,20 @@ least `MIN_TRIPS` iterations, arrays larger than the L1 cache):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from affine_lsp.checks import Diagnostic, Severity
 from affine_lsp.ir import (
     AffineAccessOp,
-    AffineBinary,
-    AffineConst,
-    AffineDim,
-    AffineExpr,
     AffineForOp,
-    AffineNeg,
-    AffineSymbol,
-    MemRefType,
     Operation,
     Value,
 )
-from affine_lsp.transforms.performance.machine import Machine, element_bytes, human_size, machine
+from affine_lsp.transforms.performance.machine import Machine, human_size, machine
+from affine_lsp.transforms.performance.reading import Access, read_access, trip_count
 
 CODE = "performance"
 MIN_TRIPS = 32
 WORKING_SET_FACTOR = 4
 FIX = "Optimize nest"
-
-
-def linear(expr: AffineExpr) -> dict[int, int] | None:
-    """The coefficients of an affine expression's dims (positions), None when it is
-    not a linear form of them (a product of dims, floordiv, mod, ceildiv)."""
-    values: dict[int, dict[int, int] | None] = {}
-    stack: list[tuple[AffineExpr, bool]] = [(expr, False)]
-    while stack:
-        node, ready = stack.pop()
-        if not ready:
-            stack.append((node, True))
-            stack.extend((child, False) for child in node.children())
-            continue
-        found: dict[int, int] | None
-        if isinstance(node, AffineConst | AffineSymbol):
-            found = {}
-        elif isinstance(node, AffineDim):
-            found = {node.position: 1}
-        elif isinstance(node, AffineNeg):
-            inner = values[id(node.operand)]
-            found = None if inner is None else {k: -v for k, v in inner.items()}
-        elif isinstance(node, AffineBinary):
-            found = _binary(node, values[id(node.lhs)], values[id(node.rhs)])
-        else:
-            found = None
-        values[id(node)] = found
-    return values[id(expr)]
-
-
-def _binary(
-    node: AffineBinary, lhs: dict[int, int] | None, rhs: dict[int, int] | None
-) -> dict[int, int] | None:
-    if lhs is None or rhs is None:
-        return None
-    if node.op in ("+", "-"):
-        sign = 1 if node.op == "+" else -1
-        merged = dict(lhs)
-        for key, value in rhs.items():
-            merged[key] = merged.get(key, 0) + sign * value
-        return {k: v for k, v in merged.items() if v}
-    if node.op == "*":
-        factor = _constant(node.rhs) if not rhs else _constant(node.lhs) if not lhs else None
-        if factor is None:
-            return None if lhs and rhs else {}
-        terms = lhs or rhs
-        return {k: v * factor for k, v in terms.items()}
-    return None if (lhs or rhs) else {}
-
-
-def _constant(expr: AffineExpr) -> int | None:
-    if isinstance(expr, AffineConst):
-        return expr.value
-    if isinstance(expr, AffineNeg):
-        inner = _constant(expr.operand)
-        return None if inner is None else -inner
-    return None
-
-
-@dataclass
-class _Access:
-    op: AffineAccessOp
-    memref: str
-    writes: bool
-    rows: list[dict[int, int]]  # per array dim: loop id -> coefficient
-    shape: tuple[int | None, ...]
-    element: int
-    text: str  # the subscripts as written, with their brackets
-
-    def stride(self, loop: AffineForOp) -> int | None:
-        """Elements per iteration of `loop` (None: unknown)."""
-        stride = 0
-        span: int | None = 1
-        for dim in reversed(range(len(self.rows))):
-            coefficient = self.rows[dim].get(id(loop), 0)
-            if coefficient:
-                if span is None:
-                    return None
-                stride += coefficient * span
-            size = self.shape[dim] if dim < len(self.shape) else None
-            span = None if size is None or span is None else span * size
-        return stride
-
-    def size(self) -> int | None:
-        total = self.element
-        for size in self.shape:
-            if size is None:
-                return None
-            total *= size
-        return total
-
-
-def _access(op: AffineAccessOp, data: bytes | bytearray) -> _Access | None:
-    subscripts = op.subscripts
-    memref = op.memref.value if op.memref is not None else None
-    type_ = op.memref_type
-    if subscripts is None or memref is None or not isinstance(type_, MemRefType):
-        return None
-    if type_.shape is None or type_.layout or op.vector_type is not None:
-        return None
-    rows = []
-    for result in subscripts.map.results:
-        form = linear(result)
-        if form is None:
-            return None
-        row: dict[int, int] = {}
-        for position, coefficient in form.items():
-            if position >= len(subscripts.dims):
-                return None
-            value = subscripts.dims[position].value
-            loop = _loop_of(value)
-            if loop is None:
-                return None  # an index computed otherwise: unknown movement
-            row[id(loop)] = row.get(id(loop), 0) + coefficient
-        rows.append(row)
-    start, end = subscripts.span.start_byte, subscripts.span.end_byte
-    return _Access(
-        op,
-        memref.display_name,
-        op.is_write,
-        rows,
-        type_.shape,
-        element_bytes(type_.element),
-        bytes(data[start:end]).decode("utf-8", "replace"),
-    )
-
-
-def _loop_of(value: Value | None) -> AffineForOp | None:
-    if value is None or value.owner_block is None:
-        return None
-    owner = value.owner_block.parent_op
-    if isinstance(owner, AffineForOp) and owner.induction_variable is value:
-        return owner
-    return None
-
-
-def trip_count(loop: AffineForOp) -> int | None:
-    lower, upper = loop.lower, loop.upper
-    if lower is None or upper is None:
-        return None
-    low, high = lower.shorthand_constant, upper.shorthand_constant
-    if low is None or high is None:
-        return None
-    step = loop.step or 1
-    return max(0, -(-(high - low) // step))
 
 
 def _name(loop: AffineForOp) -> str:
@@ -220,7 +68,7 @@ def performance_hints(
             access
             for op in loop.walk()
             if isinstance(op, AffineAccessOp) and op.name in ("affine.load", "affine.store")
-            if (access := _access(op, data)) is not None
+            if (access := read_access(op, data)) is not None
         ]
         if not accesses:
             continue
@@ -246,7 +94,7 @@ def _around(loop: AffineForOp) -> list[AffineForOp]:
 
 
 def _innermost(
-    loop: AffineForOp, trips: int, accesses: list[_Access], target: Machine
+    loop: AffineForOp, trips: int, accesses: list[Access], target: Machine
 ) -> list[Diagnostic]:
     found = []
     big = [a for a in accesses if (a.size() or 0) > target.cache(1)]
@@ -329,7 +177,7 @@ def _feeds(load: AffineAccessOp, store: AffineAccessOp, limit: int = 64) -> bool
     return False
 
 
-def _working_set(loop: AffineForOp, accesses: list[_Access], target: Machine) -> list[Diagnostic]:
+def _working_set(loop: AffineForOp, accesses: list[Access], target: Machine) -> list[Diagnostic]:
     """One iteration of the outermost `loop` against the L2 cache."""
     trips = trip_count(loop)
     inner = [op for op in loop.walk() if isinstance(op, AffineForOp) and op is not loop]
@@ -363,7 +211,7 @@ def _working_set(loop: AffineForOp, accesses: list[_Access], target: Machine) ->
     ]
 
 
-def _list(accesses: list[_Access]) -> str:
+def _list(accesses: list[Access]) -> str:
     shown = []
     for access in accesses:
         text = f"{access.memref}{access.text}"
