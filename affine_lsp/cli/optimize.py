@@ -144,7 +144,8 @@ def run(args: argparse.Namespace) -> int:
         starts = targets[function_start]
         if args.tune and tools_missing is None:
             try:
-                tuned = tune_function(new, function_start, starts, options, _progress)
+                progress = _progress if sys.stderr.isatty() else _lines if args.verbose else None
+                tuned = tune_function(new, function_start, starts, options, progress)
             except TuneError as error:
                 _clear_progress()
                 tools_missing = error.reason
@@ -190,13 +191,18 @@ def _tell(report: NestReport, verbose: bool) -> None:
 
 
 def _progress(done: int, total: int, what: str) -> None:
-    if not sys.stderr.isatty():
-        return
+    """A progress bar on the terminal, redrawn in place."""
     width = 24
     filled = int(width * done / max(1, total))
     bar = "#" * filled + "." * (width - filled)
     print(f"\raffine-lsp optimize: [{bar}] {done}/{total} {what:<40}", end="", file=sys.stderr)
     sys.stderr.flush()
+
+
+def _lines(done: int, total: int, what: str) -> None:
+    """Progress where stderr is not a terminal (with -v): a line per step."""
+    if done < total:
+        _say(f"tuning: {done}/{total} {what}")
 
 
 def _clear_progress() -> None:

@@ -90,6 +90,7 @@ class Options:
     budget: Budget = budgets.TRANSFORM  # per step
     tile_scale: float = 1.0
     jam: bool = True
+    most_jam: int = 8  # the largest unroll-and-jam factor
     deadline: float | None = None  # time.perf_counter() by which to stop taking steps
     min_tiled_trips: int = MIN_TILED_TRIPS  # shorter loops are not tiled
     explore: int | None = None  # testing: random legal choices from this seed, any gain
@@ -330,7 +331,7 @@ def _optimize_loops(
     if len(ops) > 1 and inner:
         below = place + (0,) * (len(band) - 1)
         if options.jam and options.explore is None:
-            _jam_whole(realiser, below, target, outcome)
+            _jam_whole(realiser, below, target, options.most_jam, outcome)
         for index in range(len(inner)):
             _optimize_loops(realiser, (*below, index), target, options, outcome)
         return
@@ -338,7 +339,7 @@ def _optimize_loops(
 
 
 def _jam_whole(
-    realiser: Realiser, place: tuple[int, ...], target: Machine, outcome: Outcome
+    realiser: Realiser, place: tuple[int, ...], target: Machine, most: int, outcome: Outcome
 ) -> None:
     """Unroll-and-jam a loop that holds several loops (kept whole) when what its
     loops read does not move along it (`x[j]` of atax's `i`)."""
@@ -352,7 +353,7 @@ def _jam_whole(
             body = fused_body(nest, loop, nest.statements)
     except PolyError:
         return
-    factor = jam_factor(body, 0, body.band[0].trip, target)
+    factor = jam_factor(body, 0, body.band[0].trip, target, most)
     if factor is None:
         return
     before = estimate(body, Choice((0,), (body.band[0].trip,)), target).cycles
@@ -471,7 +472,7 @@ def _modelled(
         tiles = tile_sizes(body, order, target, options.min_tiled_trips)
         if options.tile_scale != 1.0:
             tiles = scaled_tiles(body, order, tiles, options.tile_scale, target)
-    jam = jam_choice(body, order, tiles, target) if options.jam else None
+    jam = jam_choice(body, order, tiles, target, options.most_jam) if options.jam else None
     promote = SCALAR_REPLACE_SUPPORTED and reduction_in_memory(body, order[-1])
     return Choice(order, tiles, jam, promote)
 

@@ -2,7 +2,7 @@
 compiled and timed (`tune.py`); the fastest is kept.
 
 The candidates are the model's choice and its variants (`VARIANTS`: tile sizes
-halved and doubled, no unroll-and-jam), and the original. The function is
+halved and doubled, unroll-and-jam by at most 4, none), and the original. The function is
 compiled alone, with the alias definitions of its document; a function that
 calls others, or whose arguments the harness cannot make up, is not tuned
 (`TuneError` says why, and the model's choice stands).
@@ -17,8 +17,15 @@ from affine_lsp.syntax import SourceDocument, decode
 from affine_lsp.transforms.optimize.optimizer import NestReport, Options, optimize_nests
 from affine_lsp.transforms.optimize.tune import Progress, Timing, TuneError, harness, measure
 
-VARIANTS: tuple[tuple[float, bool], ...] = ((1.0, True), (0.5, True), (2.0, True), (1.0, False))
-"""(tile scale, unroll-and-jam) of each candidate, the model's own first."""
+VARIANTS: tuple[tuple[float, bool, int], ...] = (
+    (1.0, True, 8),
+    (0.5, True, 8),
+    (2.0, True, 8),
+    (1.0, True, 4),
+    (1.0, False, 8),
+)
+"""(tile scale, unroll-and-jam, its largest factor) of each candidate, the model's
+own first."""
 
 
 @dataclass
@@ -62,13 +69,13 @@ def tune_function(
     `function_start`); TuneError when nothing could be timed."""
     candidates: list[tuple[str, bytes, list[NestReport]]] = [("the original", data, [])]
     seen = {data}
-    for scale, jam in VARIANTS:
-        variant = replace(options, tile_scale=scale, jam=jam)
+    for scale, jam, most in VARIANTS:
+        variant = replace(options, tile_scale=scale, jam=jam, most_jam=most)
         text, reports = optimize_nests(data, starts, variant)
         if text in seen:
             continue
         seen.add(text)
-        candidates.append((_variant_words(scale, jam), text, reports))
+        candidates.append((_variant_words(scale, jam, most), text, reports))
     if len(candidates) == 1:
         raise TuneError("no candidate schedule changes the code")
     modules = [module_text(text, function_start) for _, text, _ in candidates]
@@ -102,10 +109,12 @@ def _fastest(timings: list[Timing | None]) -> int:
     return best
 
 
-def _variant_words(scale: float, jam: bool) -> str:
+def _variant_words(scale: float, jam: bool, most: int) -> str:
     parts = []
     if scale != 1.0:
         parts.append(f"tiles x{scale:g}")
     if not jam:
         parts.append("no unroll-and-jam")
+    elif most < 8:
+        parts.append(f"unroll-and-jam by at most {most}")
     return "the model's schedule" + (f" ({', '.join(parts)})" if parts else "")

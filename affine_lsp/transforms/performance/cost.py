@@ -447,7 +447,11 @@ def _spread(sizes: list[int], keep: int = 6) -> list[int]:
 
 
 def jam_choice(
-    body: Body, order: tuple[int, ...], tiles: tuple[int, ...], machine: Machine
+    body: Body,
+    order: tuple[int, ...],
+    tiles: tuple[int, ...],
+    machine: Machine,
+    most: int = JAM_FACTORS[0],
 ) -> tuple[int, int] | None:
     """(band index, factor) of an unroll-and-jam of the loop just outside the
     innermost one (its copies are jammed into the innermost loop's body), when
@@ -457,19 +461,24 @@ def jam_choice(
         return None
     position = len(order) - 2
     k = order[position]
-    factor = jam_factor(body, k, tiles[position], machine)
+    factor = jam_factor(body, k, tiles[position], machine, most)
     return None if factor is None else (k, factor)
 
 
-def jam_factor(body: Body, loop: int, trip: int, machine: Machine) -> int | None:
-    """The largest factor of `JAM_FACTORS` dividing `trip` whose jammed copies fit in
-    the registers (one per reference that moves along `loop` per copy, plus one per
-    reference that does not), when some reference does not move along it."""
+def jam_factor(
+    body: Body, loop: int, trip: int, machine: Machine, most: int = JAM_FACTORS[0]
+) -> int | None:
+    """The largest factor of `JAM_FACTORS` (at most `most`) dividing `trip` whose
+    jammed copies fit in the registers (one per reference that moves along `loop`
+    per copy, plus one per reference that does not), when some reference does not
+    move along it."""
     shared = sum(ref.count for ref in body.refs if ref.stride(loop) == 0)
     moving = sum(ref.count for ref in body.refs if ref.stride(loop) != 0)
     if shared == 0:
         return None
     for factor in JAM_FACTORS:
+        if factor > most:
+            continue
         if trip % factor == 0 and factor * moving + shared <= machine.registers - 2:
             return factor
     return None
