@@ -230,7 +230,11 @@ def _distribution_pays(
             nest = Nest.of(session, loop, realiser.model)
             every, _ = scheduler.dependences(nest)
             fused = fused_body(nest, loop, nest.statements)
-            kept = estimate(fused, Choice((0,), (fused.band[0].trip,)), target).cycles
+            trip = fused.band[0].trip
+            kept = estimate(fused, Choice((0,), (trip,)), target).cycles
+            factor = jam_factor(fused, 0, trip, target, options.most_jam) if options.jam else None
+            if factor is not None:  # (kept whole, it can still be unrolled and jammed)
+                kept = min(kept, estimate(fused, Choice((0,), (trip,), (0, factor)), target).cycles)
             pieces = 0.0
             for statements, band in _pieces(nest, loop):
                 names = {s.name for s in statements}
