@@ -118,3 +118,27 @@ def test_the_worked_example_of_the_docs():
     tiled = estimate(body, Choice((0, 1, 2), tiles, jam), MACHINE)
     assert round(tiled.traffic[1] / 1e3, 1) == 49.4
     assert round(tiled.compute / 1e6, 2) == 5.64 and round(tiled.cycles / 1e6, 2) == 5.73
+
+
+def test_a_reduction_along_the_innermost_loop_is_a_chain_jamming_makes_independent():
+    """x[i] += A[i, j] * y[j] with j innermost: one chain of dependent updates per i;
+    unroll-and-jam of i by 4 makes 4 independent chains, scalar replacement keeps
+    them in registers."""
+    n = 256
+    body = Body(
+        (Loop("i", n, True), Loop("j", n, False, False)),
+        (),
+        (
+            Ref("x", ((1, 0),), (0,), (n,), 8, False),
+            Ref("x", ((1, 0),), (0,), (n,), 8, True),
+            Ref("A", ((1, 0), (0, 1)), (0, 0), (n, n), 8, False),
+            Ref("y", ((0, 1),), (0,), (n,), 8, False),
+        ),
+        2,
+    )
+    chain = estimate(body, Choice((0, 1), (n, n)), MACHINE)
+    assert not chain.vectorised and chain.compute == n * n * 6.0  # MEMORY_LATENCY
+    jammed = estimate(body, Choice((0, 1), (n, n), (0, 4)), MACHINE)
+    assert jammed.compute < chain.compute / 3
+    kept = estimate(body, Choice((0, 1), (n, n), (0, 4), promote=True), MACHINE)
+    assert kept.compute < jammed.compute
