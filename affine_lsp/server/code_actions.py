@@ -32,7 +32,9 @@ from affine_lsp.server.planner import PlannedRef, PlanningUnavailable
 from affine_lsp.server.progress import Progress
 from affine_lsp.server.server import AffineLanguageServer
 
-LONG_RESOLVES = frozenset({"optimize"})
+OPTIMIZE = "optimize"
+PERFORMANCE_HINT = "performance"
+LONG_RESOLVES = frozenset({OPTIMIZE})
 """Refactorings whose resolution takes seconds: shown under work-done progress (and
 cancelling the request stops the worker computing it)."""
 
@@ -116,7 +118,10 @@ async def code_action(
                 edit=workspace_edit(ls, open_document, fix.edits or []),
             )
             result.append(action)
-    if not code_actions.wanted(only, code_actions.REWRITE) and only is not None:
+    # The performance hints of the range: "Optimize nest" is their quick fix.
+    hints = [d for d in params.context.diagnostics if d.code == PERFORMANCE_HINT]
+    fixes_hints = bool(hints) and code_actions.wanted(only, code_actions.QUICKFIX)
+    if not code_actions.wanted(only, code_actions.REWRITE) and only is not None and not fixes_hints:
         return result
     ls.planner.focus(open_document.uri, span.start_byte)
     try:
@@ -128,15 +133,17 @@ async def code_action(
         raise JsonRpcException("the document changed", code=CONTENT_MODIFIED)
     disabled_shown = shows_disabled(ls)
     for action, item_start, ref in planned:
-        if not code_actions.wanted(only, action.kind):
+        quick_fix = fixes_hints and ref.refactoring == OPTIMIZE
+        if not code_actions.wanted(only, action.kind) and not quick_fix:
             continue
         if action.disabled_reason is not None and not disabled_shown:
             continue
         lsp_action = types.CodeAction(
             title=action.title,
-            kind=action.kind,
-            is_preferred=action.preferred or None,
+            kind=code_actions.QUICKFIX if quick_fix else action.kind,
+            is_preferred=action.preferred or quick_fix or None,
             disabled=_disabled(action.disabled_reason),
+            diagnostics=hints if quick_fix else None,
         )
         if action.edits is not None:
             lsp_action.edit = workspace_edit(ls, open_document, action.text_edits(item_start))

@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from affine_lsp.server import create_server
 from tests.server.conftest import FIXTURES
-from tests.server.helpers import open_fixture, position_of
+from tests.server.helpers import open_fixture, open_text, position_of
 
 
 async def _actions(client, uri: str, text: str):
@@ -91,3 +91,36 @@ class _Writer:
 
     def close(self) -> None:
         pass
+
+
+COLUMNS = """func.func @column_sums(%A: memref<512x512xf64>, %s: memref<512xf64>) {
+  affine.for %i = 0 to 512 {
+    affine.for %j = 0 to 512 {
+      %a = affine.load %A[%j, %i] : memref<512x512xf64>
+      %t = affine.load %s[%i] : memref<512xf64>
+      %u = arith.addf %t, %a : f64
+      affine.store %u, %s[%i] : memref<512xf64>
+    }
+  }
+  return
+}
+"""
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_optimize_nest_is_the_quick_fix_of_a_performance_hint(client):
+    uri = (FIXTURES / "optimize-hints.mlir").as_uri()
+    diagnostics = await open_text(client, uri, COLUMNS)
+    hints = [d for d in diagnostics if d.code == "performance"]
+    assert hints and all(d.severity == types.DiagnosticSeverity.Hint for d in hints)
+    context = types.CodeActionContext(diagnostics=hints, only=[types.CodeActionKind.QuickFix])
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=hints[0].range,
+            context=context,
+        )
+    )
+    (fix,) = [a for a in actions if a.title == "Optimize nest"]
+    assert fix.kind == types.CodeActionKind.QuickFix and fix.is_preferred
+    assert list(fix.diagnostics or ()) == hints and fix.data
