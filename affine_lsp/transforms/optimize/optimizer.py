@@ -4,29 +4,31 @@ transformations.
 1. **Schedule.** isl's scheduler on the nest's statements (`scheduler.py`) gives
    its permutable bands, their parallel members and the skews and shifts they
    need; the answer is reported, and guides what follows.
-2. **Perfect bands.** A nest whose loops hold several statements at some level
-   is distributed there (each piece proven), from the innermost such level
-   outwards, so that each statement gets a perfect band of its own; where a
-   distribution is refused (a dependence cycle, as the time loop of a stencil
-   makes), the loops inside are optimized one by one.
-3. **Each band.** The cost model (`cost.py`) picks the loop order among the legal
-   ones (stride 1 innermost, reuse), tile sizes (divisors of the trip counts,
-   the innermost a multiple of the vector lanes, the tile's working set within
-   the caches), an unroll-and-jam factor within the vector registers, and the
-   outermost parallel loop; each choice is applied as a transformation (permute,
-   tile, unroll-and-jam, parallelize), proven, in that order.
-4. **Proof of the whole.** The composed steps are proven against the original
+2. **Time tiling.** Where isl's outermost band is a skew of every statement's
+   loops (a stencil), it is realised as that skew and a tiling of the skewed band
+   (`timetile.py`, with the code generator's skews where `Spec` has them).
+3. **Perfect bands.** A loop whose body holds several loops or statements is
+   distributed (innermost such loop first, each piece proven) when the cost model
+   prefers the pieces, each with its best schedule, to the loop kept whole (the
+   pieces give up the reuse of what they share); a loop kept whole may still be
+   unrolled and jammed; a nest distributed for nothing is put back.
+4. **Each band.** The cost model (`transforms.performance`) picks the loop order
+   among the legal ones (stride 1 innermost, reuse), tile sizes (divisors of the
+   trip counts, the innermost a multiple of the vector lanes, the tile's working
+   set within the caches), an unroll-and-jam factor within the vector registers,
+   the outermost parallel loop, and scalar replacement of a reduction kept in
+   memory (where `Spec` has it); each is applied as a transformation, proven, in
+   that order.
+5. **Proof of the whole.** The composed steps are proven against the original
    (`Realiser.finish`).
-
-What is not available as a transformation yet is said, not done: a band isl
-finds only after a skew (the time loop of a stencil) is reported with the skew
-it needs.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+
+import islpy as isl
 
 from affine_lsp.ir import AffineForOp, ModuleModel, Operation, build_module
 from affine_lsp.poly import Budget, IslSession, PolyError, budgets
@@ -74,9 +76,9 @@ SCALAR_REPLACE = "scalar-replace"
 SCALAR_REPLACE_SUPPORTED = SCALAR_REPLACE in KINDS
 """Whether scalar replacement is one of the transformations (a `Spec` kind)."""
 MIN_GAIN = 1.05
+"""A band whose predicted gain is below this is left as it is."""
 DISTRIBUTION_GAIN = 0.95
 """Distribute only where the pieces cost at most this much of the whole."""
-"""A band whose predicted gain is below this is left as it is."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,19 @@ def optimize_nest(
 ) -> Outcome:
     """Optimize the nest of `root` (an outermost loop, or any loop: the nest from
     it). Never raises on the input: what cannot be done is in the outcome."""
-    options = options or Options()
+    try:
+        return _optimized(data, model, root, options or Options())
+    except _UNFORESEEN as error:  # input we did not foresee: said, never a crash
+        reason = (
+            error.reason if isinstance(error, PolyError) else f"{type(error).__name__}: {error}"
+        )
+        return Outcome(None, notes=[f"cannot optimize this nest (internal error: {reason})"])
+
+
+_UNFORESEEN = (PolyError, isl.Error, ValueError, KeyError, IndexError, AttributeError, TypeError)
+
+
+def _optimized(data: bytes, model: ModuleModel, root: AffineForOp, options: Options) -> Outcome:
     target = options.machine or machine()
     outcome = Outcome(None)
     found = _describe_schedule(model, root, outcome)
