@@ -12,7 +12,7 @@ coefficients of those loops (what strides and footprints are computed from).
 The scheduler needs every statement to be movable on its own: a nest where a
 value other than an index flows from one statement to another (a load before
 an inner loop used inside it), or where loops carry `iter_args`, or with
-`affine.if`, `affine.parallel` or vector accesses, is `schedulable = False`
+`affine.parallel` or vector accesses, is `schedulable = False`
 with the reason; the cost model still reads its accesses.
 """
 
@@ -24,7 +24,6 @@ import islpy as isl
 
 from affine_lsp.ir import (
     AffineForOp,
-    AffineIfOp,
     AffineParallelOp,
     IndexType,
     MemRefType,
@@ -152,7 +151,7 @@ class Nest:
             for access in statement.accesses:
                 owner[id(access.op)] = statement.name
         for op in self.root.walk():
-            if isinstance(op, AffineIfOp | AffineParallelOp):
+            if isinstance(op, AffineParallelOp):
                 self._refuse(f"it holds an {op.name}")
             if isinstance(op, AffineForOp) and (op.iter_args or op.results):
                 self._refuse(f"{iv_name(op)} carries values through iter_args")
