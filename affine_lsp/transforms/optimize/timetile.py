@@ -11,26 +11,32 @@ skewed band; both come from the code generator of `transforms.schedule` (a
 
 Tile sizes come from the cost model on the band in skewed coordinates: the
 subscripts rewritten in terms of y = F x (x = F^-1 y), the trip counts of the
-skewed loops (their extent grows by the skew), sizes powers of two (the tiles of
-a skewed band are partial at its edges whatever their size).
+skewed loops (their extent grows by the skew), sizes from `TIME_TILES` and
+`SPACE_TILES` (the tiles of a skewed band are partial at its edges whatever
+their size); the innermost loop may run whole (only the loops before it tiled).
 """
 
 from __future__ import annotations
 
+from itertools import product
 from typing import Any
 
 from affine_lsp.transforms.loops import SKEW, TILE, Spec
 from affine_lsp.transforms.optimize.nest import Nest
 from affine_lsp.transforms.optimize.realise import Realiser
 from affine_lsp.transforms.optimize.scheduler import Band
-from affine_lsp.transforms.performance import Body, Choice, Loop, Machine, Ref, estimate
-from affine_lsp.transforms.performance import tile_sizes as model_tile_sizes
+from affine_lsp.transforms.performance import (
+    Body,
+    Choice,
+    Loop,
+    Machine,
+    Ref,
+    estimate,
+    footprint,
+)
 
 SKEWS_SUPPORTED = "skews" in Spec.__dataclass_fields__
 """Whether `Spec` takes general skews (the code generator is there)."""
-
-TIME_TRIPS = 2
-"""Time loops this short are tiled too (a stencil's few time steps)."""
 
 
 def skew_rows(band: Band, depth: int) -> tuple[tuple[int, ...], ...] | None:
@@ -118,6 +124,37 @@ def skewed_body(nest: Nest, rows: tuple[tuple[int, ...], ...], depth: int) -> Bo
     return Body(loops, (), tuple(refs), operations)
 
 
+TIME_TILES = (4, 8, 16, 32)
+SPACE_TILES = (16, 32, 64, 128, 256)
+"""The tile sizes tried for the time loop and the space loops of a skewed band:
+its tiles are partial at the band's edges whatever their size, and small ones
+cost more in their bounds than they save."""
+MIN_TIME_GAIN = 1.05
+
+
+def skewed_tile_sizes(body: Body, target: Machine) -> tuple[int, ...]:
+    """The sizes of `TIME_TILES` (the first loop) and `SPACE_TILES` (the others;
+    the innermost may also run whole) with the fewest predicted cycles, among the
+    tiles whose footprint fits in half of L2."""
+    order = tuple(range(len(body.band)))
+    trips = [loop.trip for loop in body.band]
+    choices: list[list[int]] = [[t for t in TIME_TILES if t < trips[0]] or [trips[0]]]
+    for k in range(1, len(trips)):
+        found = [t for t in SPACE_TILES if t < trips[k]]
+        if k == len(trips) - 1:
+            found.append(trips[k])
+        choices.append(found or [trips[k]])
+    best = tuple(trips)
+    best_cycles = estimate(body, Choice(order, best), target).cycles
+    for sizes in product(*choices):
+        if footprint(body, list(sizes), target.line_bytes) > target.cache(2) / 2:
+            continue
+        cycles = estimate(body, Choice(order, sizes), target).cycles
+        if cycles < best_cycles:
+            best, best_cycles = tuple(sizes), cycles
+    return best
+
+
 def time_tile(
     realiser: Realiser, nest: Nest, band: Band, target: Machine
 ) -> tuple[float, float] | None:
@@ -129,12 +166,16 @@ def time_tile(
         return None
     body = skewed_body(nest, rows, depth)
     order = tuple(range(depth))
-    sizes = model_tile_sizes(body, order, target, TIME_TRIPS, dividing=False)
+    sizes = skewed_tile_sizes(body, target)
     untiled = tuple(loop.trip for loop in body.band)
     before = estimate(body, Choice(order, untiled), target).cycles
     after = estimate(body, Choice(order, sizes), target).cycles
-    if sizes == untiled:
+    tiled = 0
+    while tiled < depth and sizes[tiled] < untiled[tiled]:
+        tiled += 1
+    if tiled == 0 or after * MIN_TIME_GAIN > before:
         return None
+    sizes = sizes[:tiled]  # (the loops after the tiled ones run whole)
     root = realiser.at((0,))
     if root is None:
         return None
