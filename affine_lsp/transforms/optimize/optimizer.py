@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from affine_lsp.ir import AffineForOp, ModuleModel, Operation, build_module
+from affine_lsp.ir import AffineForOp, ModuleModel, Operation, build_module, function_of
 from affine_lsp.poly import Budget, IslSession, PolyError, budgets
 from affine_lsp.syntax import SourceDocument
+from affine_lsp.transforms.fusion import PRODUCER_CONSUMER, PairFusion
 from affine_lsp.transforms.loops import (
     DISTRIBUTE,
     KINDS,
@@ -198,10 +199,59 @@ def _time_tiled(
         )
         return False
     cycles = time_tile(realiser, nest, band, target)
+    if cycles is None and _fused_siblings(realiser, outcome):
+        fused = realiser.at((0,))
+        try:
+            session = IslSession(SCHEDULE_BUDGET)
+            with session.errors("the nest"):
+                refreshed = Nest.of(session, fused, realiser.model) if fused else None
+        except PolyError:
+            refreshed = None
+        if refreshed is not None:
+            cycles = time_tile(realiser, refreshed, band, target)
+        if cycles is None:
+            realiser.undo()  # (the fusions pay only with the time tiles)
     if cycles is None:
         return False
     _add_cycles(outcome, *cycles)
     return True
+
+
+def _fused_siblings(realiser: Realiser, outcome: Outcome) -> bool:
+    """Fuse the loops of the band's last loop into one, one pair after the other
+    (fusion with a shift where the dependences need one: the sweeps of a stencil's
+    time step), so that the band is perfect; each fusion checked by fusion's own
+    exact comparison. False (nothing kept) when one does not fuse."""
+    root = realiser.at((0,))
+    if root is None:
+        return False
+    depth = len(perfect_band(root))
+    place = (0,) + (0,) * (depth - 1)
+    while True:
+        last = realiser.at(place)
+        if last is None:
+            break
+        function = function_of(last)
+        ops = _body(last)
+        loops = [op for op in ops if isinstance(op, AffineForOp)]
+        if function is None or len(loops) < 2:
+            return len(loops) == 1 and realiser.taken != []
+        if len(loops) != len(ops):
+            break  # (code between the loops)
+        fusion = PairFusion(
+            realiser.data, realiser.model, function, loops[0], loops[1], PRODUCER_CONSUMER
+        )
+        best = fusion.best()
+        if best is None or best.new_text is None:
+            break
+        shift = getattr(best, "shift", ())
+        words = f"fused the loops of {iv_name(last)}" + (
+            f" (the second shifted by {', '.join(map(str, shift))})" if any(shift) else ""
+        )
+        if not realiser.adopt(best.new_text, words, f"fuse the loops of {iv_name(last)}"):
+            break
+    realiser.undo()
+    return False
 
 
 # -- 2. perfect bands ----------------------------------------------------------------------

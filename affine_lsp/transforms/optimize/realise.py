@@ -53,6 +53,8 @@ class Realiser:
         self._steps: list[ChainStep] = []
         self._texts: list[bytes] = [self.data]
         self._models: list[ModuleModel] = []
+        self._adopted: tuple[bytes, ModuleModel, int, tuple] | None = None  # before fusions
+        self._adoptions = 0
 
     # -- the current nests -------------------------------------------------------------
 
@@ -133,8 +135,42 @@ class Realiser:
         self.taken.append(Taken(words or result.summary or attempt, spec))
         return True
 
+    def adopt(self, new: bytes, words: str, attempt: str) -> bool:
+        """A first step proven by other means (a fusion, checked by its own exact
+        dataflow comparison): its text becomes the base the next steps are proven
+        against. False, with the reason kept, if it is not a first step or changes
+        code outside the nest."""
+        delta = len(new) - len(self.data)
+        outside = new[: self.start] != self.data[: self.start] or (
+            new[self.end + delta :] != self.data[self.end :]
+        )
+        if self._steps or outside:
+            self.refused.append(f"{attempt}: it cannot be combined with the other steps")
+            return False
+        if self._adopted is None:
+            self._adopted = (self.data, self.model, self.end, self.original)
+        self._adoptions += 1
+        model = build_module(SourceDocument(new).tree.root_node)
+        self.data, self.model, self.end = new, model, self.end + delta
+        root = self.nests()[0] if self.nests() else None
+        self.taken.append(Taken(words, Spec("fuse")))
+        if root is None:
+            self.undo()
+            self.refused.append(f"{attempt}: the nest was not found again")
+            return False
+        self.original = (new, model, root)
+        self._texts = [new]
+        return True
+
     def undo(self) -> None:
         """Take back the last step (a first step that pays only with the next one)."""
+        if not self._steps and self._adopted is not None:  # every fusion at once
+            self.data, self.model, self.end, self.original = self._adopted
+            self._adopted = None
+            self._texts = [self.data]
+            self.taken = self.taken[: len(self.taken) - self._adoptions]
+            self._adoptions = 0
+            return
         if not self._steps:
             return
         self._steps.pop()
@@ -156,8 +192,9 @@ class Realiser:
         return Budget(self.budget.max_operations, left if limit is None else min(limit, left))
 
     def finish(self) -> bytes:
-        """The final text, proven against the original as one rewrite; when that
-        proof fails, the longest prefix of the steps that proves."""
+        """The final text, proven against the original as one rewrite (against the
+        adopted text, after a fusion, itself checked by fusion's own comparison);
+        when that proof fails, the longest prefix of the steps that proves."""
         data, model, root = self.original
         count = len(self._steps)
         while count > 0:
@@ -166,10 +203,10 @@ class Realiser:
                 with session.errors("the chain of steps"):
                     return prove_chain(session, data, model, root, self._steps[:count])
             except PolyError as error:
-                dropped = self.taken[count - 1]
+                dropped = self.taken[count - 1 + self._adoptions]
                 self.refused.append(
                     f"{dropped.words}: not proven with the steps before it ({error.reason})"
                 )
                 count -= 1
-                self.taken = self.taken[:count]
+                self.taken = self.taken[: count + self._adoptions]
         return data
