@@ -12,7 +12,8 @@ those inside functions and under TYPE_CHECKING included):
 
 Inside a layer, modules import each other directly; `transforms.schedule`,
 `transforms.performance`, `transforms.loops`, `transforms.fusion` and
-`transforms.optimize` are layers of their own that also use
+`transforms.optimize` are layers of their own that also use the shared modules of
+`transforms` directly.
 """
 
 from __future__ import annotations
