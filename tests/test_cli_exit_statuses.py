@@ -80,6 +80,24 @@ NODE = """func.func @f(%a: memref<32xf32>) {
 """
 NODE_PROJECT = '[ops."hls.dataflow.node"]\ntraits = ["AffineScope"]\n'
 NODE_LOOP_LINE = 7
+# GOOD's loop on line 2, and on line 6 a nest that walks down the columns of %A (worth
+# optimizing; the loop on line 2 is not).
+NESTS = """func.func @f(%a: memref<10xf32>, %A: memref<512x512xf64>, %s: memref<512xf64>) {
+  affine.for %i = 0 to 10 {
+    %v = affine.load %a[-%i + 9] : memref<10xf32>
+    affine.store %v, %a[%i] : memref<10xf32>
+  }
+  affine.for %i = 0 to 512 {
+    affine.for %j = 0 to 512 {
+      %x = affine.load %A[%j, %i] : memref<512x512xf64>
+      %t = affine.load %s[%i] : memref<512xf64>
+      %u = arith.addf %t, %x : f64
+      affine.store %u, %s[%i] : memref<512xf64>
+    }
+  }
+  return
+}
+"""
 
 
 @dataclass
@@ -92,6 +110,7 @@ class Call:
     refused: list[str] | None = None
     writes: bool = field(default=False)
     project: bool = False  # reads the file with its project file (takes --config)
+    text: str = GOOD  # the file a writer changes (and refuses to change)
 
 
 CALLS: dict[str, Call | None] = {
@@ -113,6 +132,9 @@ CALLS: dict[str, Call | None] = {
         refused=["--line", str(NO_IVS_LINE)],
         writes=True,
         project=True,
+    ),
+    "optimize": Call(
+        ["--all"], at_line=[], refused=["--line", str(LOOP_LINE)], writes=True, text=NESTS
     ),
     "serve": None,
     "traits": None,  # (reads ODS files, not MLIR: tests/ods/test_traits.py)
@@ -226,7 +248,7 @@ def test_an_output_that_cannot_be_written_is_a_usage_error(name, tmp_path, capsy
     call = CALLS[name]
     assert call is not None
     target = tmp_path / "no" / "such" / "out"
-    assert _status([name, _file(tmp_path, GOOD), *call.arguments, "-o", str(target)]) == USAGE
+    assert _status([name, _file(tmp_path, call.text), *call.arguments, "-o", str(target)]) == USAGE
     assert f"cannot write {target}" in capsys.readouterr().err
     assert not target.parent.exists()
 
@@ -235,7 +257,7 @@ def test_an_output_that_cannot_be_written_is_a_usage_error(name, tmp_path, capsy
 def test_done_and_refused(name, tmp_path, capsysbinary):
     call = CALLS[name]
     assert call is not None and call.refused is not None
-    path = _file(tmp_path, GOOD)
+    path = _file(tmp_path, call.text)
     out = tmp_path / "out"
     assert _status([name, path, *call.arguments, "-o", str(out)]) == DONE
     assert out.exists()

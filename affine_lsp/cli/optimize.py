@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from affine_lsp.cli.output import read_input, say
+from affine_lsp.cli.output import add_command, read_input, say
 from affine_lsp.cli.results import report_errors, write_result
 from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, build_module
 from affine_lsp.syntax import SourceDocument
@@ -45,14 +45,14 @@ def _bits(text: str) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "optimize",
-        description="Optimize loop nests for locality and parallelism: isl's scheduler and a "
-        "cost model choose a loop order, tile sizes, unroll-and-jam and parallel loops, "
-        "applied as transformations that are each proven equivalent (and the result proven "
-        "against the original). Prints the whole file to stdout unless -o or --in-place is "
-        "given; the steps go to stderr. Exit status: 0 changed, 3 nothing changed (reasons "
-        "on stderr, nothing on stdout), 1 the input has errors, 2 usage errors.",
+        "Optimize loop nests for locality and parallelism: isl's scheduler and a cost model "
+        "choose a loop order, tile sizes, unroll-and-jam and parallel loops, applied as "
+        "transformations that are each proven equivalent (and the result proven against the "
+        "original). Prints the whole file to stdout unless -o or --in-place is given; the "
+        "steps go to stderr. Nothing changed is status 3 (the reasons on stderr).",
     )
     parser.add_argument("file", metavar="FILE")
     which = parser.add_mutually_exclusive_group(required=True)
