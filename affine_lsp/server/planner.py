@@ -514,6 +514,11 @@ class Planner:
                 self._abandon()  # (a cancelled "Optimize nest" stops computing)
             raise
 
+    @property
+    def busy_with(self) -> str | None:
+        """The `planning.Planning` method the worker computes now (None when idle)."""
+        return self._in_flight.method if self._in_flight is not None else None
+
     def _abandon(self) -> None:
         """Stop the worker in the middle of a call nobody waits for any more (it may
         take long); a new worker starts with the next call."""
