@@ -229,9 +229,10 @@ def _footprint(body: Body, extents: tuple[int, ...], line: int) -> int:
 def traffic(body: Body, levels: list[Level], cache: int, line: int) -> float:
     """Lines brought into a cache of `cache` bytes. The largest innermost part of
     the nest whose footprint fits in `CACHE_SHARE` of it is loaded once; the first
-    loop outside it that does not fit streams: each further iteration of it brings
-    in only what the part did not hold yet (the footprint's growth by one
-    iteration); the loops outside that one repeat it all."""
+    loop outside it that does not fit streams: a run of it brings in its footprint
+    once (each further iteration only what the part did not hold yet); the loops
+    outside that one repeat it all. An innermost loop that does not fit streams
+    the same way (a column walked down: a line per element)."""
     budget = cache * CACHE_SHARE
     extents = [1] * len(body.loops)
     size = footprint(body, extents, line)
@@ -240,12 +241,8 @@ def traffic(body: Body, levels: list[Level], cache: int, line: int) -> float:
         trial = list(extents)
         trial[level.loop] = _after(trial[level.loop], level, level.trip)
         trial_size = footprint(body, trial, line)
-        if trial_size > budget and position < len(levels) - 1:
-            once = list(extents)
-            once[level.loop] = _after(extents[level.loop], level, 2)
-            growth = max(0, footprint(body, once, line) - size)
-            run = size + (level.trip - 1) * growth
-            return run / line * math.prod(outer.trip for outer in levels[:position])
+        if trial_size > budget:
+            return trial_size / line * math.prod(outer.trip for outer in levels[:position])
         extents, size = trial, trial_size
     return size / line
 
