@@ -29,6 +29,8 @@ GEMM = _fixture("gemm")
 
 JACOBI_2D = _fixture("jacobi_2d")
 
+JACOBI_1D = _fixture("jacobi_1d")
+
 SEIDEL_2D = _fixture("seidel_2d")
 
 MVT = _fixture("mvt")

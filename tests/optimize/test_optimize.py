@@ -10,7 +10,15 @@ from affine_lsp.transforms.optimize import Options, Outcome, optimize_nest, opti
 from affine_lsp.transforms.performance import Machine
 from tests.loops.stencils import JACOBI_2D as FUSED_JACOBI_2D
 from tests.optimize.helpers import loop_on_line
-from tests.optimize.kernels import GEMM, JACOBI_2D, MVT, SEIDEL_2D, SMALL_MACHINE, runnable
+from tests.optimize.kernels import (
+    GEMM,
+    JACOBI_1D,
+    JACOBI_2D,
+    MVT,
+    SEIDEL_2D,
+    SMALL_MACHINE,
+    runnable,
+)
 
 OPTIONS = Options(machine=SMALL_MACHINE)
 
@@ -139,6 +147,24 @@ def test_whatever_a_stencil_gets_computes_what_the_original_computes():
         outcome = _optimize(text, line)
         if outcome.new_text is not None:
             _same_when_run(text, outcome.new_text.decode())
+
+
+def test_the_sweeps_of_a_time_step_are_fused_as_isl_shifts_them_then_time_tiled():
+    """jacobi-1d: isl's band is (t, 2t + i) and (t, 2t + i + 1); the two i loops become
+    one (the second sweep shifted by one, each guarded by an affine.if), skewed and
+    tiled."""
+    outcome = _optimize(JACOBI_1D, 4)
+    assert outcome.steps[0] == "fused the loops of %t (shifted by 1)"
+    assert outcome.steps[1] == "skewed %i by 2"
+    assert outcome.steps[2].startswith("tiled (t, i) ")
+    assert outcome.gain is not None and outcome.gain > 1.05
+
+
+@pytest.mark.oracle
+def test_a_fused_and_time_tiled_time_step_computes_what_the_original_computes():
+    outcome = _optimize(JACOBI_1D, 4)
+    assert outcome.new_text is not None
+    _same_when_run(JACOBI_1D, outcome.new_text.decode())
 
 
 CALL = """func.func private @g(f32) -> f32

@@ -33,6 +33,12 @@ A chain of proven steps proven again as a whole: prove_chain(session, data, mode
 root, steps) with one ChainStep(model, result.rewrite) per step, nest_region(data,
 root) the lines a nest spans.
 
+A rewrite planned elsewhere, proven like these: run_planned(data, model, loop, spec,
+planner, budget) with `planner.plan(context, spec, check)` and `.rewrite(context,
+plan)` (a Context, Refused to refuse); schedule_statements(context),
+schedule_violation(context, scheduled, what) and schedule_rewrite(context,
+scheduled) write a nest from per-statement time vectors (`transforms.schedule`).
+
 About nests: perfect_band(loop, limit) the perfectly nested loops from `loop` down,
 iv_name(loop) its induction variable's name, NestAnalysis(context, loop) the
 dependences of a loop's window and the schedules they allow.
@@ -60,13 +66,19 @@ from affine_lsp.transforms.loops.core import (
     UNROLL,
     UNROLL_JAM,
     WAVEFRONT,
+    Context,
+    Refused,
     Result,
     Spec,
     module_of,
     transform,
 )
+from affine_lsp.transforms.loops.core import run as run_planned
 from affine_lsp.transforms.loops.legality import NestAnalysis
 from affine_lsp.transforms.loops.nest import iv_name, perfect_band
+from affine_lsp.transforms.loops.scheduled import rewrite as schedule_rewrite
+from affine_lsp.transforms.loops.scheduled import statements as schedule_statements
+from affine_lsp.transforms.loops.scheduled import violation as schedule_violation
 
 
 def interchange(
@@ -166,9 +178,11 @@ __all__ = [
     "UNROLL_JAM",
     "WAVEFRONT",
     "ChainStep",
+    "Context",
     "LoopAction",
     "LoopOptions",
     "NestAnalysis",
+    "Refused",
     "Result",
     "Spec",
     "distribute",
@@ -183,7 +197,11 @@ __all__ = [
     "perfect_band",
     "permute",
     "prove_chain",
+    "run_planned",
     "scalar_replace",
+    "schedule_rewrite",
+    "schedule_statements",
+    "schedule_violation",
     "skew",
     "tile",
     "transform",

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 import islpy as isl
 
@@ -55,8 +56,9 @@ from affine_lsp.transforms.optimize.bands import (
 from affine_lsp.transforms.optimize.nest import Nest
 from affine_lsp.transforms.optimize.nest import Statement as NestStatement
 from affine_lsp.transforms.optimize.realise import Realiser
-from affine_lsp.transforms.optimize.scheduler import Schedule
+from affine_lsp.transforms.optimize.scheduler import Band, Schedule
 from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET, scheduled
+from affine_lsp.transforms.optimize.timestep import FUSE_STEP, TimeStepFusion, step_shifts
 from affine_lsp.transforms.optimize.timetile import SKEWS_SUPPORTED, time_tile
 from affine_lsp.transforms.performance import (
     MIN_TILED_TRIPS,
@@ -198,7 +200,12 @@ def _time_tiled(
             "that needs tiling of skewed bands, not available here"
         )
         return False
+    tried = len(realiser.refused)
     cycles = time_tile(realiser, nest, band, target)
+    if cycles is None:
+        cycles = _fused_and_time_tiled(realiser, nest, band, target)
+        if cycles is not None:
+            del realiser.refused[tried : tried + 1]
     if cycles is None and _fused_siblings(realiser, outcome):
         fused = realiser.at((0,))
         try:
@@ -211,10 +218,46 @@ def _time_tiled(
             cycles = time_tile(realiser, refreshed, band, target)
         if cycles is None:
             realiser.undo()  # (the fusions pay only with the time tiles)
+        else:  # (what the band refused before its loops were fused is no news)
+            del realiser.refused[tried : tried + 1]
     if cycles is None:
         return False
     _add_cycles(outcome, *cycles)
     return True
+
+
+def _fused_and_time_tiled(
+    realiser: Realiser, nest: Nest, band: Band, target: Machine
+) -> tuple[float, float] | None:
+    """The sweeps of a time step fused as isl's band shifts them (`timestep.py`),
+    then time tiled; nothing kept (None) when either is not done."""
+    shifts = step_shifts(nest, band)
+    root = realiser.at((0,))
+    if shifts is None or root is None:
+        return None
+    words = f"fused the loops of {iv_name(root)}"
+    moved = sorted({shift for shift in shifts.values() if any(shift)})
+    if moved:
+        words += " (shifted by " + ", ".join(",".join(map(str, s[1:])) for s in moved) + ")"
+    planner = TimeStepFusion(shifts)
+    before = len(realiser.refused)
+    if not realiser.apply(root, Spec(FUSE_STEP), words, words, planner):
+        del realiser.refused[before:]  # (tried on isl's word: the time tiles were asked)
+        return None
+    fused = realiser.at((0,))
+    refreshed = None
+    if fused is not None:
+        try:
+            session = IslSession(SCHEDULE_BUDGET)
+            with session.errors("the nest"):
+                refreshed = Nest.of(session, fused, realiser.model)
+        except PolyError:
+            refreshed = None
+    cycles = time_tile(realiser, refreshed, band, target) if refreshed is not None else None
+    if cycles is None:
+        realiser.undo()
+        del realiser.refused[before:]  # (about the fused text, not the user's)
+    return cycles
 
 
 def _fused_siblings(realiser: Realiser, outcome: Outcome) -> bool:
@@ -241,7 +284,7 @@ def _fused_siblings(realiser: Realiser, outcome: Outcome) -> bool:
         fusion = PairFusion(
             realiser.data, realiser.model, function, loops[0], loops[1], PRODUCER_CONSUMER
         )
-        best = fusion.best()
+        best = _deepest_fusion(fusion)
         if best is None or best.new_text is None:
             break
         shift = getattr(best, "shift", ())
@@ -252,6 +295,19 @@ def _fused_siblings(realiser: Realiser, outcome: Outcome) -> bool:
             break
     realiser.undo()
     return False
+
+
+def _deepest_fusion(fusion: PairFusion) -> Any:
+    """The fusion of every loop of the pair, shifted where the dependences need it
+    (both sweeps under one innermost loop: the time tiles give each statement an
+    innermost loop of its own again), else fusion's own best choice."""
+    shifted = getattr(fusion, "shifted", None)  # (fusion with a shift, where it is there)
+    depths = fusion.depths()
+    if shifted is not None and depths:
+        found = shifted(depths[-1])
+        if found is not None and found.new_text is not None:
+            return found
+    return fusion.best()
 
 
 # -- 2. perfect bands ----------------------------------------------------------------------

@@ -15,6 +15,7 @@ loop `%i_tile`). `finish()` proves the composed chain against the original
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from affine_lsp.ir import AffineForOp, ModuleModel, Operation, build_module
 from affine_lsp.poly import Budget, IslSession, PolyError, budgets, seconds_left
@@ -25,6 +26,7 @@ from affine_lsp.transforms.loops import (
     iv_name,
     nest_region,
     prove_chain,
+    run_planned,
     transform,
 )
 
@@ -99,15 +101,20 @@ class Realiser:
 
     # -- steps -------------------------------------------------------------------------
 
-    def apply(self, loop: AffineForOp, spec: Spec, words: str, attempt: str) -> bool:
+    def apply(
+        self, loop: AffineForOp, spec: Spec, words: str, attempt: str, planner: Any = None
+    ) -> bool:
         """Apply `spec` at `loop` (proven; `words` say what was done, the
         transformation's own summary if empty, `attempt` what was tried); False, with
-        the reason kept, if not."""
+        the reason kept, if not. `planner`: a rewrite planned here (`run_planned`)."""
         budget = self._budget()
         if budget is None:
             self.refused.append(f"{attempt}: out of time")
             return False
-        result = transform(self.data, self.model, loop, spec, budget)
+        if planner is not None:
+            result = run_planned(self.data, self.model, loop, spec, planner, budget)
+        else:
+            result = transform(self.data, self.model, loop, spec, budget)
         if not result.applied or result.new_text is None or result.rewrite is None:
             self.refused.append(f"{attempt}: {result.reason or 'not applied'}")
             return False

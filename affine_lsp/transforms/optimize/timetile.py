@@ -84,7 +84,9 @@ def _inverse(rows: tuple[tuple[int, ...], ...], depth: int) -> list[list[int]]:
 def skewed_body(nest: Nest, rows: tuple[tuple[int, ...], ...], depth: int) -> Body:
     """The cost model's view of the band in skewed coordinates."""
     inverse = _inverse(rows, depth)
-    first = nest.statements[0]
+    first = max(nest.statements, key=lambda s: len(s.loops))  # (not a peeled iteration)
+    if len(first.loops) < depth:
+        raise ValueError("no statement runs in every loop of the band")
     trips = [nest.trip(loop) for loop in first.loops[:depth]]
     skewed_trips = []
     for k in range(depth):
@@ -95,6 +97,8 @@ def skewed_body(nest: Nest, rows: tuple[tuple[int, ...], ...], depth: int) -> Bo
     groups: dict[tuple, list[tuple[int | None, ...]]] = {}
     meta: dict[tuple, tuple[tuple[int | None, ...], int]] = {}
     for statement in nest.statements:
+        if len(statement.loops) < depth:
+            continue  # (a peeled iteration beside the band: once per outer iteration)
         for access in statement.accesses:
             transformed = []
             for row in access.coefficients:
@@ -120,7 +124,7 @@ def skewed_body(nest: Nest, rows: tuple[tuple[int, ...], ...], depth: int) -> Bo
         Loop(name, trip, False, k == depth - 1)
         for k, (name, trip) in enumerate(zip(names, skewed_trips, strict=True))
     )
-    operations = max(1, sum(len(s.accesses) for s in nest.statements))
+    operations = max(1, sum(len(s.accesses) for s in nest.statements if len(s.loops) >= depth))
     return Body(loops, (), tuple(refs), operations)
 
 
@@ -163,6 +167,8 @@ def time_tile(
     depth = band.members
     rows = skew_rows(band, depth)
     if not SKEWS_SUPPORTED or rows is None or depth < 2:
+        return None
+    if all(len(statement.loops) < depth for statement in nest.statements):
         return None
     body = skewed_body(nest, rows, depth)
     order = tuple(range(depth))

@@ -1,0 +1,98 @@
+"""The sweeps of a stencil's time step fused into one perfect band, as isl's
+schedule fuses them: the loops of each sweep (siblings under the time loop)
+become one loop per level, each statement's iterations shifted by the constant
+isl's band gives it (jacobi-2d: S1 at (t, i + 1, j + 1)), written by the code
+generator with the loops atomic (a statement's first or last iterations guarded
+by an `affine.if` inside, not peeled) so that the band stays perfect and can be
+skewed and tiled. Checked against the dependences, then proven like every loop
+transformation (`transforms.loops.run_planned`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from affine_lsp.ir import AffineForOp
+from affine_lsp.transforms.loops import (
+    Context,
+    Refused,
+    Spec,
+    iv_name,
+    schedule_rewrite,
+    schedule_statements,
+    schedule_violation,
+)
+from affine_lsp.transforms.optimize.nest import Nest
+from affine_lsp.transforms.optimize.scheduler import Band
+from affine_lsp.transforms.schedule import Dimension, Scheduled
+
+FUSE_STEP = "fuse-time-step"
+
+
+def step_shifts(nest: Nest, band: Band) -> dict[int, tuple[int, ...]] | None:
+    """Per innermost loop (by id) of each statement, the shift of each band member
+    (its constant less the smallest one); None when the statements are not each in
+    a chain of `band.members` loops of their own under one time loop, or the time
+    loop is shifted."""
+    depth = band.members
+    constants: dict[int, tuple[int, ...]] = {}
+    root = nest.root
+    for statement in nest.statements:
+        loops = statement.loops
+        if len(loops) != depth or loops[0] is not root or statement.name not in band.statements:
+            return None
+        rows = band.rows_of(statement.name)
+        if len(rows) != depth:
+            return None
+        key = id(loops[-1])
+        found = tuple(row.constant for row in rows)
+        if constants.setdefault(key, found) != found:
+            return None
+    if len(constants) < 2:
+        return None
+    lowest = [min(c[k] for c in constants.values()) for k in range(depth)]
+    shifts = {key: tuple(c[k] - lowest[k] for k in range(depth)) for key, c in constants.items()}
+    if any(shift[0] for shift in shifts.values()):
+        return None
+    return shifts
+
+
+@dataclass
+class TimeStepFusion:
+    """The planner `run_planned` calls: `shifts` per innermost loop (by id)."""
+
+    shifts: dict[int, tuple[int, ...]]
+
+    def plan(self, context: Context, spec: Spec, check: bool = True) -> Scheduled:
+        root = context.loop
+        found = schedule_statements(context)
+        depth = len(next(iter(self.shifts.values())))
+        times: dict[str, list[str]] = {}
+        names: list[str] = []
+        for index, statement in enumerate(found):
+            loops = statement.loops
+            shift = self.shifts.get(id(loops[-1])) if loops else None
+            if shift is None or len(loops) != depth or loops[0] is not root:
+                raise Refused("the time step's statements are not each in loops of their own")
+            dims = [statement.dim_of(loop) or "" for loop in loops]
+            time = [str(statement.path[0])]
+            for k, dim in enumerate(dims):
+                time += [f"{dim} + {shift[k]}" if shift[k] else dim, "0"]
+            time[-1] = str(index)
+            times[statement.name] = time
+            if not names:
+                names = [iv_name(loop) for loop in loops]
+        dimensions = [Dimension()]
+        for k, name in enumerate(names):
+            kept: dict[str, AffineForOp] = {"*": root} if k == 0 else {}
+            dimensions += [Dimension(name, separate=False, loops=kept), Dimension()]
+        scheduled = Scheduled(found, times, dimensions)
+        if check:
+            broken = schedule_violation(context, scheduled, f"fusing the loops of {iv_name(root)}")
+            if broken is not None:
+                raise Refused(broken)
+        return scheduled
+
+    def rewrite(self, context: Context, plan: Scheduled) -> Any:  # (a loops Rewrite)
+        return schedule_rewrite(context, plan)
