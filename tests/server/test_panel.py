@@ -96,3 +96,31 @@ async def test_a_preview_of_a_changed_document_is_refused(fresh_client):
         assert "changed" in str(error)
     else:  # computed before the change arrived: then for version 1, never 2
         assert answer.version == 1
+
+
+COLUMNS = """func.func @column_sums(%A: memref<512x512xf64>, %s: memref<512xf64>) {
+  affine.for %i = 0 to 512 {
+    affine.for %j = 0 to 512 {
+      %a = affine.load %A[%j, %i] : memref<512x512xf64>
+      %t = affine.load %s[%i] : memref<512xf64>
+      %u = arith.addf %t, %a : f64
+      affine.store %u, %s[%i] : memref<512xf64>
+    }
+  }
+  return
+}
+"""
+
+
+async def test_the_optimized_schedule_is_previewed_next_to_the_original(fresh_client):
+    """ "Optimize nest" is previewed like any refactoring: the nest before, and after the
+    steps it takes (here %j outside %i, unrolled and jammed)."""
+    await start(fresh_client)
+    await open_text(fresh_client, URI, COLUMNS)
+    shown = await _preview(fresh_client, 2, "Optimize nest")
+    assert (shown.title, shown.reason, shown.disabled) == ("Optimize nest", None, None)
+    assert len(shown.before) == 1 and shown.after
+    [before], [after] = shown.before, shown.after
+    assert before.caption == "affine.for %i = 0 to 512 (line 2)" and before.total == 512 * 512
+    assert after.caption == "affine.for %j = 0 to 512 step 8 (line 2)"
+    assert after.moved > after.points / 2  # (points of %i now run in another order)
