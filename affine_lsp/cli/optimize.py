@@ -4,9 +4,10 @@
 Finds a schedule for locality and parallelism for the nest starting on line N
 (every nest of function NAME, of every function), applies it as proven
 transformations, and prints the whole file to stdout (or writes it). Steps go
-to stderr, one line per nest, with the predicted gain. Exit status: 0 changed,
-3 nothing changed (the reasons on stderr, nothing on stdout), 1 the input has
-errors, 2 usage errors.
+to stderr, one line per nest, with the predicted gain. Exit status
+(`output.EXIT_STATUSES`): 0 done (with --func or --all, also when nothing
+changed), 3 the nest of --line left as it is (the reasons on stderr, nothing on
+stdout), 1 the input has errors, 2 usage errors, 4 internal errors.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from affine_lsp.cli.output import add_command, read_input, say
+from affine_lsp.cli.output import (
+    INPUT_ERRORS,
+    INTERNAL_ERROR,
+    REFUSED,
+    USAGE,
+    add_command,
+    read_input,
+    say,
+)
 from affine_lsp.cli.results import report_errors, write_result
 from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, build_module
 from affine_lsp.syntax import SourceDocument
@@ -27,8 +36,6 @@ from affine_lsp.transforms.optimize import (
     tune_function,
 )
 from affine_lsp.transforms.performance import machine, parse_caches
-
-NOTHING = 3
 
 
 def _caches(text: str) -> tuple[int, ...]:
@@ -52,7 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "choose a loop order, tile sizes, unroll-and-jam and parallel loops, applied as "
         "transformations that are each proven equivalent (and the result proven against the "
         "original). Prints the whole file to stdout unless -o or --in-place is given; the "
-        "steps go to stderr. Nothing changed is status 3 (the reasons on stderr).",
+        "steps go to stderr. A nest of --line left as it is is status 3 (the reasons on "
+        "stderr).",
     )
     parser.add_argument("file", metavar="FILE")
     which = parser.add_mutually_exclusive_group(required=True)
@@ -110,27 +118,25 @@ def _targets(
         nests = [loop.span.start_byte for loop in outermost_loops(function)]
         if nests:
             found[function.span.start_byte] = nests
-    if not found:
-        return "no loop nest to optimize"
-    return found
+    return found  # (empty: nothing to optimize, which is done)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.line is not None and args.line < 1:
         _say("--line must be at least 1")
-        return 2
+        return USAGE
     data = read_input("optimize", args.file)
     if data is None:
-        return 2
+        return USAGE
     document = SourceDocument(data)
     if report_errors(args.file, document):
         _say(f"{args.file} has errors; nothing was optimized")
-        return 1
+        return INPUT_ERRORS
     model = build_module(document.tree.root_node)
     targets = _targets(args, model, document)
     if isinstance(targets, str):
         _say(targets)
-        return 2
+        return USAGE
     target = machine().with_overrides(
         args.cache, args.vector_bits // 8 if args.vector_bits else None
     )
@@ -160,12 +166,15 @@ def run(args: argparse.Namespace) -> int:
         reports = found + reports
     for report in reports:
         _tell(report, args.verbose)
-    if new == data:
+    if not targets:
+        _say("no loop nest to optimize")
+    elif new == data:
         _say("nothing changed")
-        return NOTHING
-    if report_errors("<optimized>", SourceDocument(new)):
+        if args.line is not None:
+            return REFUSED  # (a whole function or file with nothing to change is done)
+    elif report_errors("<optimized>", SourceDocument(new)):
         _say("internal error: the optimized text does not verify; nothing was changed")
-        return 1
+        return INTERNAL_ERROR
     return write_result("optimize", args, new)
 
 

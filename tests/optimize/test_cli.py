@@ -51,6 +51,17 @@ def test_nothing_to_gain_exits_3_and_says_why(tmp_path, capsysbinary):
     assert b"nothing changed" in captured.err
 
 
+def test_a_whole_file_with_nothing_to_change_is_done_and_printed_as_it_is(tmp_path, capsysbinary):
+    path = _file(tmp_path, JACOBI_2D)
+    assert main(["optimize", str(path), "--all", *SMALL]) == 0
+    captured = capsysbinary.readouterr()
+    assert captured.out == JACOBI_2D.encode()
+    assert captured.err.endswith(b"affine-lsp optimize: nothing changed\n")
+    loopless = _file(tmp_path, "func.func @f() {\n  return\n}\n", "none.mlir")
+    assert main(["optimize", str(loopless), "--all"]) == 0
+    assert b"no loop nest to optimize" in capsysbinary.readouterr().err
+
+
 def test_usage_and_input_errors(tmp_path, capsys):
     broken = _file(tmp_path, "func.func @f() {\n  affine.for %i = 0 to 4 {\n  }\n  return %x\n}\n")
     assert main(["optimize", str(broken), "--all"]) == 1
