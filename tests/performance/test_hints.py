@@ -54,3 +54,17 @@ def test_an_item_with_errors_gets_no_hint():
     analysis = DocumentAnalysis.from_text(text)
     analysis.analyse_all()
     assert not [d for d in analysis.diagnostics() if d.code == "performance"]
+
+
+def test_the_settings_switch_them_off_and_make_the_action_tune():
+    from affine_lsp.ide.settings import parse_settings
+
+    assert parse_settings({})[0].check_options().performance_hints
+    settings, problems = parse_settings(
+        {"performanceHints": {"enabled": False}, "optimize": {"tune": True}}
+    )
+    assert problems == []
+    assert not settings.check_options().performance_hints
+    assert settings.optimize_options().tune
+    _, wrong = parse_settings({"performanceHints": {"enabled": "maybe"}})
+    assert wrong and "performanceHints.enabled" in wrong[0]
