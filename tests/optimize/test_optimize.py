@@ -167,6 +167,41 @@ def test_a_fused_and_time_tiled_time_step_computes_what_the_original_computes():
     _same_when_run(JACOBI_1D, outcome.new_text.decode())
 
 
+def _jacobi_2d(n: int = 130, steps: int = 20) -> str:
+    """The two sweeps of JACOBI_2D at a size worth time tiling."""
+    return (
+        JACOBI_2D.replace("20x20", f"{n}x{n}")
+        .replace("to 19", f"to {n - 1}")
+        .replace("0 to 6", f"0 to {steps}")
+    )
+
+
+MID_MACHINE = Machine(caches=(8 * 1024, 64 * 1024, 256 * 1024), vector_bytes=32)
+
+
+def test_the_two_sweeps_of_jacobi_2d_are_fused_with_guards_then_time_tiled():
+    """isl's band: S0 (t, 2t + i, 2t + j), S1 (t, 2t + i + 1, 2t + j + 1). The fused
+    loops run over the box of both (each statement guarded by an affine.if: one
+    loop per level, a perfect band), then skewed by 2t and tiled."""
+    data, model, loop = loop_on_line(_jacobi_2d(), 4)
+    outcome = optimize_nest(data, model, loop, Options(machine=MID_MACHINE))
+    assert outcome.steps[:2] == [
+        "fused the loops of %t (shifted by 1,1)",
+        "skewed %i by 2×%t, %j by 2×%t",
+    ]
+    assert outcome.steps[2].startswith("tiled (t, i, j) ")
+    assert outcome.new_text is not None and b"affine.if" in outcome.new_text
+
+
+@pytest.mark.oracle
+def test_jacobi_2d_fused_and_time_tiled_computes_what_the_original_computes():
+    text = _jacobi_2d()
+    data, model, loop = loop_on_line(text, 4)
+    outcome = optimize_nest(data, model, loop, Options(machine=MID_MACHINE))
+    assert outcome.new_text is not None
+    _same_when_run(text, outcome.new_text.decode())
+
+
 CALL = """func.func private @g(f32) -> f32
 func.func @f(%A: memref<64x64xf32>) {
   affine.for %i = 0 to 64 {

@@ -428,7 +428,7 @@ def _concrete(time: list[str], statement: Statement) -> list[str]:
 
 def concrete(scheduled: Scheduled) -> Scheduled:
     times = {s.name: _concrete(scheduled.times[s.name], s) for s in scheduled.statements}
-    return Scheduled(scheduled.statements, times, scheduled.dims)
+    return Scheduled(scheduled.statements, times, scheduled.dims, extents=scheduled.extents)
 
 
 # -- text ---------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import islpy as isl
+
 from affine_lsp.ir import AffineForOp
 from affine_lsp.transforms.loops import (
     Context,
@@ -25,7 +27,7 @@ from affine_lsp.transforms.loops import (
 )
 from affine_lsp.transforms.optimize.nest import Nest
 from affine_lsp.transforms.optimize.scheduler import Band
-from affine_lsp.transforms.schedule import Dimension, Scheduled
+from affine_lsp.transforms.schedule import Dimension, Scheduled, Statement
 
 FUSE_STEP = "fuse-time-step"
 
@@ -83,11 +85,12 @@ class TimeStepFusion:
             times[statement.name] = time
             if not names:
                 names = [iv_name(loop) for loop in loops]
+        extents = _extents(found, self.shifts, depth)
         dimensions = [Dimension()]
         for k, name in enumerate(names):
             kept: dict[str, AffineForOp] = {"*": root} if k == 0 else {}
             dimensions += [Dimension(name, separate=False, loops=kept), Dimension()]
-        scheduled = Scheduled(found, times, dimensions)
+        scheduled = Scheduled(found, times, dimensions, extents=extents)
         if check:
             broken = schedule_violation(context, scheduled, f"fusing the loops of {iv_name(root)}")
             if broken is not None:
@@ -96,3 +99,40 @@ class TimeStepFusion:
 
     def rewrite(self, context: Context, plan: Scheduled) -> Any:  # (a loops Rewrite)
         return schedule_rewrite(context, plan)
+
+
+def _extents(
+    found: list[Statement], shifts: dict[int, tuple[int, ...]], depth: int
+) -> dict[str, isl.Set]:
+    """Per statement, the smallest box of the fused loops that holds every
+    statement's shifted iterations, in the statement's own dims (shifted back): the
+    fused loops run over it at every outer iteration, so that isl writes one loop
+    per level and each statement is guarded inside, rather than other loops for
+    the rows only one statement runs. None of them where a domain is not a plain
+    set of the band's loops."""
+    moved: list[tuple[Statement, tuple[int, ...]]] = []
+    union: isl.Set | None = None
+    for statement in found:
+        domain = statement.domain.set
+        shift = shifts.get(id(statement.loops[-1])) if statement.loops else None
+        if domain is None or shift is None or domain.dim(isl.dim_type.set) != depth:
+            return {}
+        image = statement.instances.reset_tuple_id().apply(_translation(domain, shift))
+        union = image if union is None else union.union(image)
+        moved.append((statement, shift))
+    if union is None:
+        return {}
+    box = isl.Set.from_basic_set(union.simple_hull())
+    extents = {}
+    for statement, shift in moved:
+        back = box.apply(_translation(box, tuple(-amount for amount in shift)))
+        extents[statement.name] = back.set_tuple_name(statement.name)
+    return extents
+
+
+def _translation(like: isl.Set, shift: tuple[int, ...]) -> isl.Map:
+    """x -> x + shift, over the parameters of `like`."""
+    names = [f"x{k}" for k in range(len(shift))]
+    moved = [f"x{k} + {amount}" if amount else f"x{k}" for k, amount in enumerate(shift)]
+    text = f"{{ [{', '.join(names)}] -> [{', '.join(moved)}] }}"
+    return isl.Map.read_from_str(like.get_ctx(), text).align_params(like.get_space())

@@ -4,10 +4,12 @@ in a new order by isl's AST generator, as ordinary affine MLIR.
     statements_of(window) -> list[Statement]
         the window's ops as statements (maximal runs of non-loop ops of a block,
         with their iteration domains); Unschedulable (a PolyError) says why not
-    Scheduled(statements, times, dims, relation=None)
+    Scheduled(statements, times, dims, relation=None, extents={})
         per statement a time vector (isl expressions of its dims) in a common
         time space (or `relation`, the schedule as an isl union map: what isl's
-        scheduler gives); Dimension(name, parallel, separate, loops) per time dim
+        scheduler gives; `extents`: per statement a box of its dims its loops are
+        generated over, its own domain an affine.if around each instance);
+        Dimension(name, parallel, separate, loops) per time dim
     generate(session, data, window, scheduled, indent, unit, names) -> Generated
         the text (loops, guards, instances of the statements with their ivs
         substituted into their affine maps) and, per generated op, the `Copy`

@@ -45,8 +45,10 @@ from affine_lsp.transforms.schedule.expressions import (
     constant,
     floor_of,
     form_of,
+    name_form,
     ordered,
     plus,
+    scaled,
 )
 from affine_lsp.transforms.schedule.instances import Copy, InstanceWriter
 from affine_lsp.transforms.schedule.statements import Statement, Unschedulable
@@ -89,6 +91,10 @@ class Scheduled:
     relation: isl.UnionMap | None = None
     """The schedule as an isl union map (instances -> time), in place of `times`:
     what isl's scheduler gives, for instance."""
+    extents: dict[str, isl.Set] = field(default_factory=dict)
+    """Per statement, a box of its dims that holds its instances: its loops are
+    generated over the box, and each instance is guarded by an `affine.if` (so that
+    statements that start or end at other places share one loop per level)."""
 
 
 @dataclass
@@ -115,7 +121,8 @@ def schedule_map(session: IslSession, scheduled: Scheduled) -> isl.UnionMap:
         time += ["0"] * (width - len(time))
         text = statement.domain.text(f" -> [{', '.join(time)}]", statement.name)
         relation = session.map(text)
-        instances = statement.instances
+        extent = scheduled.extents.get(statement.name)
+        instances = statement.instances if extent is None else extent
         maps.append(session.run(lambda r=relation, i=instances: r.intersect_domain(i)))
     return session.run(lambda: union_of_maps(maps, session.ctx), "the new schedule")
 
@@ -138,7 +145,7 @@ def generate(
         if all(dim.separate for dim in scheduled.dims):
             raise Unschedulable(f"cannot write the new loops: {error.reason}") from None
     separated = [replace(dim, separate=True) for dim in scheduled.dims]
-    retry = Scheduled(scheduled.statements, scheduled.times, separated, scheduled.relation)
+    retry = replace(scheduled, dims=separated)
     try:
         return _Writer(session, data, window, retry, indent, unit, names).run()
     except NotAffine as error:
@@ -465,6 +472,11 @@ class _Writer:
                     new = self.names.fresh(value.name)
                 result_names[id(value)] = new
                 self._define(new)
+        guard = self._guard(statement, values)
+        if guard:
+            self._raw(f"{self._pad(depth)}affine.if {_set_text(guard, self.operand)} {{\n")
+            self._frame()
+            depth += 1
         written = self.instances.write(
             statement,
             values,
@@ -481,6 +493,35 @@ class _Writer:
         for offset, origin in written.copies.items():
             self.copies[self.length + offset] = origin
         self._raw(written.text)
+        if guard:
+            self.frames.pop()
+            self._raw(f"{self._pad(depth - 1)}}}\n")
+
+    def _guard(self, statement: Statement, values: list[AffineForm]) -> list[Constraint]:
+        """The conditions of the statement's domain its extent does not imply, over
+        the forms of its dims at this instance (none without an extent)."""
+        extent = self.scheduled.extents.get(statement.name)
+        if extent is None:
+            return []
+        own = statement.instances.gist(extent).coalesce()
+        pieces = own.get_basic_sets()
+        if len(pieces) != 1:
+            raise NotAffine("a statement's guard is not one conjunction")
+        found = []
+        for constraint in pieces[0].get_constraints():
+            form = constant(int(constraint.get_constant_val().to_python()))
+            for k, value in enumerate(values):
+                factor = int(constraint.get_coefficient_val(isl.dim_type.set, k).to_python())
+                if factor:
+                    form = plus(form, scaled(value, factor))
+            for k in range(pieces[0].dim(isl.dim_type.param)):
+                factor = int(constraint.get_coefficient_val(isl.dim_type.param, k).to_python())
+                if factor:
+                    name = pieces[0].get_dim_name(isl.dim_type.param, k) or ""
+                    form = plus(form, scaled(name_form(name), factor))
+            ordered_form = ordered(form, self._iterator_rank)
+            found.append(Constraint(ordered_form, constraint.is_equality()))
+        return found
 
 
 def _outer_ivs(window: Window) -> list[str | None]:
