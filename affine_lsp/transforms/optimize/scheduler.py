@@ -32,7 +32,9 @@ jacobi step). isl's own tree (text) goes along for code generation.
 
 from __future__ import annotations
 
+import math
 import os
+import resource
 import select
 import signal
 import time
@@ -196,7 +198,7 @@ def compute(nest: Nest, seconds: float | None = None) -> Schedule:
 
     text = session.run(lambda: bounded(schedule, seconds), "the schedule")
     if text is None:
-        raise BudgetExceeded(f"isl's scheduler took more than {seconds:g} s")
+        raise BudgetExceeded(f"isl's scheduler took more than {seconds:g} s of CPU time")
     found = session.run(lambda: isl.Schedule.read_from_str(ctx, text), "the schedule")
     bands = _bands(session, found.get_root(), nest)
     flat = session.run(lambda: found.get_map().coalesce(), "the schedule")
@@ -265,16 +267,25 @@ def _value_based(
     return raw.union(waw).union(war).coalesce(), raw, rar
 
 
+WALL_FACTOR = 10
+"""How much longer than its CPU limit the scheduler's child may take in wall-clock
+time (on a loaded machine it gets a share of a core)."""
+
+
 def bounded(thunk: Callable[[], str], seconds: float | None) -> str | None:
     """`thunk()` in a forked child process, its text back through a pipe; None when
-    it takes more than `seconds` (the child is killed). Without `seconds`, or where
-    processes cannot fork, in this process."""
+    it takes more than `seconds` of CPU time (the child is stopped by its CPU limit,
+    so that a loaded machine does not change the answer; a wall-clock limit of
+    `WALL_FACTOR` times as much stops a child that waits). Without `seconds`, or
+    where processes cannot fork, in this process."""
     if seconds is None or not hasattr(os, "fork"):
         return thunk()
     reader, writer = os.pipe()
     child = os.fork()
     if child == 0:  # pragma: no cover - the child's side
         os.close(reader)
+        limit = max(1, math.ceil(seconds))
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
         try:
             payload = b"+" + thunk().encode()
         except BaseException:  # (reported to the parent as a failure)
@@ -285,7 +296,7 @@ def bounded(thunk: Callable[[], str], seconds: float | None) -> str | None:
             view = view[written:]
         os._exit(0)
     os.close(writer)
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + seconds * WALL_FACTOR
     chunks: list[bytes] = []
     try:
         while True:
@@ -300,8 +311,10 @@ def bounded(thunk: Callable[[], str], seconds: float | None) -> str | None:
             chunks.append(chunk)
     finally:
         os.close(reader)
-        os.waitpid(child, 0)
+        _, status = os.waitpid(child, 0)
     payload = b"".join(chunks)
+    if not payload and os.WIFSIGNALED(status):
+        return None  # (stopped by its CPU limit)
     if not payload.startswith(b"+"):
         raise NotAffine("isl's scheduler failed")
     return payload[1:].decode()
