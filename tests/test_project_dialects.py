@@ -1,5 +1,5 @@
 """A project file's dialects reach everything that reads MLIR, not only `check`:
-`fuse`, `transform` and `draw` (their input's error check, the model they build and
+`fuse`, `transform`, `draw` and `optimize` (their input's error check, the model they build and
 the proofs' re-parse of the rewritten text), and in the editor the refactorings,
 their planning on extracts, their previews and hovers.
 
@@ -79,6 +79,7 @@ COMMANDS = {
     "fuse": ["--line", str(FIRST_NEST)],
     "transform": ["--line", str(FIRST_NEST), "--tile", "8,8"],
     "draw": ["--line", str(FIRST_NEST), "--param", "n=6", "--param", "tx=0"],
+    "optimize": ["--all"],
 }
 
 
@@ -95,8 +96,10 @@ def test_commands_read_the_project_file_of_the_file(name, tmp_path, capsysbinary
     elif name == "transform":
         assert b"tiled by 8\xc3\x978" in captured.err
         assert b"affine.for %i_tile = 0 to %n step 8 {" in captured.out
-    else:
+    elif name == "draw":
         assert captured.out.startswith(b"<svg")
+    else:
+        assert b"air.herd tile (%tx, %ty)" in captured.out
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

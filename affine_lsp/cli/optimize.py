@@ -24,6 +24,7 @@ from affine_lsp.cli.output import (
     read_input,
     say,
 )
+from affine_lsp.cli.project import add_config_option, project_of
 from affine_lsp.cli.results import report_errors, write_result
 from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, build_module
 from affine_lsp.syntax import SourceDocument
@@ -82,6 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--vector-bits", type=_bits, metavar="B", help="the vector width (default: this CPU's)"
     )
+    add_config_option(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="say more: schedule, notes")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
@@ -128,11 +130,14 @@ def run(args: argparse.Namespace) -> int:
     data = read_input("optimize", args.file)
     if data is None:
         return USAGE
+    project = project_of("optimize", args.file, args.config)
+    if isinstance(project, int):
+        return project
     document = SourceDocument(data)
-    if report_errors(args.file, document):
+    if report_errors(args.file, document, dialects=project.dialects):
         _say(f"{args.file} has errors; nothing was optimized")
         return INPUT_ERRORS
-    model = build_module(document.tree.root_node)
+    model = build_module(document.tree.root_node, project.dialects)
     targets = _targets(args, model, document)
     if isinstance(targets, str):
         _say(targets)
@@ -140,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     target = machine().with_overrides(
         args.cache, args.vector_bits // 8 if args.vector_bits else None
     )
-    options = Options(machine=target)
+    options = Options(machine=target, dialects=project.dialects)
     if args.verbose:
         _say(f"machine: {target.describe()}")
     new = data
@@ -172,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         _say("nothing changed")
         if args.line is not None:
             return REFUSED  # (a whole function or file with nothing to change is done)
-    elif report_errors("<optimized>", SourceDocument(new)):
+    elif report_errors("<optimized>", SourceDocument(new), dialects=project.dialects):
         _say("internal error: the optimized text does not verify; nothing was changed")
         return INTERNAL_ERROR
     return write_result("optimize", args, new)

@@ -1,6 +1,6 @@
 """The project file (`.affine-lsp.toml`) of a command's input: `--config FILE`, or
 the one found from the file's folder upward, as `check` finds it. Its dialects are
-what the commands that read MLIR (`fuse`, `transform`, `draw`) model, check and
+what the commands that read MLIR (`fuse`, `transform`, `optimize`, `draw`) model, check and
 prove the file with; what it says that is left out is printed to stderr as
 warnings on it (code `project-file`), as `check` prints them."""
 

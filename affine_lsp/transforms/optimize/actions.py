@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.ir import AffineForOp, ModuleModel, function_of
+from affine_lsp.ir import UPSTREAM, AffineForOp, Dialects, ModuleModel, function_of
 from affine_lsp.poly import budgets, time_limits_enabled
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.cursor import loops_holding
@@ -97,19 +97,26 @@ def optimize_actions(
     at = loop.span.start_byte
     function_start = function.span.start_byte
 
+    dialects = model.dialects
+
     def compute(seconds: float | None) -> tuple[list[TextEdit], str | None, str]:
-        return _optimized(data, function_start, at, options, seconds)
+        return _optimized(data, function_start, at, options, seconds, dialects)
 
     return [OptimizeAction(TITLE, _compute=compute)]
 
 
 def _optimized(
-    data: bytes, function_start: int, at: int, options: OptimizeOptions, seconds: float | None
+    data: bytes,
+    function_start: int,
+    at: int,
+    options: OptimizeOptions,
+    seconds: float | None,
+    dialects: Dialects = UPSTREAM,
 ) -> tuple[list[TextEdit], str | None, str]:
     """(edits, None, what was done) or ([], why not, what was tried)."""
     limit = seconds or (TUNE_SECONDS if options.tune else budgets.ACTION_RESOLVE_SECONDS)
     deadline = time.perf_counter() + limit if time_limits_enabled() else None
-    model_options = Options(machine=options.machine, deadline=deadline)
+    model_options = Options(machine=options.machine, deadline=deadline, dialects=dialects)
     words = ""
     new = None
     reports = None

@@ -31,7 +31,15 @@ from typing import Any
 
 import islpy as isl
 
-from affine_lsp.ir import AffineForOp, ModuleModel, Operation, build_module, function_of
+from affine_lsp.ir import (
+    UPSTREAM,
+    AffineForOp,
+    Dialects,
+    ModuleModel,
+    Operation,
+    build_module,
+    function_of,
+)
 from affine_lsp.poly import Budget, IslSession, PolyError, budgets
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion import PRODUCER_CONSUMER, PairFusion
@@ -99,6 +107,7 @@ class Options:
     deadline: float | None = None  # time.perf_counter() by which to stop taking steps
     min_tiled_trips: int = MIN_TILED_TRIPS  # shorter loops are not tiled
     explore: int | None = None  # testing: random legal choices from this seed, any gain
+    dialects: Dialects = UPSTREAM  # the project's: the text is modelled and proven with them
 
 
 @dataclass
@@ -650,8 +659,9 @@ def optimize_nests(
     one first (each rewrites only its own lines, so the offsets of the nests before
     it hold); the new text and one report per nest, in document order."""
     reports: list[NestReport] = []
+    dialects = (options or Options()).dialects
     for start in sorted(set(starts), reverse=True):
-        model = build_module(SourceDocument(data).tree.root_node)
+        model = build_module(SourceDocument(data).tree.root_node, dialects)
         loop = next(
             (
                 op

@@ -138,7 +138,7 @@ class Realiser:
         self.data = new
         self.end += delta
         self._models.append(self.model)
-        self.model = build_module(SourceDocument(new).tree.root_node)
+        self.model = build_module(SourceDocument(new).tree.root_node, self.model.dialects)
         self.taken.append(Taken(words or result.summary or attempt, spec))
         return True
 
@@ -157,7 +157,7 @@ class Realiser:
         if self._adopted is None:
             self._adopted = (self.data, self.model, self.end, self.original)
         self._adoptions += 1
-        model = build_module(SourceDocument(new).tree.root_node)
+        model = build_module(SourceDocument(new).tree.root_node, self.model.dialects)
         self.data, self.model, self.end = new, model, self.end + delta
         root = self.nests()[0] if self.nests() else None
         self.taken.append(Taken(words, Spec("fuse")))
