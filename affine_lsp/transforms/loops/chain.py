@@ -205,7 +205,7 @@ def _declared(
         if ends[0] is None or ends[1] is None:
             raise ProofFailed("a promoted element has no original")
         composed.append(replace(promotion, load=ends[0], store=ends[1]))
-    return {"promotions": composed, "first_iteration": set(last.first_iteration)}  # type: ignore[attr-defined]
+    return {"promotions": composed, "first_iteration": set(last.first_iteration)}
 
 
 def _followed(
