@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 from affine_lsp.cli.output import (
     DONE,
@@ -124,8 +125,9 @@ def run(args: argparse.Namespace) -> int:
             _error("nothing could be fused")
         for step in result.steps:
             _error(_step_text(step))
+        joined = _joined(result.steps)
         for pair in result.left_alone:
-            _error(_left_alone_text(pair, args.verbose))
+            _error(_left_alone_text(pair, args.verbose, joined))
         if result.spent:
             _error(
                 "stopped asking: fuse --all's budget of isl operations is spent (later pairs "
@@ -210,9 +212,28 @@ def _step_text(step: Fusion | Removed) -> str:
     )
 
 
-def _left_alone_text(pair: Considered, verbose: bool) -> str:
+def _joined(steps: Sequence[Fusion | Removed]) -> dict[tuple[str, int, int], int]:
+    """The pairs of input lines a fusion joined (by function), with its depth."""
+    joined: dict[tuple[str, int, int], int] = {}
+    for step in steps:
+        if isinstance(step, Fusion) and None not in (step.first_line, step.second_line):
+            first, second = sorted((step.first_line or 0, step.second_line or 0))
+            joined.setdefault((step.function, first, second), step.depth)
+    return joined
+
+
+def _left_alone_text(
+    pair: Considered, verbose: bool, joined: dict[tuple[str, int, int], int] | None = None
+) -> str:
     lines = sorted((pair.first_line, pair.second_line))
-    head = f"{pair.function}: left the nests on lines {lines[0]} and {lines[1]} apart"
+    depth = (joined or {}).get((pair.function, lines[0], lines[1]))
+    if depth is not None:  # (fused at a shallower depth: what was refused is the rest)
+        head = (
+            f"{pair.function}: fused the nests on lines {lines[0]} and {lines[1]} "
+            f"at depth {depth} only, no deeper"
+        )
+    else:
+        head = f"{pair.function}: left the nests on lines {lines[0]} and {lines[1]} apart"
     if verbose:
         text = f"{head} ({pair.mode}): {pair.verdict.detail()}"
         return f"{text}; {pair.reordering}" if pair.reordering else text

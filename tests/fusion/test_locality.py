@@ -275,3 +275,60 @@ def test_fuse_all_keeps_the_unit_stride_innermost_loop_of_a_tiled_gemm():
     assert _verifies(result.text)
     innermost = text.rindex("affine.for ", 0, text.index("%B["))
     assert text[innermost:].startswith("affine.for %j"), text
+
+
+TILED_GEMM = """#lo = affine_map<(d0) -> (d0)>
+#hi = affine_map<(d0) -> (d0 + 16)>
+func.func @gemm(%C: memref<64x64xf64>, %A: memref<64x64xf64>, %B: memref<64x64xf64>,
+                %alpha: f64, %beta: f64) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      %c = affine.load %C[%i, %j] : memref<64x64xf64>
+      %s = arith.mulf %c, %beta : f64
+      affine.store %s, %C[%i, %j] : memref<64x64xf64>
+    }
+  }
+  affine.for %i_tile = 0 to 64 step 16 {
+    affine.for %k_tile = 0 to 64 step 16 {
+      affine.for %j_tile = 0 to 64 step 16 {
+        affine.for %i = #lo(%i_tile) to #hi(%i_tile) {
+          affine.for %k = #lo(%k_tile) to #hi(%k_tile) {
+            affine.for %j = #lo(%j_tile) to #hi(%j_tile) {
+              %a = affine.load %A[%i, %k] : memref<64x64xf64>
+              %b = affine.load %B[%k, %j] : memref<64x64xf64>
+              %p = arith.mulf %a, %b : f64
+              %q = arith.mulf %p, %alpha : f64
+              %c = affine.load %C[%i, %j] : memref<64x64xf64>
+              %r = arith.addf %c, %q : f64
+              affine.store %r, %C[%i, %j] : memref<64x64xf64>
+            }
+          }
+        }
+      }
+    }
+  }
+  return
+}
+"""
+
+
+def test_a_pair_fused_no_deeper_is_not_reported_left_apart(tmp_path, capsysbinary):
+    # The scaling of C fuses into the tiled product at depth 1; a deeper fusion of the
+    # same pair needs the tile loops reordered. The report says the pair was fused, at
+    # depth 1 only, and why not deeper: never both "fused" and "left apart".
+    path = tmp_path / "gemm.mlir"
+    path.write_text(TILED_GEMM)
+    assert main(["fuse", str(path), "--all"]) == 0
+    err = capsysbinary.readouterr().err.decode()
+    fused = {
+        tuple(sorted((int(a), int(b))))
+        for a, b in re.findall(r"fused the nest on line (\d+) into the nest on line (\d+)", err)
+    }
+    apart = {
+        (int(a), int(b)) for a, b in re.findall(r"left the nests on lines (\d+) and (\d+)", err)
+    }
+    assert fused and not fused & apart, err
+    no_deeper = re.findall(r"fused the nests on lines (\d+) and (\d+) at depth (\d+) only", err)
+    assert no_deeper, err
+    for first, second, _ in no_deeper:
+        assert (int(first), int(second)) in fused
