@@ -73,6 +73,17 @@ class BandDependences:
         others = [f"d{k} = 0" for k in range(self.depth) if k != position]
         return not self._any(" and ".join([*others, f"d{position} != 0"]))
 
+    def carried_innermost(self, skews: tuple[tuple[int, ...], ...]) -> bool:
+        """Some distance, in the band skewed by `skews` (row k - 1: the factors of
+        loops 0..k-1 added to loop k), is 0 along every loop but the innermost."""
+        skewed = [f"d{k}" for k in range(self.depth)]
+        for k, row in enumerate(skews, start=1):
+            skewed[k] += "".join(f" + {f} * d{m}" for m, f in enumerate(row) if f)
+        last = self.depth - 1
+        return self._any(
+            " and ".join([*(f"{d} = 0" for d in skewed[:last]), f"{skewed[last]} != 0"])
+        )
+
     def legal(self, order: tuple[int, ...]) -> bool:
         if not self.deltas:
             return True
@@ -93,6 +104,17 @@ class BandDependences:
         if self.depth > MAX_ORDERS_DEPTH:
             return [identity]
         return [order for order in permutations(identity) if self.legal(order)]
+
+
+def recurrences(dependences: isl.UnionMap) -> isl.UnionMap:
+    """The dependences of a statement on itself (a value it wrote, read again)."""
+    found: list[isl.Map] = []
+    dependences.foreach_map(found.append)
+    kept = isl.UnionMap.empty(dependences.get_space())
+    for relation in found:
+        if relation.get_tuple_name(isl.dim_type.in_) == relation.get_tuple_name(isl.dim_type.out):
+            kept = kept.add_map(relation)
+    return kept
 
 
 def _band_deltas(relation: isl.Map, depth: int) -> isl.Set:

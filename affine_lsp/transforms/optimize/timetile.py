@@ -14,6 +14,12 @@ subscripts rewritten in terms of y = F x (x = F^-1 y), the trip counts of the
 skewed loops (their extent grows by the skew), sizes from `TIME_TILES` and
 `SPACE_TILES` (the tiles of a skewed band are partial at its edges whatever
 their size); the innermost loop may run whole (only the loops before it tiled).
+
+Inside the tiles, a recurrence along the innermost skewed loop (a statement that
+reads, at the next iteration, what it wrote: seidel-2d's `A[i, j - 1]`) is one
+chain of dependent updates; a wavefront of R rows of the loop before it
+(`Spec(WAVEFRONT, factor=R)`) runs R such chains at once, R from the cost model
+(`wavefront_rows`), taken when the model predicts a gain.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
-from affine_lsp.transforms.loops import SKEW, TILE, Spec
+from affine_lsp.transforms.loops import SKEW, TILE, WAVEFRONT, Spec
+from affine_lsp.transforms.optimize import scheduler
+from affine_lsp.transforms.optimize.bands import BandDependences, recurrences
 from affine_lsp.transforms.optimize.nest import Nest
 from affine_lsp.transforms.optimize.realise import Realiser
 from affine_lsp.transforms.optimize.scheduler import Band
@@ -33,6 +41,7 @@ from affine_lsp.transforms.performance import (
     Ref,
     estimate,
     footprint,
+    wavefront_rows,
 )
 
 SKEWS_SUPPORTED = "skews" in Spec.__dataclass_fields__
@@ -181,6 +190,7 @@ def time_tile(
         tiled += 1
     if tiled == 0 or after * MIN_TIME_GAIN > before:
         return None
+    full = sizes
     sizes = sizes[:tiled]  # (the loops after the tiled ones run whole)
     root = realiser.at((0,))
     if root is None:
@@ -197,4 +207,25 @@ def time_tile(
     ):
         realiser.undo()  # (a skew alone does not pay)
         return None
+    if recurrent(nest, rows, depth):
+        rows_at_once = wavefront_rows(body, target)
+        chained = estimate(body, Choice(order, full, rows=1), target).cycles
+        broken = estimate(body, Choice(order, full, rows=rows_at_once), target).cycles
+        before = estimate(body, Choice(order, untiled, rows=1), target).cycles
+        after = chained
+        if rows_at_once > 1 and broken * MIN_TIME_GAIN <= chained:
+            point = realiser.at((0,) * (tiled + 2))  # (the point loop of the band's 2nd loop)
+            words = f"wavefront of {rows_at_once} rows of %{names[1]} in each tile"
+            if point is not None and realiser.apply(
+                point, Spec(WAVEFRONT, factor=rows_at_once), words, words
+            ):
+                after = broken
     return before, after
+
+
+def recurrent(nest: Nest, rows: tuple[tuple[int, ...], ...], depth: int) -> bool:
+    """A statement reads, at another iteration of the innermost skewed loop only,
+    a value it wrote: a chain of dependent updates along that loop."""
+    _, flow = scheduler.dependences(nest)
+    distances = BandDependences(nest.session, recurrences(flow), depth)
+    return distances.carried_innermost(rows)

@@ -12,7 +12,8 @@ and references: Loop, Ref), Choice (order, tile sizes, unroll-and-jam), estimate
 -> Estimate (cycles, traffic per cache level), memory_order, tile_sizes (loops of
 at least MIN_TILED_TRIPS iterations),
 scaled_tiles, jam_choice, jam_factor, lines_per_iteration, footprint, promoted and
-reduction_in_memory (what scalar replacement keeps in registers).
+reduction_in_memory (what scalar replacement keeps in registers), wavefront_rows and
+recurrence_latency (a recurrence along the innermost loop, broken by a wavefront).
 Hints (`hints`): performance_hints(operation, data, machine) -> hint diagnostics.
 The IR read without isl (`reading`): body_of(loop, data, depth) the model's Body of
 a perfect band (for fusion's choices, as for the optimizer's).
@@ -32,9 +33,11 @@ from affine_lsp.transforms.performance.cost import (
     lines_per_iteration,
     memory_order,
     promoted,
+    recurrence_latency,
     reduction_in_memory,
     scaled_tiles,
     tile_sizes,
+    wavefront_rows,
 )
 from affine_lsp.transforms.performance.hints import performance_hints
 from affine_lsp.transforms.performance.machine import (
@@ -68,6 +71,8 @@ __all__ = [
     "performance_hints",
     "promoted",
     "reduction_in_memory",
+    "recurrence_latency",
     "scaled_tiles",
     "tile_sizes",
+    "wavefront_rows",
 ]

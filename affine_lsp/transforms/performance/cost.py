@@ -164,6 +164,7 @@ class Choice:
     tiles: tuple[int, ...]
     jam: tuple[int, int] | None = None  # (band index, factor)
     promote: bool = False
+    rows: int | None = None  # a recurrence along the innermost loop, run R rows at once
 
     def tiled(self, body: Body) -> bool:
         return any(t < body.band[k].trip for k, t in zip(self.order, self.tiles, strict=True))
@@ -297,11 +298,33 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
             independent = choice.jam[1]  # the jammed copies update other elements
         compute = max(compute, iterations * latency / independent)
         notes.append(f"a chain of dependent updates: {latency} cycles per {independent}")
+    if choice.rows is not None:  # each iteration reads what the one before it wrote
+        latency = recurrence_latency(body)
+        compute = max(compute, iterations * latency / choice.rows)
+        notes.append(f"a recurrence along the innermost loop: {latency} cycles per {choice.rows}")
     memory = [count * cycles for count, cycles in zip(lines, LINE_CYCLES, strict=False)]
     if not vector:
         notes.append("innermost loop not vectorisable")
     total = max(compute, *memory) + UNHIDDEN * sum(memory)
     return Estimate(total, lines, compute, vector, notes)
+
+
+def recurrence_latency(body: Body) -> float:
+    """Cycles from one update of a recurrence to the next: the store forwarded to
+    the next load, then every operation of the iteration one after the other (at
+    most that many are on the chain)."""
+    return MEMORY_LATENCY + REGISTER_LATENCY * body.operations
+
+
+def wavefront_rows(body: Body, machine: Machine) -> int:
+    """Rows of a wavefront that break a recurrence along the innermost loop into
+    independent chains: enough to hide its latency behind their work, fewer than
+    the vector lanes (as many rows as lanes are vectorised across the rows, into
+    gathers)."""
+    lanes = max((machine.lanes(ref.element_bytes) for ref in body.refs), default=1)
+    loads = sum(ref.count for ref in body.refs)
+    work = max(body.operations, loads) / ISSUE
+    return max(1, min(lanes - 1, math.ceil(recurrence_latency(body) / max(work, 1.0))))
 
 
 def promoted(body: Body, loop: int) -> set[int]:
