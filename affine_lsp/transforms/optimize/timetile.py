@@ -27,6 +27,9 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
+import islpy as isl
+
+from affine_lsp.poly import PolyError
 from affine_lsp.transforms.loops import SKEW, TILE, WAVEFRONT, Spec
 from affine_lsp.transforms.optimize import scheduler
 from affine_lsp.transforms.optimize.bands import BandDependences, recurrences
@@ -225,7 +228,11 @@ def time_tile(
 
 def recurrent(nest: Nest, rows: tuple[tuple[int, ...], ...], depth: int) -> bool:
     """A statement reads, at another iteration of the innermost skewed loop only,
-    a value it wrote: a chain of dependent updates along that loop."""
-    _, flow = scheduler.dependences(nest)
-    distances = BandDependences(nest.session, recurrences(flow), depth)
-    return distances.carried_innermost(rows)
+    a value it wrote: a chain of dependent updates along that loop (False when
+    isl cannot tell within its budget: no wavefront then)."""
+    try:
+        _, flow = scheduler.dependences(nest)
+        distances = BandDependences(nest.session, recurrences(flow), depth)
+        return distances.carried_innermost(rows)
+    except (PolyError, isl.Error):
+        return False
