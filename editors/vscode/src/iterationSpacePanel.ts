@@ -170,6 +170,9 @@ export class IterationSpacePanel implements vscode.Disposable {
       case "reveal":
         this.reveal(message.line);
         return;
+      case "toggleKind":
+        this.controller.toggleKind(message.kind);
+        return;
       default:
         return;
     }

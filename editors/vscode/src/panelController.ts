@@ -12,6 +12,8 @@
  * the current one).
  */
 import type { CodeAction, Position } from "vscode-languageserver-protocol";
+import type { DependenceKind } from "./dependenceKinds";
+import { DEFAULT_SHOWN_KINDS, orderedKinds } from "./dependenceKinds";
 import type { IterationSpaceResult, PreviewResult } from "./iterationSpace";
 import type { PanelView, PreviewView } from "./panelView";
 
@@ -81,6 +83,8 @@ export class PanelController {
   private previews = 0;
   private previewCancel: AbortController | undefined;
   private disposed = false;
+  /** The kinds of dependence drawn: kept while the panel is open, whatever it draws. */
+  private readonly shownKinds = new Set<DependenceKind>(DEFAULT_SHOWN_KINDS);
 
   constructor(
     private readonly host: PanelHost,
@@ -108,6 +112,15 @@ export class PanelController {
       return;
     }
     this.startPreview({ action, target: listed });
+  }
+
+  /** Show the arrows of `kind` if hidden, hide them if shown (no request: the
+   * pictures hold every kind's arrows). */
+  toggleKind(kind: DependenceKind): void {
+    if (!this.shownKinds.delete(kind)) {
+      this.shownKinds.add(kind);
+    }
+    this.render();
   }
 
   closePreview(): void {
@@ -167,6 +180,7 @@ export class PanelController {
       })),
       refactoringsStale: actions === undefined,
       preview: this.previewView(),
+      shownKinds: orderedKinds(this.shownKinds),
     };
   }
 

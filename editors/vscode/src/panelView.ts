@@ -5,6 +5,8 @@
  * {@link PanelView}. Pictures are SVG shown as `data:image/svg+xml` images, so
  * nothing in them is part of the page. Every text is escaped. No VS Code API here.
  */
+import type { DependenceKind } from "./dependenceKinds";
+import { DEPENDENCE_KINDS, KIND_WORDS, isDependenceKind, showKinds } from "./dependenceKinds";
 import type { NestPicture, PreviewResult } from "./iterationSpace";
 
 /** A refactoring listed at the cursor's loop. */
@@ -39,6 +41,8 @@ export interface PanelView {
   /** True when the list was made for another version or place. */
   refactoringsStale: boolean;
   preview: PreviewView | null;
+  /** The kinds of dependence whose arrows the pictures show (the toggles pressed). */
+  shownKinds: readonly DependenceKind[];
 }
 
 /** Messages the webview's script posts. */
@@ -47,7 +51,8 @@ export type WebviewMessage =
   | { command: "preview"; index: number }
   | { command: "apply" }
   | { command: "closePreview" }
-  | { command: "reveal"; line: number };
+  | { command: "reveal"; line: number }
+  | { command: "toggleKind"; kind: DependenceKind };
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
@@ -89,15 +94,15 @@ export function svgSize(svg: string): { width: number; height: number } | undefi
   return found === null ? undefined : { width: Math.ceil(Number(found[1])), height: Math.ceil(Number(found[2])) };
 }
 
-function image(picture: NestPicture, role: string): string {
+function image(picture: NestPicture, role: string, shown: readonly DependenceKind[]): string {
   const alt = `${picture.caption}: ${describePicture(picture)}`;
   const size = svgSize(picture.svg);
   // Shown at its natural size, smaller where the panel is narrower (never blurred up).
   const dimensions = size !== undefined ? ` width="${size.width}" height="${size.height}"` : "";
   return (
     `<img class="nest" data-role="${role}" data-points="${picture.points}" data-arrows="${picture.arrows}" ` +
-    `data-tiles="${picture.tiles}" data-moved="${picture.moved}"${dimensions} alt="${escapeHtml(alt)}" ` +
-    `src="${svgDataUri(picture.svg)}">`
+    `data-tiles="${picture.tiles}" data-moved="${picture.moved}" data-shown="${shown.join(" ")}"` +
+    `${dimensions} alt="${escapeHtml(alt)}" src="${svgDataUri(showKinds(picture.svg, shown))}">`
   );
 }
 
@@ -110,8 +115,24 @@ function caption(picture: NestPicture): string {
   );
 }
 
-function figure(picture: NestPicture, role: string): string {
-  return `<figure>${caption(picture)}${image(picture, role)}</figure>`;
+function figure(picture: NestPicture, role: string, shown: readonly DependenceKind[]): string {
+  return `<figure>${caption(picture)}${image(picture, role, shown)}</figure>`;
+}
+
+/** The toggles of the kinds of dependence drawn, one button each (pressed: shown). */
+function kindToggles(shown: readonly DependenceKind[]): string {
+  const buttons = DEPENDENCE_KINDS.map(
+    (kind) =>
+      `<button class="kind ${kind}" data-command="toggleKind" data-kind="${kind}" aria-pressed="${shown.includes(kind)}" ` +
+      `title="${shown.includes(kind) ? "Hide" : "Show"} the ${kind} (${KIND_WORDS[kind]}) dependences">${kind}</button>`,
+  );
+  return `<div class="kinds" role="group" aria-label="Dependences drawn"><span>Dependences:</span>${buttons.join("")}</div>`;
+}
+
+/** Whether the panel shows a picture (the toggles are shown with them). */
+function hasPictures(view: PanelView): boolean {
+  const preview = view.preview;
+  return view.picture !== null || (preview?.kind === "ready" && preview.result.before.length + preview.result.after.length > 0);
 }
 
 /** A `data-` attribute naming a version of the file (for tests and tools reading the page). */
@@ -127,6 +148,9 @@ function currentSection(view: PanelView): string {
       `${versionAttribute("version", view.version)}${versionAttribute("drawn-for", view.drawnFor)}>`,
   ];
   parts.push(`<h1>${escapeHtml(view.where || "Iteration space")}</h1>`);
+  if (hasPictures(view)) {
+    parts.push(kindToggles(view.shownKinds));
+  }
   if (view.stale) {
     parts.push(STALE_BANNER);
   }
@@ -134,7 +158,7 @@ function currentSection(view: PanelView): string {
     // The preview draws this loop (before); its caption is enough here.
     parts.push(`<figure>${caption(view.picture)}</figure>`);
   } else if (view.picture !== null) {
-    parts.push(figure(view.picture, "current"));
+    parts.push(figure(view.picture, "current", view.shownKinds));
   } else {
     parts.push(`<p class="message">${escapeHtml(view.message || "Place the cursor on an affine loop.")}</p>`);
   }
@@ -169,12 +193,13 @@ function refactoringSection(view: PanelView): string {
   return parts.join("");
 }
 
-function side(label: string, pictures: NestPicture[], role: string, empty: string): string {
-  const content = pictures.length > 0 ? pictures.map((picture) => figure(picture, role)).join("") : `<p class="message">${escapeHtml(empty)}</p>`;
+function side(label: string, pictures: NestPicture[], role: string, empty: string, shown: readonly DependenceKind[]): string {
+  const content =
+    pictures.length > 0 ? pictures.map((picture) => figure(picture, role, shown)).join("") : `<p class="message">${escapeHtml(empty)}</p>`;
   return `<div class="side ${role}"><h3>${label}</h3>${content}</div>`;
 }
 
-function previewSection(preview: PreviewView | null): string {
+function previewSection(preview: PreviewView | null, shown: readonly DependenceKind[]): string {
   if (preview === null) {
     return "";
   }
@@ -204,8 +229,8 @@ function previewSection(preview: PreviewView | null): string {
     ...result.notes.map((note) => `<p class="message note">${escapeHtml(note)}</p>`),
     `<div class="actions">${apply}${close}</div>`,
     '<div class="sides">',
-    side("Before", result.before, "before", "Nothing to draw."),
-    side("After", result.after, "after", why ?? "Nothing to draw."),
+    side("Before", result.before, "before", "Nothing to draw.", shown),
+    side("After", result.after, "after", why ?? "Nothing to draw.", shown),
     "</div></section>",
   ];
   return parts.join("");
@@ -214,7 +239,7 @@ function previewSection(preview: PreviewView | null): string {
 /** The panel's body for a view. */
 export function renderBody(view: PanelView): string {
   const status = view.status !== "" ? `<p class="status" role="alert">${escapeHtml(view.status)}</p>` : "";
-  return status + currentSection(view) + previewSection(view.preview) + refactoringSection(view);
+  return status + currentSection(view) + previewSection(view.preview, view.shownKinds) + refactoringSection(view);
 }
 
 /** The Content-Security-Policy of the panel: `data:` images, styles and script by nonce. */
@@ -260,6 +285,10 @@ button[disabled] { opacity: 0.5; cursor: default; }
 button.link { background: none; border: none; padding: 0; color: var(--vscode-textLink-foreground); font-weight: 600; }
 li.unavailable button { opacity: 0.7; }
 .actions { display: flex; gap: 8px; margin: 6px 0 10px; }
+.kinds { display: flex; flex-wrap: wrap; gap: 4px; align-items: baseline; margin: 4px 0 8px; }
+.kinds span { opacity: 0.75; font-size: 0.92em; margin-right: 4px; }
+.kinds button[aria-pressed="true"] { color: var(--vscode-button-foreground); background: var(--vscode-button-background); }
+.kinds button[aria-pressed="false"] { opacity: 0.7; }
 `;
 
 /**
@@ -273,7 +302,7 @@ const SCRIPT = `
   const vscode = acquireVsCodeApi();
   const root = document.getElementById("root");
   const keyOf = (element) => element && element.getAttribute && element.getAttribute("data-command") !== null
-    ? element.getAttribute("data-command") + ":" + (element.getAttribute("data-index") || "")
+    ? element.getAttribute("data-command") + ":" + (element.getAttribute("data-index") || element.getAttribute("data-kind") || "")
     : null;
   window.addEventListener("message", (event) => {
     const message = event.data;
@@ -292,6 +321,7 @@ const SCRIPT = `
       command: control.getAttribute("data-command"),
       index: Number(control.getAttribute("data-index") || "-1"),
       line: Number(control.getAttribute("data-line") || "-1"),
+      kind: control.getAttribute("data-kind") || "",
     });
   });
   vscode.postMessage({ command: "ready" });
@@ -341,6 +371,8 @@ export function parseWebviewMessage(raw: unknown): WebviewMessage | undefined {
       const line = integer(message.line);
       return line === undefined ? undefined : { command: "reveal", line };
     }
+    case "toggleKind":
+      return isDependenceKind(message.kind) ? { command: "toggleKind", kind: message.kind } : undefined;
     default:
       return undefined;
   }

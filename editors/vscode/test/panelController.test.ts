@@ -328,3 +328,26 @@ describe("previewing a refactoring", () => {
     assert.equal(host.last.preview, null);
   });
 });
+
+describe("the kinds of dependence shown", () => {
+  it("are RAW until toggled, and stay as toggled while the panel redraws elsewhere, without asking", async () => {
+    assert.deepEqual(controller.view().shownKinds, ["RAW"]);
+    await answerRound(target(2), pictureAnswer(1), [TILE]);
+    const asked = host.pictures.length;
+    controller.toggleKind("WAW");
+    controller.toggleKind("WAR");
+    assert.deepEqual(host.last.shownKinds, ["RAW", "WAR", "WAW"], "rendered at once, in their order");
+    controller.toggleKind("RAW");
+    assert.deepEqual(host.last.shownKinds, ["WAR", "WAW"]);
+    assert.equal(host.pictures.length, asked, "the pictures hold every kind: nothing is asked");
+    assert.equal(timers.pending.size, 0);
+    // The cursor moves on, a preview opens: the choice stays.
+    await answerRound(target(7), pictureAnswer(1, "affine.for %k = 0 to 4 (line 8)"), [TILE]);
+    controller.select(0);
+    host.previews[0].answer.resolve(previewAnswer(1, TILE.title));
+    await settle();
+    assert.equal(host.last.picture?.caption, "affine.for %k = 0 to 4 (line 8)");
+    assert.equal(host.last.preview?.kind, "ready");
+    assert.deepEqual(host.last.shownKinds, ["WAR", "WAW"]);
+  });
+});

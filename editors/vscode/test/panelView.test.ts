@@ -13,7 +13,7 @@ import {
   svgDataUri,
   svgSize,
 } from "../src/panelView";
-import { PICTURE } from "./support/pictures";
+import { KINDS_PICTURE, PICTURE } from "./support/pictures";
 
 function view(overrides: Partial<PanelView> = {}): PanelView {
   return {
@@ -27,6 +27,7 @@ function view(overrides: Partial<PanelView> = {}): PanelView {
     refactorings: [],
     refactoringsStale: false,
     preview: null,
+    shownKinds: ["RAW"],
     ...overrides,
   };
 }
@@ -104,6 +105,53 @@ describe("pictures", () => {
   });
 });
 
+describe("the toggles of the kinds of dependence", () => {
+  const decoded = (img: string): string =>
+    Buffer.from(/src="data:image\/svg\+xml;base64,([^"]*)"/.exec(img)?.[1] ?? "", "base64").toString("utf8");
+  const kindsView = (shownKinds: PanelView["shownKinds"], overrides: Partial<PanelView> = {}) =>
+    view({ picture: { ...PICTURE, svg: KINDS_PICTURE }, shownKinds, ...overrides });
+
+  it("are three buttons, pressed for the kinds shown (RAW by default)", () => {
+    const body = renderBody(kindsView(["RAW"]));
+    const buttons = [...body.matchAll(/<button class="kind (\w+)" data-command="toggleKind" data-kind="\1" aria-pressed="(\w+)"[^>]*>(\w+)<\/button>/g)];
+    assert.deepEqual(
+      buttons.map((match) => [match[1], match[2], match[3]]),
+      [
+        ["RAW", "true", "RAW"],
+        ["WAR", "false", "WAR"],
+        ["WAW", "false", "WAW"],
+      ],
+    );
+    assert.match(body, /<div class="kinds" role="group" aria-label="Dependences drawn">/);
+    assert.match(body, /title="Show the WAR \(write after read\) dependences"/);
+    assert.match(renderBody(kindsView(["RAW", "WAR"])), /data-kind="WAR" aria-pressed="true" title="Hide the WAR/);
+  });
+
+  it("show or hide those kinds' groups in every picture, current, before and after", () => {
+    const [current] = images(renderBody(kindsView(["RAW"])));
+    assert.equal(decoded(current), KINDS_PICTURE, "RAW only: as the server drew it");
+    assert.match(current, /data-shown="RAW"/);
+    const picture = { ...PICTURE, svg: KINDS_PICTURE };
+    const result = { version: 1, title: "Tile", before: [picture], after: [picture], reason: null, notes: [], disabled: null };
+    const body = renderBody(kindsView(["WAR"], { preview: { kind: "ready", result, stale: false, canApply: true, applying: false } }));
+    const drawn = images(body);
+    assert.equal(drawn.length, 2);
+    for (const img of drawn) {
+      const svg = decoded(img);
+      assert.match(svg, /<g class="deps WAR" stroke="#539bf5" stroke-width="1.9" stroke-dasharray="4 2" marker-end="url\(#head-WAR\)">/);
+      assert.match(svg, /<g class="deps RAW" [^>]*display="none"/);
+      assert.match(svg, /<g class="deps WAW" [^>]*display="none"/);
+      assert.match(img, /data-shown="WAR"/);
+    }
+  });
+
+  it("are shown only with pictures", () => {
+    assert.doesNotMatch(renderBody(view({ picture: null, message: "No loop." })), /toggleKind/);
+    const loading = renderBody(view({ picture: null, preview: { kind: "loading", title: "Tile" } }));
+    assert.doesNotMatch(loading, /toggleKind/);
+  });
+});
+
 describe("escaping", () => {
   it("escapes every text that comes from the file or the server", () => {
     assert.equal(escapeHtml(`<a href="x">'&'</a>`), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
@@ -175,6 +223,9 @@ describe("messages from the webview", () => {
     assert.deepEqual(parseWebviewMessage({ command: "apply", index: -1 }), { command: "apply" });
     assert.deepEqual(parseWebviewMessage({ command: "closePreview" }), { command: "closePreview" });
     assert.deepEqual(parseWebviewMessage({ command: "reveal", line: 8 }), { command: "reveal", line: 8 });
+    assert.deepEqual(parseWebviewMessage({ command: "toggleKind", kind: "WAW", index: -1 }), { command: "toggleKind", kind: "WAW" });
+    assert.equal(parseWebviewMessage({ command: "toggleKind", kind: "deps" }), undefined);
+    assert.equal(parseWebviewMessage({ command: "toggleKind" }), undefined);
     for (const bad of [null, "ready", {}, { command: "preview", index: -1 }, { command: "preview", index: 1.5 }, { command: "eval" }]) {
       assert.equal(parseWebviewMessage(bad), undefined, JSON.stringify(bad));
     }
