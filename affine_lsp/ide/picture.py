@@ -73,6 +73,7 @@ class Style:
     beside: bool  # the words to the right of the plot rather than above and below it
     assumed_hint: str  # how to give a symbol a value, `{name}` for its name
     kinds_hint: str = "not drawn"  # what the legend says of kinds whose arrows are not drawn
+    toggled: bool = False  # a client shows and hides kinds: their swatches go with their arrows
 
 
 FULL = Style(
@@ -99,9 +100,11 @@ PANEL = Style(
     titled=False,
     beside=False,
     assumed_hint="assumed",
+    toggled=True,
 )
 """The editor's panel: pictures side by side in half a window (the panel writes the
-loop's header and domain beside them, as text)."""
+loop's header and domain beside them, as text). It toggles the kinds of dependence
+shown: each kind's legend swatch is in the kind's group (`deps KIND`), as its arrows."""
 SMALL = Style(
     plot=176,
     panel=72,
@@ -400,7 +403,9 @@ def render_svg(
             if more > 0:
                 listed.append(f"+{more} more")
             line = f"{kind} ({KIND_WORDS[kind]}) on {memref}: {', '.join(listed)}"
-            if kind in visible:
+            if style.toggled:
+                footer.append((line, "", f"deps {kind}{'' if kind in visible else ' hidden'}"))
+            elif kind in visible:
                 footer.append((line, "", kind))
             else:
                 footer.append((f"{line} ({style.kinds_hint.format(kind=kind)})", "note", ""))
@@ -536,6 +541,10 @@ def _iv_names(op: Operation) -> str:
 
 
 def _swatch(x: float, y: float, font: int, kind: str) -> str:
+    if kind.startswith("deps "):  # "deps KIND [hidden]": in the group a client toggles
+        _, name, *hidden = kind.split()
+        display = ' display="none"' if hidden else ""
+        return f'<g class="deps {name}"{display}>{_swatch(x, y, font, name)}</g>'
     mid = y - font * 0.35
     if kind in COLOURS:
         dash = f' stroke-dasharray="{DASHES[kind]}"' if DASHES[kind] else ""

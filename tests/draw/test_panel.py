@@ -95,6 +95,21 @@ def test_the_loop_at_the_cursor_is_drawn_with_its_counts_and_domain():
         assert all((g.get("display") == "none") == (kind != "RAW") for g in groups), kind
 
 
+def test_each_kinds_legend_swatch_is_in_its_group_so_that_a_client_toggles_both():
+    text = (ROOT / "tests" / "editors" / "fixtures" / "kinds.mlir").read_text()
+    picture = _picture(text, 5)
+    assert picture.dependences == {"RAW": 30, "WAR": 30, "WAW": 0}
+    drawn = read_svg(picture.svg)
+    for kind, hidden in (("RAW", None), ("WAR", "none")):
+        groups = [g for g in drawn.root.iter(f"{NS}g") if g.get("class") == f"deps {kind}"]
+        # The arrows' group and the legend's swatch, hidden alike.
+        assert [g.get("display") for g in groups] == [hidden, hidden], kind
+        assert [e.get("class") for e in groups[1]] == ["legend"]
+    # The legend lists the hidden kind as the shown one (the client says which show).
+    assert "WAR (write after read) on %A: (0, 1) ×30</text>" in picture.svg
+    assert "not drawn" not in picture.svg
+
+
 def test_the_loop_at_the_cursor_is_the_one_on_its_line_else_the_innermost_around():
     # The inner loop's header: the nest is drawn, named by the inner loop.
     inner = _picture(WAVEFRONT, 8)
