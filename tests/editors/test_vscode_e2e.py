@@ -60,6 +60,8 @@ STEP_ZERO = (18, 32)  # the `0` of `step 0` in examples/mistakes.mlir, which has
 WAVE_LINE = 7  # `affine.for %i = 1 to 11 {` in examples/wavefront.mlir
 ROWS = FIXTURES / "rows.mlir"  # two nests: 8×6 points (tiling and interchange legal), then 12
 ROWS_NEST, ROWS_INNER, ROWS_SECOND = 4, 5, 10  # lines of `%i`, `%j` and `%k` in rows.mlir
+KINDS = FIXTURES / "kinds.mlir"  # one nest with RAW and WAR dependences
+KINDS_NEST, KINDS_INNER = 5, 6  # lines of `%i` and `%j` in kinds.mlir
 SKEW_AND_TILE = "Skew %j by 1 and tile 4×4"
 TILE_SIZES = (4,)
 # The editor's settings, and what the project's own layers are asked with.
@@ -265,6 +267,7 @@ def workbench(tmp_path_factory, code_server_entry, browser, vsix) -> Iterator[Wo
     shutil.copy(EXAMPLES / WAVEFRONT, folder / "skewed_and_tiled.mlir")
     shutil.copy(ROWS, folder / "follow_me.mlir")
     shutil.copy(ROWS, folder / "tile_me.mlir")
+    shutil.copy(KINDS, folder / "toggle_me.mlir")
     server = CodeServer(code_server_entry, home, SETTINGS)
     server.install_extension(vsix)
     try:
@@ -681,6 +684,68 @@ def test_the_panel_draws_the_loop_at_the_cursor(workbench):
     assert SKEW_AND_TILE in listed
     assert _enabled_previews(frame, len(listed)) == listed
     workbench.screenshot("iteration-space")
+
+
+# The `display` of each kind's groups (arrows, legend swatch) in the first current picture
+# of `role`, decoded from its data: URL ('' where shown); null while none is current.
+KIND_GROUPS_JS = """(role) => {
+  const img = document.querySelector(`img.nest[data-role="${role}"]`);
+  if (!img || img.closest('.stale')) return null;
+  const svg = atob(img.src.split(',')[1]);
+  const found = {};
+  for (const match of svg.matchAll(/<g class="deps (\\w+)"[^>]*>/g)) {
+    const display = /display="([^"]*)"/.exec(match[0]);
+    (found[match[1]] = found[match[1]] || []).push(display ? display[1] : '');
+  }
+  return found;
+}"""
+
+
+def _kind_toggles(frame) -> dict[str, str]:
+    """Each kind's toggle and whether it is pressed."""
+    return frame.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('button[data-kind]')]
+          .map((button) => [button.textContent, button.getAttribute('aria-pressed')]))"""
+    )
+
+
+def _wait_for_kind_groups(frame, role: str, groups: dict[str, list[str]]) -> None:
+    frame.wait_for_function(
+        f"""(groups) => JSON.stringify(({KIND_GROUPS_JS})({role!r})) === JSON.stringify(groups)""",
+        arg=groups,
+        timeout=UI_TIMEOUT_MS,
+    )
+
+
+def test_the_panel_toggles_the_kinds_of_dependence_drawn(workbench):
+    name = "toggle_me.mlir"
+    text = (workbench.folder / name).read_text()
+    expected = expected_panel_picture(text, KINDS_NEST)
+    assert expected.shown == ("RAW",)
+    assert expected.dependences["RAW"] > 0 and expected.dependences["WAR"] > 0
+    frame = _open_panel_at(workbench, name, KINDS_NEST)
+    [shown] = _wait_for_pictures(frame, "current", expected.points)
+    assert shown["arrows"] == expected.arrows  # every kind's arrows are in the picture
+    assert _kind_toggles(frame) == {"RAW": "true", "WAR": "false", "WAW": "false"}
+    # RAW's arrows and legend swatch show; WAR's are hidden.
+    _wait_for_kind_groups(frame, "current", {"RAW": ["", ""], "WAR": ["none", "none"]})
+    frame.click('button[data-kind="WAR"]')
+    _wait_for_kind_groups(frame, "current", {"RAW": ["", ""], "WAR": ["", ""]})
+    assert _kind_toggles(frame) == {"RAW": "true", "WAR": "true", "WAW": "false"}
+    frame.click('button[data-kind="RAW"]')
+    _wait_for_kind_groups(frame, "current", {"RAW": ["none", "none"], "WAR": ["", ""]})
+    workbench.screenshot("dependence-kinds")
+    # The choice stays while the panel redraws for another line.
+    inner = expected_panel_picture(text, KINDS_INNER)
+    workbench.open_file(name)
+    workbench.go_to_line(KINDS_INNER, 5)
+    _wait_for_caption(frame, "current", inner.caption)
+    _wait_for_kind_groups(frame, "current", {"RAW": ["none", "none"], "WAR": ["", ""]})
+    assert _kind_toggles(frame) == {"RAW": "false", "WAR": "true", "WAW": "false"}
+    # Back to the default for the tests that follow.
+    frame.click('button[data-kind="RAW"]')
+    frame.click('button[data-kind="WAR"]')
+    _wait_for_kind_groups(frame, "current", {"RAW": ["", ""], "WAR": ["none", "none"]})
 
 
 def test_the_panel_follows_the_cursor_to_another_loop(workbench):
