@@ -717,6 +717,13 @@ def _wait_for_kind_groups(frame, role: str, groups: dict[str, list[str]]) -> Non
     )
 
 
+def _focus_first_editor(workbench: Workbench) -> None:
+    """Back to the editor on the left (a click in the webview leaves the panel's group
+    active, where Quick Open would open files)."""
+    group = workbench.page.locator(".part.editor .editor-group-container").first
+    group.locator(".monaco-editor .view-lines").click()
+
+
 def test_the_panel_toggles_the_kinds_of_dependence_drawn(workbench):
     name = "toggle_me.mlir"
     text = (workbench.folder / name).read_text()
@@ -737,6 +744,7 @@ def test_the_panel_toggles_the_kinds_of_dependence_drawn(workbench):
     workbench.screenshot("dependence-kinds")
     # The choice stays while the panel redraws for another line.
     inner = expected_panel_picture(text, KINDS_INNER)
+    _focus_first_editor(workbench)
     workbench.open_file(name)
     workbench.go_to_line(KINDS_INNER, 5)
     _wait_for_caption(frame, "current", inner.caption)
@@ -746,6 +754,7 @@ def test_the_panel_toggles_the_kinds_of_dependence_drawn(workbench):
     frame.click('button[data-kind="RAW"]')
     frame.click('button[data-kind="WAR"]')
     _wait_for_kind_groups(frame, "current", {"RAW": ["", ""], "WAR": ["none", "none"]})
+    _focus_first_editor(workbench)
 
 
 def test_the_panel_follows_the_cursor_to_another_loop(workbench):
