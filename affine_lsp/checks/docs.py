@@ -1,8 +1,8 @@
-"""The table of diagnostic codes in README.md, generated from the registry.
+"""The table of diagnostic codes in docs/checker.md, generated from the registry.
 
-    python -m affine_lsp.checks.docs   # prints the table to paste into README.md
+    python -m affine_lsp.checks.docs   # prints the table to paste into docs/checker.md
 
-The suite checks that README.md holds exactly this table.
+The suite checks that docs/checker.md holds exactly this table.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from affine_lsp.checks import rules  # noqa: F401  (registers every code)
 from affine_lsp.checks.context import CheckOptions
 from affine_lsp.checks.registry import RULES, RuleInfo
 
+DOCS_PAGE = "docs/checker.md"  # the page that holds the table, from the project's root
 HEADER = (
     "| code | group | default severity | MLIR 22 checks it | what it means |\n"
     "|---|---|---|---|---|\n"

@@ -1,8 +1,8 @@
 """Every diagnostic code the checker can produce, with a one-line description.
 
 Rule modules register their codes here at import time (`register(...)`); the
-CLI's documentation, the README table and the language server's hover read
-`RULES`. A code never changes meaning once published.
+CLI's documentation, the table of docs/checker.md and the language server's hover
+read `RULES`. A code never changes meaning once published.
 """
 
 from __future__ import annotations

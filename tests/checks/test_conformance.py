@@ -84,7 +84,7 @@ def test_conformance_with_mlir_expected_errors():
         print(f"{label}: {', '.join(parts)}; all {hits}/{total} = {hits / total:.1%}")
     produced_hits = sum(counts[(c, True, True)] for c in CATEGORIES)
     produced_total = produced_hits + sum(counts[(c, True, False)] for c in CATEGORIES)
-    # The goal (see README): 95% of the lines where MLIR 22 reports an error.
+    # The goal: 95% of the lines where MLIR 22 reports an error (docs/checker.md has the figure).
     assert produced_hits / produced_total >= 0.95
 
 
