@@ -92,19 +92,29 @@ class Workbench:
         return path
 
     def open_file(self, name: str) -> None:
-        """Quick Open (Ctrl+P) and wait until the editor shows the file."""
+        """Quick Open (Ctrl+P) and wait until the editor shows the file. On a loaded
+        machine the list may still be filtering when the row is chosen, so the file
+        is chosen by clicking its row, and Quick Open is tried again if no tab opens."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         page = self.page
-        page.keyboard.press("Escape")
-        page.keyboard.press("Control+P")
-        page.wait_for_selector(".quick-input-widget input", state="visible", timeout=UI_TIMEOUT_MS)
-        page.keyboard.type(name)
-        page.wait_for_selector(
-            f'.quick-input-list .monaco-list-row[aria-label*="{name}"]', timeout=UI_TIMEOUT_MS
-        )
-        page.keyboard.press("Enter")
-        page.wait_for_selector(
-            f'.tabs-container .tab.active[aria-label*="{name}"]', timeout=UI_TIMEOUT_MS
-        )
+        row = f'.quick-input-list .monaco-list-row[aria-label*="{name}"]'
+        tab = f'.tabs-container .tab.active[aria-label*="{name}"]'
+        for attempt in range(3):
+            page.keyboard.press("Escape")
+            page.keyboard.press("Control+P")
+            page.wait_for_selector(
+                ".quick-input-widget input", state="visible", timeout=UI_TIMEOUT_MS
+            )
+            page.keyboard.type(name)
+            page.wait_for_selector(row, timeout=UI_TIMEOUT_MS)
+            page.click(row)
+            try:
+                page.wait_for_selector(tab, timeout=UI_TIMEOUT_MS if attempt == 2 else 20_000)
+                break
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
         page.wait_for_selector(".monaco-editor .view-lines", timeout=UI_TIMEOUT_MS)
         page.click(".monaco-editor .view-lines")
 
