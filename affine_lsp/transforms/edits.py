@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from affine_lsp.checks import TextEdit
-from affine_lsp.syntax import decode, encode
+from affine_lsp.syntax import Span, decode, encode
 
 
 class OverlappingEdits(ValueError):
@@ -107,3 +107,35 @@ def rest_of_line_is_blank(data: bytes, offset: int) -> bool:
     """Only whitespace or a `//` comment between `offset` and the end of its line."""
     rest = data[offset : next_line_start(data, offset)].strip()
     return not rest or rest.startswith(b"//")
+
+
+def indent_edits(data: bytes, start: int, end: int, delta: int) -> list[TextEdit]:
+    """Edits (relative to `start`) shifting every line of [start, end) by `delta` spaces."""
+    if delta == 0:
+        return []
+    edits = []
+    position = start
+    while position < end:
+        if delta > 0:
+            if data[position : position + 1] not in (b"\n", b"\r", b""):
+                edits.append(TextEdit(Span(position - start, position - start), " " * delta))
+        else:
+            strip = 0
+            while strip < -delta and data[position + strip : position + strip + 1] == b" ":
+                strip += 1
+            if strip:
+                edits.append(TextEdit(Span(position - start, position - start + strip), ""))
+        position = next_line_start(data, position)
+    return edits
+
+
+def shifted_offset(edits: list[TextEdit], offset: int) -> int:
+    """Where relative offset `offset` (an op's start) lands after `edits` (relative to
+    the same start; text inserted right at `offset` comes after it)."""
+    delta = 0
+    for edit in edits:
+        if edit.span.end_byte <= offset and not (
+            edit.span.start_byte == edit.span.end_byte == offset and edit.new_text.strip()
+        ):
+            delta += len(encode(edit.new_text)) - (edit.span.end_byte - edit.span.start_byte)
+    return offset + delta

@@ -16,7 +16,14 @@ from affine_lsp.checks import TextEdit
 from affine_lsp.ir import Operation, Value, split_use_name
 from affine_lsp.poly import AffineForm
 from affine_lsp.syntax import Span, decode, encode
-from affine_lsp.transforms.edits import apply_edits, indentation, line_start, next_line_start
+from affine_lsp.transforms.edits import (
+    apply_edits,
+    indent_edits,
+    indentation,
+    line_start,
+    next_line_start,
+    shifted_offset,
+)
 
 
 @dataclass
@@ -86,37 +93,6 @@ def _name_edits(data: bytes, start: int, ops: list[Operation], renames: Renames)
     return list(edits.values())
 
 
-def _indent_edits(data: bytes, start: int, end: int, delta: int) -> list[TextEdit]:
-    """Edits (relative to `start`) shifting every line of [start, end) by `delta` spaces."""
-    if delta == 0:
-        return []
-    edits = []
-    position = start
-    while position < end:
-        if delta > 0:
-            if data[position : position + 1] not in (b"\n", b"\r", b""):
-                edits.append(TextEdit(Span(position - start, position - start), " " * delta))
-        else:
-            strip = 0
-            while strip < -delta and data[position + strip : position + strip + 1] == b" ":
-                strip += 1
-            if strip:
-                edits.append(TextEdit(Span(position - start, position - start + strip), ""))
-        position = next_line_start(data, position)
-    return edits
-
-
-def _shift(edits: list[TextEdit], offset: int) -> int:
-    """Where relative offset `offset` (an op start) lands after `edits`."""
-    delta = 0
-    for edit in edits:
-        if edit.span.end_byte <= offset and not (
-            edit.span.start_byte == edit.span.end_byte == offset and edit.new_text.strip()
-        ):
-            delta += len(edit.new_text.encode()) - (edit.span.end_byte - edit.span.start_byte)
-    return offset + delta
-
-
 class Builder:
     """The new text of the document range starting at `base` (an offset that stays
     the same in the new document: nothing before it changes)."""
@@ -160,11 +136,11 @@ class Builder:
         and what lies between them), renamed and re-indented."""
         ops = _ops_in(start, end, roots)
         edits = _name_edits(self.data, start, ops, renames)
-        edits += _indent_edits(self.data, start, end, indent_delta)
+        edits += indent_edits(self.data, start, end, indent_delta)
         edits.sort(key=lambda e: (e.span.start_byte, e.span.end_byte))
         text = apply_edits(self.data[start:end], edits)
         for op in ops:
-            relative = _shift(edits, op.span.start_byte - start)
+            relative = shifted_offset(edits, op.span.start_byte - start)
             self.origins[self.base + self.length + relative] = Origin(op, renames, copy)
         self.parts.append(text)
         self.length += len(text)

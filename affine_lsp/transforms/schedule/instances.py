@@ -22,7 +22,14 @@ from affine_lsp.ir import AffineAccessOp, AffineApplyOp, Operation, Use, Value
 from affine_lsp.poly import AffineForm, IslSession, NotAffine, Scope, Term, Window, render_mlir
 from affine_lsp.syntax import Span, decode, encode
 from affine_lsp.transforms.bounds import forms_of, map_text
-from affine_lsp.transforms.edits import apply_edits, indentation, line_start, next_line_start
+from affine_lsp.transforms.edits import (
+    apply_edits,
+    indent_edits,
+    indentation,
+    line_start,
+    next_line_start,
+    shifted_offset,
+)
 from affine_lsp.transforms.schedule.expressions import name_form, ordered, substituted
 from affine_lsp.transforms.schedule.statements import Statement, Unschedulable
 
@@ -147,7 +154,7 @@ class InstanceWriter:
                     ):
                         rename(use.span, renames[id(use.value)], use.value.name)
         delta = len(indent) - len(indentation(self.data, statement.ops[0].span.start_byte))
-        edits += _indent_edits(self.data, start, end, delta)
+        edits += indent_edits(self.data, start, end, delta)
         text = apply_edits(self.data[start:end], edits)
         copies: dict[int, Copy] = {}
         base = len(encode(header))
@@ -157,7 +164,7 @@ class InstanceWriter:
         for op in statement.ops:
             if id(op) in introduced:
                 continue
-            offset = base + _shift(edits, op.span.start_byte - start)
+            offset = base + shifted_offset(edits, op.span.start_byte - start)
             copies[offset] = Copy(op, renames, ssa_forms, copy)
         return Written(header + constants + decode(text), copies, defined)
 
@@ -276,34 +283,3 @@ def _renamed(form: AffineForm, operand: Operand) -> AffineForm:
         tuple((_renamed(inner, operand), d, c) for inner, d, c in form.floors),
         form.constant,
     )
-
-
-def _indent_edits(data: bytes, start: int, end: int, delta: int) -> list[TextEdit]:
-    """Edits (relative to `start`) shifting every line of [start, end) by `delta` spaces."""
-    if delta == 0:
-        return []
-    edits = []
-    position = start
-    while position < end:
-        if delta > 0:
-            if data[position : position + 1] not in (b"\n", b"\r", b""):
-                edits.append(TextEdit(Span(position - start, position - start), " " * delta))
-        else:
-            strip = 0
-            while strip < -delta and data[position + strip : position + strip + 1] == b" ":
-                strip += 1
-            if strip:
-                edits.append(TextEdit(Span(position - start, position - start + strip), ""))
-        position = next_line_start(data, position)
-    return edits
-
-
-def _shift(edits: list[TextEdit], offset: int) -> int:
-    """Where relative offset `offset` (an op's start) lands after `edits`."""
-    delta = 0
-    for edit in edits:
-        if edit.span.end_byte <= offset and not (
-            edit.span.start_byte == edit.span.end_byte == offset and edit.new_text.strip()
-        ):
-            delta += len(encode(edit.new_text)) - (edit.span.end_byte - edit.span.start_byte)
-    return offset + delta
