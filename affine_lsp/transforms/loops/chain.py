@@ -24,7 +24,7 @@ from affine_lsp.ir import AffineForOp, ModuleModel, Operation, Value, build_modu
 from affine_lsp.poly import AffineForm, IslSession
 from affine_lsp.syntax import SourceDocument, decode, encode
 from affine_lsp.transforms.edits import EditMap, line_start, next_line_start
-from affine_lsp.transforms.loops.proof import ProofFailed, Prover, Rewrite
+from affine_lsp.transforms.loops.proof import ProofFailed, Prover, Rewrite, visible_value
 from affine_lsp.transforms.loops.text import Origin, Renames
 
 _FREE = "%<free>"  # a name no value has: the coordinate stays free
@@ -278,23 +278,9 @@ def _ivs_around(op: Operation) -> list[Value]:
 
 
 def _visible(op: Operation, name: str) -> Value | None:
-    """The value named `name` that `op` sees (block arguments and earlier results of
-    the blocks around it), or its own induction variable."""
+    """The value named `name` that `op` sees (`visible_value`), or its own induction
+    variable."""
     if isinstance(op, AffineForOp) and op.induction_variable is not None:
         if op.induction_variable.name == name:
             return op.induction_variable
-    base = name.split("#")[0]
-    child: Operation | None = op
-    while child is not None and child.parent_block is not None:
-        block = child.parent_block
-        for argument in block.arguments:
-            if argument.name == base:
-                return argument
-        for earlier in block.operations:
-            if earlier is child:
-                break
-            for result in earlier.results:
-                if result.name == base:
-                    return result
-        child = block.parent_op
-    return None
+    return visible_value(op, name)

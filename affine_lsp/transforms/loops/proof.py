@@ -191,7 +191,7 @@ class _Side:
             return None
 
 
-def _visible(op: Operation, name: str) -> Value | None:
+def visible_value(op: Operation, name: str) -> Value | None:
     """The value named `name` that `op` sees (block arguments and earlier results of
     the blocks around it)."""
     base = name.split("#")[0]
@@ -353,7 +353,7 @@ class Prover:
                 params |= used
                 constraints.append(f"{out} = {text}")
                 continue
-            value = _visible(op, origin.renames.get(old_iv))
+            value = visible_value(op, origin.renames.get(old_iv))
             if value is None:
                 continue  # hoisted out of that loop: any of its iterations
             try:
@@ -387,7 +387,7 @@ class Prover:
         terms: dict[str, str] = {}
         params: set[str] = set()
         for name in form.names():
-            value = _visible(op, name)
+            value = visible_value(op, name)
             if value is None:
                 raise ProofFailed(f"{self._line_of(op)} uses {name}, which is not defined there")
             try:
