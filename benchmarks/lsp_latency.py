@@ -29,8 +29,10 @@ automatic code-action request (the lightbulb's) at each loop nest of that
 function; p95 over the nests where Fuse is offered must be <= 30 ms. (The
 nests of the next function are asked too, and reported: whether they are
 planned by then depends on how long the edited function took.) The same
-requests go to mlir-lsp-server, and to our server with planning off (every
-answer planned on request), for comparison.
+requests go to mlir-lsp-server, to our server with planning off (every
+answer planned on request), and to our server without "Optimize nest" in the
+menu (`optimize.enabled` false: what offering it costs the lightbulb, which
+must be nothing measurable), for comparison.
 
 `--syntax-error` runs on copies of the files with one broken line a third of the
 way in (an `affine.load` whose `]` is missing), so that every edit is made to a
@@ -60,6 +62,10 @@ OURS = f"{shlex.quote(sys.executable)} -m affine_lsp serve"
 NO_PLANNING = {"refactorings": {"planInBackground": False}}
 OURS_NO_PLANNING = shlex.join(
     [sys.executable, str(ROOT / "benchmarks" / "serve_with_settings.py"), json.dumps(NO_PLANNING)]
+)
+NO_OPTIMIZE = {"optimize": {"enabled": False}}
+OURS_NO_OPTIMIZE = shlex.join(
+    [sys.executable, str(ROOT / "benchmarks" / "serve_with_settings.py"), json.dumps(NO_OPTIMIZE)]
 )
 
 GOALS = {  # (size or None for any size, metric) -> limit, checked when printing
@@ -290,6 +296,7 @@ ROWS = [
     ("code action p50, idle (ms)", "action_p50"),
     ("code action p95, idle (ms)", "action_p95"),
     ("  the same, planning off (ms)", "action_p95_no_planning"),
+    ("  the same, Optimize not offered (ms)", "action_p95_no_optimize"),
 ]
 
 
@@ -378,6 +385,8 @@ def main() -> int:
             if not args.no_planning_comparison:
                 off = code_action_latency(shlex.split(OURS_NO_PLANNING), path, args)
                 ours["action_p95_no_planning"] = off["action_p95"]
+                alone = code_action_latency(shlex.split(OURS_NO_OPTIMIZE), path, args)
+                ours["action_p95_no_optimize"] = alone["action_p95"]
         theirs: dict = {}
         if use_mlir:
             print(f"# {size} lines: mlir-lsp-server ...", file=sys.stderr, flush=True)

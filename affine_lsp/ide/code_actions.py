@@ -155,6 +155,11 @@ def prepare_optimize(
     )
 
 
+def _no_actions() -> list[Action]:
+    """A refactoring switched off by the settings offers nothing."""
+    return []
+
+
 Prepare = Callable[[DocumentAnalysis, int, int, Settings], Callable[[], list[Action]]]
 Designate = Callable[[ModuleModel, int, int, Callable[[int], int]], Operation | None]
 
@@ -187,7 +192,11 @@ REFACTORINGS: tuple[Refactoring, ...] = (
     ),
     Refactoring(
         "optimize",
-        lambda a, s, e, settings: prepare_optimize(a, s, e, settings.optimize_options()),
+        lambda a, s, e, settings: (
+            prepare_optimize(a, s, e, settings.optimize_options())
+            if settings.optimize_offered
+            else _no_actions
+        ),
         designate=outermost_at,
     ),
 )

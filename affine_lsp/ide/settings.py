@@ -50,6 +50,7 @@ class Settings:
     plan_in_background: bool = True  # plan refactorings before they are asked for
     performance_hints: bool = _CHECKS.performance_hints
     optimize_tune: bool = False  # "Optimize nest" compiles and times candidates
+    optimize_offered: bool = True  # "Optimize nest" in the lightbulb at every nest
 
     def check_options(self) -> CheckOptions:
         return CheckOptions(
@@ -160,6 +161,7 @@ _KEYS = {
     "refactorings.planInBackground": ("plan_in_background", _boolean),
     "performanceHints.enabled": ("performance_hints", _boolean),
     "optimize.tune": ("optimize_tune", _boolean),
+    "optimize.enabled": ("optimize_offered", _boolean),
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from affine_lsp.ide.analysis import DocumentAnalysis
 from affine_lsp.ide.code_actions import REFACTORINGS, code_actions
+from affine_lsp.ide.settings import Settings, parse_settings
 from affine_lsp.ir import build_module
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms import apply_edits
@@ -62,3 +63,14 @@ def test_the_editor_offers_it_among_the_refactorings():
     at = GEMM.encode().index(b"affine.for %j")
     titles = [a.title for a in code_actions(analysis, at, at, only=["refactor"])]
     assert titles[-1] == "Optimize nest"
+
+
+def test_the_setting_optimize_enabled_takes_it_out_of_the_menu():
+    settings, problems = parse_settings({"affineLsp": {"optimize": {"enabled": False}}})
+    assert problems == [] and settings.optimize_offered is False
+    analysis = DocumentAnalysis.from_text(GEMM)
+    analysis.analyse_all()
+    at = GEMM.encode().index(b"affine.for %j")
+    (optimize,) = [r for r in REFACTORINGS if r.name == "optimize"]
+    assert optimize.prepare(analysis, at, at, settings)() == []
+    assert [a.title for a in optimize.prepare(analysis, at, at, Settings())()] == ["Optimize nest"]

@@ -42,7 +42,7 @@ export interface ServerSettings {
   hover: { pictures: HoverPictures };
   refactorings: { planInBackground: boolean };
   performanceHints: { enabled: boolean };
-  optimize: { tune: boolean };
+  optimize: { enabled: boolean; tune: boolean };
 }
 
 export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
@@ -54,7 +54,7 @@ export const DEFAULT_SERVER_SETTINGS: ServerSettings = {
   hover: { pictures: "auto" },
   refactorings: { planInBackground: true },
   performanceHints: { enabled: true },
-  optimize: { tune: false },
+  optimize: { enabled: true, tune: false },
 };
 
 /** Settings whose change needs a server restart (they decide what is launched). */
@@ -116,7 +116,10 @@ export function readServerSettings(reader: SettingsReader): ServerSettings {
     performanceHints: {
       enabled: boolean(reader.get("performanceHints.enabled"), defaults.performanceHints.enabled),
     },
-    optimize: { tune: boolean(reader.get("optimize.tune"), defaults.optimize.tune) },
+    optimize: {
+      enabled: boolean(reader.get("optimize.enabled"), defaults.optimize.enabled),
+      tune: boolean(reader.get("optimize.tune"), defaults.optimize.tune),
+    },
   };
 }
 

@@ -104,6 +104,10 @@ describe("package.json contributions", () => {
       DEFAULT_SERVER_SETTINGS.performanceHints.enabled,
     );
     assert.equal(properties[key("optimize.tune")].default, DEFAULT_SERVER_SETTINGS.optimize.tune);
+    assert.equal(
+      properties[key("optimize.enabled")].default,
+      DEFAULT_SERVER_SETTINGS.optimize.enabled,
+    );
   });
 
   it("names as main module the esbuild bundle that vscode:prepublish builds from src/extension.ts", () => {

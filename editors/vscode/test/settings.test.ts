@@ -34,6 +34,7 @@ describe("readServerSettings", () => {
         "hover.pictures": "never",
         "refactorings.planInBackground": false,
         "performanceHints.enabled": false,
+        "optimize.enabled": false,
         "optimize.tune": true,
       }),
     );
@@ -46,7 +47,7 @@ describe("readServerSettings", () => {
       hover: { pictures: "never" },
       refactorings: { planInBackground: false },
       performanceHints: { enabled: false },
-      optimize: { tune: true },
+      optimize: { enabled: false, tune: true },
     });
   });
 
@@ -63,6 +64,7 @@ describe("readServerSettings", () => {
         "hover.pictures": true,
         "refactorings.planInBackground": "no",
         "performanceHints.enabled": 1,
+        "optimize.enabled": "no",
         "optimize.tune": "yes",
       }),
     );

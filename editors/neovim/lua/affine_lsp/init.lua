@@ -25,7 +25,7 @@ local defaults = {
       hover = { pictures = "auto" },
       refactorings = { planInBackground = true },
       performanceHints = { enabled = true },
-      optimize = { tune = false },
+      optimize = { enabled = true, tune = false },
     },
   },
   -- Register the tree-sitter grammar and queries of this repository
