@@ -296,7 +296,7 @@ ROWS = [
     ("code action p50, idle (ms)", "action_p50"),
     ("code action p95, idle (ms)", "action_p95"),
     ("  the same, planning off (ms)", "action_p95_no_planning"),
-    ("  the same, Optimize not offered (ms)", "action_p95_no_optimize"),
+    ("  the same, no Optimize (ms)", "action_p95_no_optimize"),
 ]
 
 
