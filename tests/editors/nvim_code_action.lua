@@ -5,32 +5,14 @@
 -- Environment: AFFINE_REPO, AFFINE_FIXTURE, AFFINE_SERVER_CMD (JSON list),
 -- AFFINE_LINE (1-based line of the cursor), AFFINE_CHOOSE, AFFINE_OUT.
 
-local out = {}
-local function finish()
-  local handle = io.open(os.getenv("AFFINE_OUT"), "w")
-  handle:write(vim.fn.json_encode(out))
-  handle:close()
-  vim.cmd("qall!")
-end
+local harness = dofile(os.getenv("AFFINE_REPO") .. "/tests/editors/nvim_harness.lua")
 
-out.notes = {}
-vim.notify = function(message, level)
-  table.insert(out.notes, { message = tostring(message), level = level or vim.NIL })
-end
-
-local ok, err = pcall(function()
-  vim.opt.runtimepath:prepend(os.getenv("AFFINE_REPO") .. "/editors/neovim")
-  require("affine_lsp").setup({
-    cmd = vim.fn.json_decode(os.getenv("AFFINE_SERVER_CMD")),
-    treesitter = false,
-  })
-  vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("AFFINE_FIXTURE")))
-  local bufnr = vim.api.nvim_get_current_buf()
-  out.attached = vim.wait(20000, function()
-    return #vim.lsp.buf_get_clients(bufnr) > 0
-  end, 50)
+harness.run(function(out)
+  harness.setup({ treesitter = false })
+  local bufnr = harness.open_fixture()
+  out.attached = harness.attached(bufnr)
   -- The server has the document once it answered a request about it.
-  vim.wait(20000, function()
+  harness.wait(function()
     local responses = vim.lsp.buf_request_sync(bufnr, "textDocument/documentSymbol", {
       textDocument = { uri = vim.uri_from_bufnr(bufnr) },
     }, 1000) or {}
@@ -40,7 +22,7 @@ local ok, err = pcall(function()
       end
     end
     return false
-  end, 50)
+  end)
 
   vim.api.nvim_win_set_cursor(0, { tonumber(os.getenv("AFFINE_LINE")), 4 })
   local choose = os.getenv("AFFINE_CHOOSE")
@@ -69,7 +51,3 @@ local ok, err = pcall(function()
   vim.wait(200) -- (edits of one action arrive together)
   out.lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, true)
 end)
-if not ok then
-  out.error = tostring(err)
-end
-finish()

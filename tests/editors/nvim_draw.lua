@@ -4,21 +4,10 @@
 -- opens), AFFINE_VIEWED (the file the stub writes), AFFINE_DIR (where the SVGs go),
 -- AFFINE_OUT (where to write the JSON result).
 
-local out = { notes = {} }
-local function finish()
-  local handle = io.open(os.getenv("AFFINE_OUT"), "w")
-  handle:write(vim.fn.json_encode(out))
-  handle:close()
-  vim.cmd("qall!")
-end
+local harness = dofile(os.getenv("AFFINE_REPO") .. "/tests/editors/nvim_harness.lua")
 
-local ok, err = pcall(function()
-  vim.opt.runtimepath:prepend(os.getenv("AFFINE_REPO") .. "/editors/neovim")
-  vim.notify = function(message, level)
-    table.insert(out.notes, { message = message, level = level })
-  end
-  require("affine_lsp").setup({
-    cmd = vim.fn.json_decode(os.getenv("AFFINE_SERVER_CMD")),
+harness.run(function(out)
+  harness.setup({
     filetypes = { "no-server-for-this-test" },
     treesitter = false,
     draw = {
@@ -63,7 +52,3 @@ local ok, err = pcall(function()
   local _, reason = require("affine_lsp.draw").draw({ line = stencil, open = false })
   out.broken = reason
 end)
-if not ok then
-  out.error = tostring(err)
-end
-finish()

@@ -5,13 +5,7 @@
 -- .affine-lsp.toml to write beside it), AFFINE_PROJECT_TEXT, AFFINE_SERVER_CMD,
 -- AFFINE_OUT.
 
-local out = {}
-local function finish()
-  local handle = io.open(os.getenv("AFFINE_OUT"), "w")
-  handle:write(vim.fn.json_encode(out))
-  handle:close()
-  vim.cmd("qall!")
-end
+local harness = dofile(os.getenv("AFFINE_REPO") .. "/tests/editors/nvim_harness.lua")
 
 local function codes(bufnr)
   local found = {}
@@ -21,28 +15,19 @@ local function codes(bufnr)
   return found
 end
 
-local ok, err = pcall(function()
-  vim.opt.runtimepath:prepend(os.getenv("AFFINE_REPO") .. "/editors/neovim")
-  require("affine_lsp").setup({
-    cmd = vim.fn.json_decode(os.getenv("AFFINE_SERVER_CMD")),
-    treesitter = false,
-  })
-  vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("AFFINE_FIXTURE")))
-  local bufnr = vim.api.nvim_get_current_buf()
-  vim.wait(20000, function()
+harness.run(function(out)
+  harness.setup({ treesitter = false })
+  local bufnr = harness.open_fixture()
+  harness.wait(function()
     return #vim.diagnostic.get(bufnr) > 0
-  end, 50)
+  end)
   out.before = codes(bufnr)
 
   vim.cmd("split " .. vim.fn.fnameescape(os.getenv("AFFINE_PROJECT")))
   vim.api.nvim_buf_set_lines(0, 0, -1, false, vim.split(os.getenv("AFFINE_PROJECT_TEXT"), "\n"))
   vim.cmd("write")
-  vim.wait(20000, function()
+  harness.wait(function()
     return #vim.diagnostic.get(bufnr) == 0
-  end, 50)
+  end)
   out.after = codes(bufnr)
 end)
-if not ok then
-  out.error = tostring(err)
-end
-finish()

@@ -2,23 +2,11 @@
 -- Environment: AFFINE_REPO, AFFINE_FIXTURE, AFFINE_PARSER (compiled grammar),
 -- AFFINE_SERVER_CMD (JSON list), AFFINE_OUT (where to write the JSON result).
 
-local out = {}
-local function finish()
-  local handle = io.open(os.getenv("AFFINE_OUT"), "w")
-  handle:write(vim.fn.json_encode(out))
-  handle:close()
-  vim.cmd("qall!")
-end
+local harness = dofile(os.getenv("AFFINE_REPO") .. "/tests/editors/nvim_harness.lua")
 
-local ok, err = pcall(function()
-  local repo = os.getenv("AFFINE_REPO")
-  vim.opt.runtimepath:prepend(repo .. "/editors/neovim")
-  require("affine_lsp").setup({
-    cmd = vim.fn.json_decode(os.getenv("AFFINE_SERVER_CMD")),
-    parser_path = os.getenv("AFFINE_PARSER"),
-  })
-  vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("AFFINE_FIXTURE")))
-  local bufnr = vim.api.nvim_get_current_buf()
+harness.run(function(out)
+  harness.setup({ parser_path = os.getenv("AFFINE_PARSER") })
+  local bufnr = harness.open_fixture()
   out.filetype = vim.bo[bufnr].filetype
 
   -- Tree-sitter: the grammar parses the buffer and the queries compile.
@@ -32,12 +20,10 @@ local ok, err = pcall(function()
   end
 
   -- Diagnostics from the server arrive in vim.diagnostic.
-  out.attached = vim.wait(20000, function()
-    return #vim.lsp.buf_get_clients(bufnr) > 0
-  end, 50)
-  vim.wait(20000, function()
+  out.attached = harness.attached(bufnr)
+  harness.wait(function()
     return #vim.diagnostic.get(bufnr) > 0
-  end, 50)
+  end)
   out.diagnostics = {}
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
     table.insert(out.diagnostics, { lnum = d.lnum, col = d.col, message = d.message, severity = d.severity })
@@ -61,7 +47,3 @@ local ok, err = pcall(function()
     end
   end
 end)
-if not ok then
-  out.error = tostring(err)
-end
-finish()

@@ -68,8 +68,8 @@ def _run_session(tmp_path: Path, script: str, **variables: str) -> dict:
         XDG_CONFIG_HOME=str(tmp_path / "config"),
         XDG_DATA_HOME=str(tmp_path / "data"),
         XDG_STATE_HOME=str(tmp_path / "state"),
-        **variables,
     )
+    env.update(variables)
     command = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n"]
     command += ["-c", f"luafile {ROOT / 'tests' / 'editors' / script}"]
     completed = subprocess.run(
@@ -175,9 +175,7 @@ with open(os.environ["AFFINE_VIEWED"], "a") as handle:
 
 
 def test_neovim_draw_command_writes_the_svg_and_opens_the_viewer(tmp_path):
-    nvim = shutil.which("nvim")
-    if nvim is None:
-        pytest.skip("Neovim not found: apt-get install -y neovim")
+    _neovim()
     from tests.draw.svg import read_svg
 
     fixture = tmp_path / "nests.mlir"
@@ -186,41 +184,14 @@ def test_neovim_draw_command_writes_the_svg_and_opens_the_viewer(tmp_path):
     viewer.write_text(VIEWER)
     viewed = tmp_path / "viewed.json"
     pictures = tmp_path / "pictures"
-    result_file = tmp_path / "result.json"
-    env = dict(
-        os.environ,
-        AFFINE_REPO=str(ROOT),
+    result = _run_session(
+        tmp_path,
+        "nvim_draw.lua",
         AFFINE_FIXTURE=str(fixture),
-        AFFINE_SERVER_CMD=json.dumps([sys.executable, "-m", "affine_lsp", "serve"]),
         AFFINE_VIEWER=json.dumps([sys.executable, str(viewer)]),
         AFFINE_VIEWED=str(viewed),
         AFFINE_DIR=str(pictures),
-        AFFINE_OUT=str(result_file),
-        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"),
-        XDG_STATE_HOME=str(tmp_path / "state"),
     )
-    subprocess.run(
-        [
-            nvim,
-            "--headless",
-            "-u",
-            "NONE",
-            "-i",
-            "NONE",
-            "-n",
-            "-c",
-            f"luafile {ROOT / 'tests' / 'editors' / 'nvim_draw.lua'}",
-        ],
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-        capture_output=True,
-    )
-    result = json.loads(result_file.read_text())
-    assert "error" not in result, result.get("error")
     assert result["command_defined"]
     assert result["draw_command"] == [sys.executable, "-m", "affine_lsp", "draw"]
     # The unsaved buffer was drawn: %i runs 1..11 now, %j 1..9.
