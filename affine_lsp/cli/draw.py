@@ -21,21 +21,18 @@ import re
 
 from affine_lsp.checks import split_chunks
 from affine_lsp.cli.output import (
-    INPUT_ERRORS,
     REFUSED,
     USAGE,
     add_command,
     fail,
     line_number,
-    read_input,
     say,
 )
-from affine_lsp.cli.project import add_config_option, project_of
-from affine_lsp.cli.results import report_errors, write_result
+from affine_lsp.cli.project import add_config_option
+from affine_lsp.cli.results import read_checked, write_result
 from affine_lsp.ide.picture import DEFAULT_KINDS, KINDS, draw, loop_on_line
-from affine_lsp.ir import build_module, function_of
+from affine_lsp.ir import function_of
 from affine_lsp.poly import Unknown
-from affine_lsp.syntax import SourceDocument
 
 _PARAMETER = re.compile(r"%?([^=\s]+)=(-?\d+)")
 
@@ -115,18 +112,11 @@ def _chunk_of(data: bytes, line: int) -> tuple[bytes, int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = read_input("draw", args.file)
-    if data is None:
-        return USAGE
-    project = project_of("draw", args.file, args.config)
-    if isinstance(project, int):
-        return project
     line = args.line - 1
-    chunk, first_line, _ = _chunk_of(data, line)
-    document = SourceDocument(chunk)
-    if report_errors(args.file, document, first_line, project.dialects):
-        return fail("draw", INPUT_ERRORS, f"{args.file} has errors; nothing was drawn")
-    model = build_module(document.tree.root_node, project.dialects)
+    found = read_checked("draw", args, "drawn", lambda data: _chunk_of(data, line)[:2])
+    if isinstance(found, int):
+        return found
+    document, first_line, model = found.document, found.first_line, found.model
     loop = loop_on_line(model, line - first_line, lambda offset: document.point(offset)[0])
     if loop is None:
         return fail("draw", USAGE, f"line {args.line} heads no affine.for or affine.parallel loop")

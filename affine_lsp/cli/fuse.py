@@ -20,17 +20,15 @@ from collections.abc import Sequence
 
 from affine_lsp.cli.output import (
     DONE,
-    INPUT_ERRORS,
     INTERNAL_ERROR,
     REFUSED,
     USAGE,
     add_command,
     line_number,
-    read_input,
     say,
 )
-from affine_lsp.cli.project import add_config_option, project_of
-from affine_lsp.cli.results import report_errors, write_result
+from affine_lsp.cli.project import add_config_option
+from affine_lsp.cli.results import read_checked, report_errors, write_result
 from affine_lsp.ir import FuncOp, build_module, function_of
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion import (
@@ -103,16 +101,10 @@ def run(args: argparse.Namespace) -> int:
     if args.depth is not None and args.depth < 1:
         _error("--depth must be at least 1")
         return USAGE
-    data = read_input("fuse", args.file)
-    if data is None:
-        return USAGE
-    project = project_of("fuse", args.file, args.config)
-    if isinstance(project, int):
-        return project
-    document = SourceDocument(data)
-    if report_errors(args.file, document, dialects=project.dialects):
-        _error(f"{args.file} has errors; nothing was fused")
-        return INPUT_ERRORS
+    found = read_checked("fuse", args, "fused")
+    if isinstance(found, int):
+        return found
+    data, project, document = found.data, found.project, found.document
     options = FusionOptions(tolerance=args.tolerance, dialects=project.dialects)
     only = {args.func.lstrip("@")} if args.func else None
     if only is not None and not _has_function(document, args.func.lstrip("@")):

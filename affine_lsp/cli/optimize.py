@@ -16,17 +16,15 @@ import argparse
 import sys
 
 from affine_lsp.cli.output import (
-    INPUT_ERRORS,
     INTERNAL_ERROR,
     REFUSED,
     USAGE,
     add_command,
-    read_input,
     say,
 )
-from affine_lsp.cli.project import add_config_option, project_of
-from affine_lsp.cli.results import report_errors, write_result
-from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, build_module
+from affine_lsp.cli.project import add_config_option
+from affine_lsp.cli.results import read_checked, report_errors, write_result
+from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.optimize import (
     NestReport,
@@ -127,17 +125,10 @@ def run(args: argparse.Namespace) -> int:
     if args.line is not None and args.line < 1:
         _say("--line must be at least 1")
         return USAGE
-    data = read_input("optimize", args.file)
-    if data is None:
-        return USAGE
-    project = project_of("optimize", args.file, args.config)
-    if isinstance(project, int):
-        return project
-    document = SourceDocument(data)
-    if report_errors(args.file, document, dialects=project.dialects):
-        _say(f"{args.file} has errors; nothing was optimized")
-        return INPUT_ERRORS
-    model = build_module(document.tree.root_node, project.dialects)
+    found = read_checked("optimize", args, "optimized")
+    if isinstance(found, int):
+        return found
+    data, project, document, model = found.data, found.project, found.document, found.model
     targets = _targets(args, model, document)
     if isinstance(targets, str):
         _say(targets)

@@ -1,7 +1,7 @@
-"""What the commands that rewrite or draw a file share: the diagnostics of an input
-with errors, printed as `check` prints them, and their result written to stdout or
-to a file replaced atomically (kept apart from `output`, which every command loads,
-as it loads the checker)."""
+"""What the commands that rewrite or draw a file share: their input read with its
+project file and checked (the diagnostics of an input with errors printed as `check`
+prints them), and their result written to stdout or to a file replaced atomically
+(kept apart from `output`, which every command loads, as it loads the checker)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,64 @@ import contextlib
 import os
 import sys
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 
 from affine_lsp.checks import CheckOptions, Severity, check_document
-from affine_lsp.cli.output import DONE, USAGE, diagnostic_line, error_reason, say
-from affine_lsp.ir import UPSTREAM, Dialects
+from affine_lsp.cli.output import (
+    DONE,
+    INPUT_ERRORS,
+    USAGE,
+    diagnostic_line,
+    error_reason,
+    fail,
+    read_input,
+    say,
+)
+from affine_lsp.cli.project import project_of
+from affine_lsp.ir import UPSTREAM, Dialects, ModuleModel, Project, build_module
 from affine_lsp.syntax import SourceDocument
+
+
+@dataclass
+class Input:
+    """A command's input file, read and checked: its bytes, its project file, the
+    document analysed (the whole file, or the part a command chose, from its 0-based
+    line `first_line`) and, built when first asked for, its model."""
+
+    data: bytes
+    project: Project
+    document: SourceDocument
+    first_line: int = 0
+
+    @cached_property
+    def model(self) -> ModuleModel:
+        return build_module(self.document.tree.root_node, self.project.dialects)
+
+
+def read_checked(
+    command: str,
+    args: argparse.Namespace,
+    nothing_done: str,
+    part: Callable[[bytes], tuple[bytes, int]] | None = None,
+) -> Input | int:
+    """`args.file` read with its project file (`args.config`) and checked, or the
+    exit status when it cannot be: unreadable (usage), a bad `--config` (usage), or
+    with errors (input errors: its diagnostics printed, then "FILE has errors;
+    nothing was <nothing_done>"). `part` chooses what to analyse of the file's bytes
+    (the bytes and their first line), the whole file when None."""
+    data = read_input(command, args.file)
+    if data is None:
+        return USAGE
+    project = project_of(command, args.file, args.config)
+    if isinstance(project, int):
+        return project
+    text, first_line = part(data) if part is not None else (data, 0)
+    document = SourceDocument(text)
+    if report_errors(args.file, document, first_line, project.dialects):
+        return fail(command, INPUT_ERRORS, f"{args.file} has errors; nothing was {nothing_done}")
+    return Input(data, project, document, first_line)
 
 
 def report_errors(

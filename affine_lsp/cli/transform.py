@@ -19,19 +19,17 @@ from __future__ import annotations
 import argparse
 
 from affine_lsp.cli.output import (
-    INPUT_ERRORS,
     INTERNAL_ERROR,
     REFUSED,
     USAGE,
     add_command,
     fail,
     line_number,
-    read_input,
     say,
 )
-from affine_lsp.cli.project import add_config_option, project_of
-from affine_lsp.cli.results import report_errors, write_result
-from affine_lsp.ir import AffineForOp, ModuleModel, build_module
+from affine_lsp.cli.project import add_config_option
+from affine_lsp.cli.results import read_checked, report_errors, write_result
+from affine_lsp.ir import AffineForOp, ModuleModel
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.loops import (
     DISTRIBUTE,
@@ -238,16 +236,10 @@ def run(args: argparse.Namespace) -> int:
     if args.tile_sizes is not None and args.wavefront is None:
         return fail("transform", USAGE, "--tile-sizes goes with --wavefront (use --tile to tile)")
     spec = spec_of(args)
-    data = read_input("transform", args.file)
-    if data is None:
-        return USAGE
-    project = project_of("transform", args.file, args.config)
-    if isinstance(project, int):
-        return project
-    document = SourceDocument(data)
-    if report_errors(args.file, document, dialects=project.dialects):
-        return fail("transform", INPUT_ERRORS, f"{args.file} has errors; nothing was transformed")
-    model = build_module(document.tree.root_node, project.dialects)
+    found = read_checked("transform", args, "transformed")
+    if isinstance(found, int):
+        return found
+    data, project, document, model = found.data, found.project, found.document, found.model
     loop = loop_on_line(model, document, args.line)
     if loop is None:
         return fail("transform", USAGE, f"no affine.for starts on line {args.line}")
