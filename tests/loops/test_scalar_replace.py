@@ -249,3 +249,32 @@ def test_an_element_apart_from_the_other_accesses_for_the_outer_ivs_is_replaced(
     # where the rows meet (%i from 0), the element stays in memory
     meeting = APART_FOR_THESE_ROWS.replace("affine.for %i = 2 to 6", "affine.for %i = 0 to 6")
     assert "may also be written" in refused(meeting, "affine.for %j", REPLACE)
+
+
+# Two reductions of one row (gesummv's %tmp[%i] and %y[%i]): two arrays of the same type.
+TWO_SUMS = """func.func @two(%A: memref<8x8xf64>, %B: memref<8x8xf64>, %x: memref<8xf64>,
+                %tmp: memref<8xf64>, %y: memref<8xf64>) {
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 8 {
+      %a = affine.load %A[%i, %j] : memref<8x8xf64>
+      %xj = affine.load %x[%j] : memref<8xf64>
+      %ax = arith.mulf %a, %xj : f64
+      %t = affine.load %tmp[%i] : memref<8xf64>
+      %t_sum = arith.addf %ax, %t : f64
+      affine.store %t_sum, %tmp[%i] : memref<8xf64>
+      %b = affine.load %B[%i, %j] : memref<8x8xf64>
+      %bx = arith.mulf %b, %xj : f64
+      %yi = affine.load %y[%i] : memref<8xf64>
+      %y_sum = arith.addf %bx, %yi : f64
+      affine.store %y_sum, %y[%i] : memref<8xf64>
+    }
+  }
+  return
+}
+"""
+
+
+def test_two_reductions_of_two_arrays_are_carried_together():
+    result = run(TWO_SUMS, "affine.for %j", REPLACE)
+    assert result.applied, result.reason
+    assert result.summary == "scalar replacement: %tmp[%i], %y[%i] carried through %j in registers"

@@ -307,7 +307,7 @@ def check_promotions(window: ScalarWindow, session: IslSession) -> None:
             ):
                 raise PolyError("another access in the loop may touch a promoted element")
         for earlier in by_loop.get(loop_id, []):
-            if session.run(
+            if earlier.array == element.array and session.run(
                 lambda e=earlier, m=element: _touches(e, m, window.context), "a promoted element"
             ):
                 raise PolyError("two promoted values of a loop hold the same element")
