@@ -35,6 +35,8 @@ SEIDEL_2D = _fixture("seidel_2d")
 
 MVT = _fixture("mvt")
 
+GESUMMV = _fixture("gesummv")
+
 
 def runnable(text: str) -> str:
     """`text` (one function over static memrefs and floats) with a `@main` that fills

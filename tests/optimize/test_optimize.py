@@ -14,6 +14,7 @@ from tests.loops.stencils import JACOBI_2D as FUSED_JACOBI_2D
 from tests.optimize.helpers import loop_on_line
 from tests.optimize.kernels import (
     GEMM,
+    GESUMMV,
     JACOBI_1D,
     JACOBI_2D,
     MVT,
@@ -246,3 +247,21 @@ REDUCTION = """func.func @f(%A: memref<256x256xf32>, %out: memref<256xf32>) {
 def test_a_nest_carrying_values_is_not_scheduled_but_says_why():
     outcome = _optimize(REDUCTION, 3)
     assert any("carries values through iter_args" in note for note in outcome.notes)
+
+
+def test_the_pieces_after_a_parallel_one_keep_their_places():
+    # gesummv distributed into 4 nests: the second made parallel, then its two
+    # reductions kept in registers (the loop found again in the parallel nest), and the
+    # nests after it each looked at once.
+    outcome = _optimize(GESUMMV, 6)
+    assert outcome.steps[0] == "distributed %i into 4 nests"
+    assert any(step.endswith(" parallel") for step in outcome.steps), outcome.steps
+    assert outcome.steps[-1].startswith("scalar replacement: %tmp[%i], %y[%i]"), outcome.steps
+    assert outcome.notes.count("(i) is kept as it is: the model sees no gain") == 3
+
+
+@pytest.mark.oracle
+def test_optimized_gesummv_computes_what_the_original_computes():
+    outcome = _optimize(GESUMMV, 6)
+    assert outcome.new_text is not None
+    _same_when_run(GESUMMV, outcome.new_text.decode())

@@ -415,6 +415,8 @@ def _imperfect_loop(realiser: Realiser) -> AffineForOp | None:
     (and a loop among them), not refused before."""
     stuck: set[int] = realiser.__dict__.setdefault("_stuck", set())
     for nest in realiser.nests():
+        if not isinstance(nest, AffineForOp):
+            continue
         chain = _chain(nest)
         for loop in reversed(chain):
             ops = _body(loop)
@@ -543,7 +545,7 @@ def _optimize_band(
     done_before = len(realiser.taken)
 
     def here(name: str) -> AffineForOp | None:
-        return realiser.find(name, realiser.at(place))
+        return realiser.find(name, realiser.op_at(place))
 
     if order != identity:
         permutation = tuple(order.index(k) for k in range(len(order)))

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from affine_lsp.ir import AffineForOp, ModuleModel, Operation, build_module
+from affine_lsp.ir import AffineForOp, AffineParallelOp, ModuleModel, Operation, build_module
 from affine_lsp.poly import Budget, IslSession, PolyError, budgets, seconds_left
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.loops import (
@@ -29,6 +29,9 @@ from affine_lsp.transforms.loops import (
     run_planned,
     transform,
 )
+
+
+_LOOPS = (AffineForOp, AffineParallelOp)
 
 
 @dataclass
@@ -72,23 +75,31 @@ class Realiser:
                 found.append(op)
         return found
 
-    def nests(self) -> list[AffineForOp]:
-        return [op for op in self.tops() if isinstance(op, AffineForOp)]
+    def nests(self) -> list[AffineForOp | AffineParallelOp]:
+        """The loops at the region's top level (a loop a step made parallel too: the
+        places of the nests after it stay what they were)."""
+        return [op for op in self.tops() if isinstance(op, AffineForOp | AffineParallelOp)]
 
-    def at(self, place: tuple[int, ...]) -> AffineForOp | None:
+    def op_at(self, place: tuple[int, ...]) -> AffineForOp | AffineParallelOp | None:
         """The loop at `place`: the index of its nest among `nests()`, then its index
-        among the loops of each body on the way down."""
+        among the loops of each body on the way down (`affine.for` or, once made
+        parallel, `affine.parallel`)."""
         nests = self.nests()
         if not place or place[0] >= len(nests):
             return None
         loop = nests[place[0]]
         for index in place[1:]:
             body = loop.body.entry if loop.body is not None else None
-            inner = [op for op in body.operations if isinstance(op, AffineForOp)] if body else []
+            inner = [op for op in body.operations if isinstance(op, _LOOPS)] if body else []
             if index >= len(inner):
                 return None
             loop = inner[index]
         return loop
+
+    def at(self, place: tuple[int, ...]) -> AffineForOp | None:
+        """The `affine.for` at `place` (`op_at`; None where it is parallel now)."""
+        loop = self.op_at(place)
+        return loop if isinstance(loop, AffineForOp) else None
 
     def find(self, name: str, within: Operation | None = None) -> AffineForOp | None:
         """The first loop whose iv is `name` (in `within`, else in the region)."""
@@ -159,7 +170,7 @@ class Realiser:
         self._adoptions += 1
         model = build_module(SourceDocument(new).tree.root_node, self.model.dialects)
         self.data, self.model, self.end = new, model, self.end + delta
-        root = self.nests()[0] if self.nests() else None
+        root = self.at((0,))
         self.taken.append(Taken(words, Spec("fuse")))
         if root is None:
             self.undo()
