@@ -4,7 +4,7 @@
 Finds a schedule for locality and parallelism for the nest starting on line N
 (every nest of function NAME, of every function), applies it as proven
 transformations, and prints the whole file to stdout (or writes it). Steps go
-to stderr, one line per nest, with the predicted gain. Exit status
+to stderr, one line per nest, with the cost model's estimate of the gain. Exit status
 (`output.EXIT_STATUSES`): 0 done (with --func or --all, also when nothing
 changed), 3 the nest of --line left as it is (the reasons on stderr, nothing on
 stdout), 1 the input has errors, 2 usage errors, 4 internal errors.
@@ -178,8 +178,7 @@ def _tell(report: NestReport, verbose: bool) -> None:
     outcome = report.outcome
     where = f"line {report.line} ({report.loop})"
     if outcome.steps:
-        gain = f"; predicted gain {outcome.gain:.1f}x" if outcome.gain else ""
-        _say(f"{where}: {', '.join(outcome.steps)}{gain}")
+        _say(f"{where}: {', '.join(outcome.steps)}{outcome.gain_words}")
     else:
         reason = "; ".join(outcome.notes[-1:]) or "no step pays"
         _say(f"{where}: unchanged ({reason})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from affine_lsp.transforms.performance.cost import (
+    MEMORY_STREAMS,
     Body,
     Choice,
     Loop,
@@ -10,8 +11,10 @@ from affine_lsp.transforms.performance.cost import (
     estimate,
     footprint,
     jam_choice,
+    jam_factor,
     lines_per_iteration,
     memory_order,
+    memory_streams,
     tile_sizes,
 )
 from affine_lsp.transforms.performance.machine import Machine
@@ -161,3 +164,57 @@ def test_a_column_walked_down_that_does_not_fit_brings_a_line_per_element():
     assert columns.traffic[1] == rows.traffic[1] == 2 * n * n / 8  # each line once
     assert rows.traffic[0] == 2 * n * n / 8
     assert columns.cycles > rows.cycles
+
+
+def _two_rows(n: int) -> Body:
+    """tmp[i] += A[i, j] * x[j]; y[i] += B[i, j] * x[j] (gesummv's), in (i, j)."""
+    return Body(
+        (Loop("i", n, True), Loop("j", n, False, False)),
+        (),
+        (
+            Ref("A", ((1, 0), (0, 1)), (0, 0), (n, n), 8, False),
+            Ref("B", ((1, 0), (0, 1)), (0, 0), (n, n), 8, False),
+            Ref("x", ((0, 1),), (0,), (n,), 8, False),
+            Ref("tmp", ((1, 0),), (0,), (n,), 8, False),
+            Ref("tmp", ((1, 0),), (0,), (n,), 8, True),
+        ),
+        4,
+    )
+
+
+def _bicg(n: int) -> Body:
+    """s[j] += r[i] * A[i, j]; q[i] += A[i, j] * p[j] (bicg's), in (i, j)."""
+    return Body(
+        (Loop("i", n, True), Loop("j", n, False, False)),
+        (),
+        (
+            Ref("s", ((0, 1),), (0,), (n,), 8, False),
+            Ref("s", ((0, 1),), (0,), (n,), 8, True),
+            Ref("A", ((1, 0), (0, 1)), (0, 0), (n, n), 8, False),
+            Ref("p", ((0, 1),), (0,), (n,), 8, False),
+            Ref("q", ((1, 0),), (0,), (n,), 8, False),
+            Ref("q", ((1, 0),), (0,), (n,), 8, True),
+        ),
+        4,
+    )
+
+
+WIDE = Machine(MACHINE.caches, vector_bytes=64, registers=32)
+
+
+def test_rows_streamed_from_memory_are_jammed_only_where_a_store_is_saved():
+    # 3000 x 3000 doubles (72 MB each) are beyond the last cache: each copy of %i
+    # would stream a row of A and a row of B from memory, and save only loads of x.
+    big = _two_rows(3000)
+    assert memory_streams(big, 0, WIDE) == 2
+    assert memory_streams(big, 1, WIDE) == 2  # (x moves along j too, and is small)
+    assert jam_factor(big, 0, 3000, WIDE) is None
+    # 600 x 600 (2.9 MB each) fit: as many copies as the registers hold (4 x 4 + 1).
+    small = _two_rows(600)
+    assert memory_streams(small, 0, WIDE) == 0
+    assert jam_factor(small, 0, 600, WIDE) == 4
+    # bicg's copies share s[j], loaded and stored once for all of them: at most
+    # MEMORY_STREAMS rows of A at once.
+    assert memory_streams(_bicg(4000), 0, WIDE) == 1
+    assert jam_factor(_bicg(4000), 0, 4000, WIDE) == MEMORY_STREAMS == 4
+    assert jam_factor(_bicg(400), 0, 400, WIDE) == 8

@@ -139,8 +139,7 @@ def _optimized(
 def _words(outcome: Outcome) -> str:
     if not outcome.steps:
         return "nothing done"
-    gain = f"; predicted gain {outcome.gain:.1f}x" if outcome.gain else ""
-    return ", ".join(outcome.steps) + gain
+    return ", ".join(outcome.steps) + outcome.gain_words
 
 
 def _why_not(outcome: Outcome) -> str:

@@ -30,7 +30,6 @@ from affine_lsp.transforms.loops import (
     transform,
 )
 
-
 _LOOPS = (AffineForOp, AffineParallelOp)
 
 

@@ -11,7 +11,8 @@ The cost model (`cost`; worked through in docs/optimize.md): Body (a band's loop
 and references: Loop, Ref), Choice (order, tile sizes, unroll-and-jam), estimate
 -> Estimate (cycles, traffic per cache level), memory_order, tile_sizes (loops of
 at least MIN_TILED_TRIPS iterations),
-scaled_tiles, jam_choice, jam_factor, lines_per_iteration, footprint, promoted and
+scaled_tiles, jam_choice, jam_factor, memory_streams (rows an unroll-and-jam streams from
+memory), lines_per_iteration, footprint, promoted and
 reduction_in_memory (what scalar replacement keeps in registers), wavefront_rows and
 recurrence_latency (a recurrence along the innermost loop, broken by a wavefront).
 Hints (`hints`): performance_hints(operation, data, machine) -> hint diagnostics.
@@ -32,6 +33,7 @@ from affine_lsp.transforms.performance.cost import (
     jam_factor,
     lines_per_iteration,
     memory_order,
+    memory_streams,
     promoted,
     recurrence_latency,
     reduction_in_memory,
@@ -67,6 +69,7 @@ __all__ = [
     "lines_per_iteration",
     "machine",
     "memory_order",
+    "memory_streams",
     "parse_caches",
     "performance_hints",
     "promoted",
