@@ -15,6 +15,8 @@ from affine_lsp.transforms.performance.cost import (
     lines_per_iteration,
     memory_order,
     memory_streams,
+    register_tile,
+    tile_registers,
     tile_sizes,
 )
 from affine_lsp.transforms.performance.machine import Machine
@@ -218,3 +220,16 @@ def test_rows_streamed_from_memory_are_jammed_only_where_a_store_is_saved():
     assert memory_streams(_bicg(4000), 0, WIDE) == 1
     assert jam_factor(_bicg(4000), 0, 4000, WIDE) == MEMORY_STREAMS == 4
     assert jam_factor(_bicg(400), 0, 400, WIDE) == 8
+
+
+def test_a_register_tile_shares_b_between_the_rows_and_c_between_the_columns():
+    body = _gemm()
+    # i by 2 around k by 8: A[i, k] once per copy (16), B[k, j] once per k (8), C[i, j]
+    # loaded and stored once per i (2 x 2): 28 registers of AVX-512's 32 (less 2).
+    assert tile_registers(body, ((0, 2), (1, 8))) == 28
+    assert register_tile(body, (0, 1, 2), (64, 8, 256), (1, 8), WIDE) == ((0, 2), (1, 8))
+    alone = estimate(body, Choice((0, 1, 2), (64, 8, 256), (1, 8)), WIDE)
+    tile = estimate(body, Choice((0, 1, 2), (64, 8, 256), (1, 8), outer_jam=(0, 2)), WIDE)
+    assert tile.compute < alone.compute  # loads per iteration: 1 + 1/2 + 2/8, not 1 + 1 + 2/8
+    # With 16 registers, 2 x 2 loads as much per iteration as 4 alone: not taken.
+    assert register_tile(body, (0, 1, 2), (64, 4, 256), (1, 4), MACHINE) == (None, (1, 4))

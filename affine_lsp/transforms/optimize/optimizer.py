@@ -80,6 +80,7 @@ from affine_lsp.transforms.performance import (
     memory_order,
     memory_streams,
     reduction_in_memory,
+    register_tile,
     scaled_tiles,
     tile_sizes,
 )
@@ -582,6 +583,14 @@ def _optimize_band(
             loop, Spec(TILE, sizes=sizes), f"tiled {what}", f"tile {what}"
         ):
             count = 0
+    if chosen.outer_jam is not None and jam is not None:
+        name = names[chosen.outer_jam[0]]
+        loop = here(name)
+        words = f"unroll-and-jam {name} by {chosen.outer_jam[1]}"
+        if loop is None or not realiser.apply(
+            loop, Spec(UNROLL_JAM, factor=chosen.outer_jam[1]), words, words
+        ):
+            jam = jam_choice(body, order, tiles, target, options.most_jam)  # (alone, then)
     if jam is not None:
         name = names[jam[0]]
         loop = here(name)
@@ -621,7 +630,8 @@ def _modelled(
             tiles = scaled_tiles(body, order, tiles, options.tile_scale, target)
     jam = jam_choice(body, order, tiles, target, options.most_jam) if options.jam else None
     promote = SCALAR_REPLACE_SUPPORTED and reduction_in_memory(body, order[-1])
-    return Choice(order, tiles, jam, promote)
+    outer_jam, jam = register_tile(body, order, tiles, jam, target, promote)
+    return Choice(order, tiles, jam, promote, outer_jam=outer_jam)
 
 
 def _explored(

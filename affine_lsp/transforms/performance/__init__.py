@@ -11,8 +11,9 @@ The cost model (`cost`; worked through in docs/optimize.md): Body (a band's loop
 and references: Loop, Ref), Choice (order, tile sizes, unroll-and-jam), estimate
 -> Estimate (cycles, traffic per cache level), memory_order, tile_sizes (loops of
 at least MIN_TILED_TRIPS iterations),
-scaled_tiles, jam_choice, jam_factor, memory_streams (rows an unroll-and-jam streams from
-memory), lines_per_iteration, footprint, promoted and
+scaled_tiles, jam_choice, jam_factor, register_tile and tile_registers (two loops
+unrolled and jammed), memory_streams (rows an unroll-and-jam streams from memory),
+lines_per_iteration, footprint, promoted and
 reduction_in_memory (what scalar replacement keeps in registers), wavefront_rows and
 recurrence_latency (a recurrence along the innermost loop, broken by a wavefront).
 Hints (`hints`): performance_hints(operation, data, machine) -> hint diagnostics.
@@ -37,7 +38,9 @@ from affine_lsp.transforms.performance.cost import (
     promoted,
     recurrence_latency,
     reduction_in_memory,
+    register_tile,
     scaled_tiles,
+    tile_registers,
     tile_sizes,
     wavefront_rows,
 )
@@ -74,8 +77,10 @@ __all__ = [
     "performance_hints",
     "promoted",
     "reduction_in_memory",
+    "register_tile",
     "recurrence_latency",
     "scaled_tiles",
+    "tile_registers",
     "tile_sizes",
     "wavefront_rows",
 ]

@@ -77,6 +77,10 @@ REGISTER_LATENCY = 4.0
 LOOP_CYCLES = 6.0
 """Cycles each start of the innermost loop costs (its set-up, a partial vector)."""
 JAM_FACTORS = (8, 4, 2)
+OUTER_JAM_FACTORS = (2, 4)
+"""Factors of the second loop of a register tile (`register_tile`)."""
+JAM_PAYS = 0.98
+"""A register tile is taken where it predicts at most this share of the cycles."""
 MEMORY_STREAMS = 4
 """Rows of arrays larger than the last cache that an unroll-and-jam may stream from
 memory at once (each copy reads another row of each array that moves along the
@@ -168,6 +172,7 @@ class Choice:
     tiles: tuple[int, ...]
     jam: tuple[int, int] | None = None  # (band index, factor)
     promote: bool = False
+    outer_jam: tuple[int, int] | None = None  # the loop outside `jam`'s too: a register tile
     rows: int | None = None  # a recurrence along the innermost loop, run R rows at once
 
     def tiled(self, body: Body) -> bool:
@@ -280,15 +285,12 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
     vector = vectorisable(body, innermost.loop)
     lanes = max((machine.lanes(ref.element_bytes) for ref in body.refs), default=1)
     kept = promoted(body, innermost.loop) if choice.promote else set()
-    loads = sum(ref.count for k, ref in enumerate(body.refs) if k not in kept)
-    if choice.jam is not None:
-        jammed, factor = choice.jam
-        shared = sum(
-            ref.count
-            for k, ref in enumerate(body.refs)
-            if ref.stride(jammed) == 0 and k not in kept
-        )
-        loads -= shared * (factor - 1) / factor
+    jams = [jam for jam in (choice.jam, choice.outer_jam) if jam is not None]
+    loads = sum(
+        ref.count / math.prod(factor for loop, factor in jams if ref.stride(loop) == 0)
+        for k, ref in enumerate(body.refs)
+        if k not in kept
+    )  # (a reference that does not move along a jammed loop: loaded once for its copies)
     work = max(body.operations, loads) / ISSUE
     runs = iterations / max(1, innermost.trip)  # how often the innermost loop starts
     steps = math.ceil(innermost.trip / lanes) if vector else innermost.trip
@@ -298,8 +300,9 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
     if any(not body.refs[k].writes for k in chains):  # a reduction along the innermost loop
         latency = REGISTER_LATENCY if choice.promote else MEMORY_LATENCY
         independent = 1
-        if choice.jam is not None and any(body.refs[k].stride(choice.jam[0]) != 0 for k in chains):
-            independent = choice.jam[1]  # the jammed copies update other elements
+        for loop, factor in jams:
+            if any(body.refs[k].stride(loop) != 0 for k in chains):
+                independent *= factor  # the jammed copies update other elements
         compute = max(compute, iterations * latency / independent)
         notes.append(f"a chain of dependent updates: {latency} cycles per {independent}")
     if choice.rows is not None:  # each iteration reads what the one before it wrote
@@ -487,6 +490,53 @@ def jam_choice(
     k = order[position]
     factor = jam_factor(body, k, tiles[position], machine, most)
     return None if factor is None else (k, factor)
+
+
+def register_tile(
+    body: Body,
+    order: tuple[int, ...],
+    tiles: tuple[int, ...],
+    jam: tuple[int, int] | None,
+    machine: Machine,
+    promote: bool = False,
+) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """(outer_jam, jam): `jam` (of the loop just outside the innermost one) with
+    the loop outside it unrolled and jammed too, a register tile, where that has
+    fewer predicted cycles (each reference loaded once for the copies of the jammed
+    loops it does not move along), its registers fit (`tile_registers`), the outer
+    factor divides that loop's tile, and no rows streamed from memory are added
+    (`memory_streams`); else (None, `jam`)."""
+    if jam is None or len(order) < 3:
+        return None, jam
+    outer = order[-3]
+    size = tiles[-3]
+    if memory_streams(body, outer, machine) or not any(ref.stride(outer) == 0 for ref in body.refs):
+        return None, jam
+    best = (None, jam)
+    best_cycles = estimate(body, Choice(order, tiles, jam, promote), machine).cycles
+    for outer_factor in OUTER_JAM_FACTORS:
+        if size % outer_factor:
+            continue
+        for factor in JAM_FACTORS:
+            if factor > jam[1] or tiles[-2] % factor:
+                continue
+            pair = ((outer, outer_factor), (jam[0], factor))
+            if tile_registers(body, pair) > machine.registers - 2:
+                continue
+            choice = Choice(order, tiles, pair[1], promote, outer_jam=pair[0])
+            cycles = estimate(body, choice, machine).cycles
+            if cycles < best_cycles * JAM_PAYS:
+                best, best_cycles = (pair[0], pair[1]), cycles
+    return best
+
+
+def tile_registers(body: Body, jams: Sequence[tuple[int, int]]) -> int:
+    """Registers the copies of a register tile hold: each reference once per copy of
+    every jammed loop it moves along."""
+    return sum(
+        ref.count * math.prod(factor for loop, factor in jams if ref.stride(loop) != 0)
+        for ref in body.refs
+    )
 
 
 def jam_factor(
