@@ -572,12 +572,16 @@ def jam_factor(
 
 def memory_streams(body: Body, loop: int, machine: Machine) -> int:
     """Rows streamed from memory that each copy of an unroll-and-jam of `loop` adds:
-    the arrays larger than `CACHE_SHARE` of the last cache that move along `loop`
-    (one per array and coefficients: a load and a store of one element are one)."""
+    the arrays larger than `CACHE_SHARE` of the last cache that `loop` moves by a
+    cache line or more (another row; one per array and coefficients: a load and a
+    store of one element are one)."""
     last = machine.caches[-1] * CACHE_SHARE if machine.caches else 0
     found = set()
     for ref in body.refs:
-        if ref.stride(loop) == 0 or any(size is None for size in ref.shape):
+        stride = ref.stride(loop)
+        if stride is not None and abs(stride) * ref.element_bytes < machine.line_bytes:
+            continue  # (the copies read the same lines)
+        if any(size is None for size in ref.shape):
             continue
         if math.prod(size or 1 for size in ref.shape) * ref.element_bytes > last:
             found.add((ref.array, ref.coefficients))
