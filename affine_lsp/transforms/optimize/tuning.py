@@ -2,7 +2,7 @@
 compiled and timed (`tune.py`); the fastest is kept.
 
 The candidates are the model's choice and its variants (`VARIANTS`: tile sizes
-halved and doubled, unroll-and-jam by at most 4, none), and the original. The function is
+halved and doubled, unroll-and-jam by at most 4 or 2, none), and the original. The function is
 compiled alone, with the alias definitions of its document; a function that
 calls others, or whose arguments the harness cannot make up, is not tuned
 (`TuneError` says why, and the model's choice stands).
@@ -22,6 +22,7 @@ VARIANTS: tuple[tuple[float, bool, int], ...] = (
     (0.5, True, 8),
     (2.0, True, 8),
     (1.0, True, 4),
+    (1.0, True, 2),
     (1.0, False, 8),
 )
 """(tile scale, unroll-and-jam, its largest factor) of each candidate, the model's
