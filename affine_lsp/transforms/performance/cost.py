@@ -553,7 +553,7 @@ def jam_factor(
     of them instead of once each: bicg's `s[j]`, 2.5x faster jammed by 4), and for
     at most `MEMORY_STREAMS` rows; where they share only what they read, the
     nest is bound by memory already and the rows at once slow it down (measured:
-    gesummv 25% slower jammed by 2 than not, 3x slower by 4; mvt's `x1[i]`
+    gesummv 25% slower jammed by 2 than not, 3-4x slower by 4; mvt's `x1[i]`
     product 1.9x slower by 4)."""
     shared = sum(ref.count for ref in body.refs if ref.stride(loop) == 0)
     moving = sum(ref.count for ref in body.refs if ref.stride(loop) != 0)
