@@ -66,6 +66,7 @@ from affine_lsp.transforms.optimize.nest import Statement as NestStatement
 from affine_lsp.transforms.optimize.realise import Realiser
 from affine_lsp.transforms.optimize.scheduler import Band, Schedule
 from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET, scheduled
+from affine_lsp.transforms.optimize.stencil import time_step_scheduled
 from affine_lsp.transforms.optimize.timestep import FUSE_STEP, TimeStepFusion, step_shifts
 from affine_lsp.transforms.optimize.timetile import SKEWS_SUPPORTED, time_tile
 from affine_lsp.transforms.performance import (
@@ -186,7 +187,7 @@ def _describe_schedule(
     model: ModuleModel, root: AffineForOp, outcome: Outcome
 ) -> tuple[Nest, Schedule] | None:
     try:
-        nest, found = scheduled(model, root)
+        nest, found = time_step_scheduled(model, root) or scheduled(model, root)
     except PolyError as error:
         outcome.notes.append(f"no schedule from isl: {error.reason}")
         return None

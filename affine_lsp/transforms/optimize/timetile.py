@@ -11,7 +11,7 @@ skewed band; both come from the code generator of `transforms.schedule` (a
 
 Tile sizes come from the cost model on the band in skewed coordinates: the
 subscripts rewritten in terms of y = F x (x = F^-1 y), the trip counts of the
-skewed loops (their extent grows by the skew), sizes from `TIME_TILES` and
+loops they skew (a run of a skewed loop makes as many iterations), sizes from `TIME_TILES` and
 `SPACE_TILES` (the tiles of a skewed band are partial at its edges whatever
 their size); the innermost loop may run whole (only the loops before it tiled).
 
@@ -99,13 +99,10 @@ def skewed_body(nest: Nest, rows: tuple[tuple[int, ...], ...], depth: int) -> Bo
     first = max(nest.statements, key=lambda s: len(s.loops))  # (not a peeled iteration)
     if len(first.loops) < depth:
         raise ValueError("no statement runs in every loop of the band")
+    # Each run of a skewed loop makes as many iterations as the loop it skews (its
+    # bounds move with the loops outside it): the box the skewed band spans over
+    # every run is larger, and would count iterations that never run.
     trips = [nest.trip(loop) for loop in first.loops[:depth]]
-    skewed_trips = []
-    for k in range(depth):
-        extent = trips[k] + sum(
-            abs(factor) * (trips[m] - 1) for m, factor in enumerate(rows[k - 1] if k else ())
-        )
-        skewed_trips.append(extent)
     groups: dict[tuple, list[tuple[int | None, ...]]] = {}
     meta: dict[tuple, tuple[tuple[int | None, ...], int]] = {}
     for statement in nest.statements:
@@ -134,7 +131,7 @@ def skewed_body(nest: Nest, rows: tuple[tuple[int, ...], ...], depth: int) -> Bo
     names = first.loop_names()[:depth]
     loops = tuple(
         Loop(name, trip, False, k == depth - 1)
-        for k, (name, trip) in enumerate(zip(names, skewed_trips, strict=True))
+        for k, (name, trip) in enumerate(zip(names, trips, strict=True))
     )
     operations = max(1, sum(len(s.accesses) for s in nest.statements if len(s.loops) >= depth))
     return Body(loops, (), tuple(refs), operations)
