@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import islpy as isl
+
 from affine_lsp.ir import AffineForOp
 from affine_lsp.poly import AffineForm, BudgetExceeded, Level, Statement
 from affine_lsp.syntax import Span, decode
@@ -300,6 +302,8 @@ def _distributable(context: Context, statements: list, band: list[AffineForOp]) 
     under = {id(op): s for s in statements if s.dim_of(inner) is not None for op in s.ops}
     if len({id(s) for s in under.values()}) < 2:
         return False
+    if _shifted_along(context, list({id(s): s for s in under.values()}.values()), inner):
+        return True
     analysis = context.analysis()
     depth = len(band) - 1
     for dependence in analysis.dependences():
@@ -310,6 +314,25 @@ def _distributable(context: Context, statements: list, band: list[AffineForOp]) 
         if generated.carried(context, dependence.relation, depth):
             return True
     return False
+
+
+def _shifted_along(context: Context, statements: list, inner: AffineForOp) -> bool:
+    """Statements whose iterations along `inner` start or end at other places (a
+    time step's sweeps fused with a shift, each guarded inside the loop)."""
+
+    def ranges() -> set[str]:
+        found = set()
+        for statement in statements:
+            dim = statement.dims.index(statement.dim_of(inner))
+            instances = statement.instances
+            kept = instances.project_out(
+                isl.dim_type.set, dim + 1, instances.dim(isl.dim_type.set) - dim - 1
+            )
+            kept = kept.project_out(isl.dim_type.set, 0, dim).reset_tuple_id()
+            found.add(str(kept.coalesce()))
+        return found
+
+    return len(context.session.run(ranges, "the statements' ranges")) > 1
 
 
 def _front(

@@ -32,8 +32,8 @@ from affine_lsp.ir import AffineForOp, ModuleModel
 from affine_lsp.poly import IslSession, PolyError, fraction, single_aff
 from affine_lsp.transforms.optimize import scheduler
 from affine_lsp.transforms.optimize.nest import Nest, Statement
-from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET
 from affine_lsp.transforms.optimize.scheduler import Band, Row, Schedule
+from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET
 
 Weights = dict[tuple[str, str], list[int]]
 
@@ -180,9 +180,7 @@ def _skews(
     return factors
 
 
-def _rows(
-    statement: Statement, depth: int, skews: list[int], shift: list[int]
-) -> tuple[Row, ...]:
+def _rows(statement: Statement, depth: int, skews: list[int], shift: list[int]) -> tuple[Row, ...]:
     """The statement's rows over its own loops (a loop it lacks: its constant)."""
     own = statement.depth
     missing = depth - own
