@@ -35,14 +35,18 @@ FUSE_STEP = "fuse-time-step"
 def step_shifts(nest: Nest, band: Band) -> dict[int, tuple[int, ...]] | None:
     """Per innermost loop (by id) of each statement, the shift of each band member
     (its constant less the smallest one); None when the statements are not each in
-    a chain of `band.members` loops of their own under one time loop, or the time
-    loop is shifted."""
+    a chain of at most `band.members` loops of their own under one time loop, or
+    the time loop is shifted. A statement with fewer loops (fdtd-2d's row
+    `ey[0, j]`) has its loops matched to the band's innermost ones (`placement`)
+    and its constant in the others: where it runs along them."""
     depth = band.members
     constants: dict[int, tuple[int, ...]] = {}
     root = nest.root
     for statement in nest.statements:
         loops = statement.loops
-        if len(loops) != depth or loops[0] is not root or statement.name not in band.statements:
+        if not 2 <= len(loops) <= depth or loops[0] is not root:
+            return None
+        if statement.name not in band.statements:
             return None
         rows = band.rows_of(statement.name)
         if len(rows) != depth:
@@ -75,15 +79,20 @@ class TimeStepFusion:
         for index, statement in enumerate(found):
             loops = statement.loops
             shift = self.shifts.get(id(loops[-1])) if loops else None
-            if shift is None or len(loops) != depth or loops[0] is not root:
+            if shift is None or not 2 <= len(loops) <= depth or loops[0] is not root:
                 raise Refused("the time step's statements are not each in loops of their own")
             dims = [statement.dim_of(loop) or "" for loop in loops]
+            missing = depth - len(dims)
             time = [str(statement.path[0])]
-            for k, dim in enumerate(dims):
+            for k in range(depth):
+                if 0 < k <= missing:  # (a loop it lacks: where it runs along it)
+                    time += [str(shift[k]), "0"]
+                    continue
+                dim = dims[k - missing if k else 0]
                 time += [f"{dim} + {shift[k]}" if shift[k] else dim, "0"]
             time[-1] = str(index)
             times[statement.name] = time
-            if not names:
+            if not names and not missing:
                 names = [iv_name(loop) for loop in loops]
         extents = _extents(found, self.shifts, depth)
         dimensions = [Dimension()]
@@ -110,29 +119,40 @@ def _extents(
     per level and each statement is guarded inside, rather than other loops for
     the rows only one statement runs. None of them where a domain is not a plain
     set of the band's loops."""
-    moved: list[tuple[Statement, tuple[int, ...]]] = []
+    moved: list[tuple[Statement, isl.Map]] = []
     union: isl.Set | None = None
     for statement in found:
         domain = statement.domain.set
         shift = shifts.get(id(statement.loops[-1])) if statement.loops else None
-        if domain is None or shift is None or domain.dim(isl.dim_type.set) != depth:
+        if domain is None or shift is None or not 2 <= domain.dim(isl.dim_type.set) <= depth:
             return {}
-        image = statement.instances.reset_tuple_id().apply(_translation(domain, shift))
+        placed = placement(domain, shift, domain.dim(isl.dim_type.set))
+        image = statement.instances.reset_tuple_id().apply(placed)
         union = image if union is None else union.union(image)
-        moved.append((statement, shift))
+        moved.append((statement, placed))
     if union is None:
         return {}
     box = isl.Set.from_basic_set(union.simple_hull())
     extents = {}
-    for statement, shift in moved:
-        back = box.apply(_translation(box, tuple(-amount for amount in shift)))
+    for statement, placed in moved:
+        back = box.apply(placed.reverse())
         extents[statement.name] = back.set_tuple_name(statement.name)
     return extents
 
 
-def _translation(like: isl.Set, shift: tuple[int, ...]) -> isl.Map:
-    """x -> x + shift, over the parameters of `like`."""
-    names = [f"x{k}" for k in range(len(shift))]
-    moved = [f"x{k} + {amount}" if amount else f"x{k}" for k, amount in enumerate(shift)]
-    text = f"{{ [{', '.join(names)}] -> [{', '.join(moved)}] }}"
+def placement(like: isl.Set, shift: tuple[int, ...], own: int) -> isl.Map:
+    """A statement's `own` loops as a point of the band's (`len(shift)` loops): its
+    first loop first, its other loops the band's innermost ones, each moved by its
+    shift; the loops it lacks at their shift (over the parameters of `like`)."""
+    depth = len(shift)
+    missing = depth - own
+    names = [f"x{k}" for k in range(own)]
+    image = []
+    for k in range(depth):
+        if 0 < k <= missing:
+            image.append(str(shift[k]))
+            continue
+        name = names[k - missing if k else 0]
+        image.append(f"{name} + {shift[k]}" if shift[k] else name)
+    text = f"{{ [{', '.join(names)}] -> [{', '.join(image)}] }}"
     return isl.Map.read_from_str(like.get_ctx(), text).align_params(like.get_space())
