@@ -428,7 +428,13 @@ def _concrete(time: list[str], statement: Statement) -> list[str]:
 
 def concrete(scheduled: Scheduled) -> Scheduled:
     times = {s.name: _concrete(scheduled.times[s.name], s) for s in scheduled.statements}
-    return Scheduled(scheduled.statements, times, scheduled.dims, extents=scheduled.extents)
+    return Scheduled(
+        scheduled.statements,
+        times,
+        scheduled.dims,
+        extents=scheduled.extents,
+        lifted=scheduled.lifted,
+    )
 
 
 # -- text ---------------------------------------------------------------------------------

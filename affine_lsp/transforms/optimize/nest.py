@@ -123,8 +123,10 @@ class Nest:
         self._check_schedulable()
         for statement in self.statements:
             for position, loop in enumerate(statement.loops):
-                if id(loop) not in self.trips:
-                    self.trips[id(loop)] = _extent(statement.domain, position)
+                extent = _extent(statement.domain, position)
+                known = self.trips.get(id(loop), 0)
+                if id(loop) not in self.trips or (known is not None and (extent or 0) > known):
+                    self.trips[id(loop)] = extent  # (the largest: a statement may be guarded)
 
     def _add(self, members: list[AccessStatement]) -> None:
         first = members[0]

@@ -37,8 +37,8 @@ def step_shifts(nest: Nest, band: Band) -> dict[int, tuple[int, ...]] | None:
     (its constant less the smallest one); None when the statements are not each in
     a chain of at most `band.members` loops of their own under one time loop, or
     the time loop is shifted. A statement with fewer loops (fdtd-2d's row
-    `ey[0, j]`) has its loops matched to the band's innermost ones (`placement`)
-    and its constant in the others: where it runs along them."""
+    `ey[0, j]`) has its loops matched to the band's innermost ones and its
+    constant in the others: where it runs along them."""
     depth = band.members
     constants: dict[int, tuple[int, ...]] = {}
     root = nest.root
@@ -75,6 +75,7 @@ class TimeStepFusion:
         found = schedule_statements(context)
         depth = len(next(iter(self.shifts.values())))
         times: dict[str, list[str]] = {}
+        lifted: dict[str, dict[int, int]] = {}
         names: list[str] = []
         for index, statement in enumerate(found):
             loops = statement.loops
@@ -85,7 +86,8 @@ class TimeStepFusion:
             missing = depth - len(dims)
             time = [str(statement.path[0])]
             for k in range(depth):
-                if 0 < k <= missing:  # (a loop it lacks: where it runs along it)
+                if 0 < k <= missing:  # (a loop it lacks: it runs where its shift says)
+                    lifted.setdefault(statement.name, {})[len(time)] = shift[k]
                     time += [str(shift[k]), "0"]
                     continue
                 dim = dims[k - missing if k else 0]
@@ -99,7 +101,7 @@ class TimeStepFusion:
         for k, name in enumerate(names):
             kept: dict[str, AffineForOp] = {"*": root} if k == 0 else {}
             dimensions += [Dimension(name, separate=False, loops=kept), Dimension()]
-        scheduled = Scheduled(found, times, dimensions, extents=extents)
+        scheduled = Scheduled(found, times, dimensions, extents=extents, lifted=lifted)
         if check:
             broken = schedule_violation(context, scheduled, f"fusing the loops of {iv_name(root)}")
             if broken is not None:
@@ -114,11 +116,12 @@ def _extents(
     found: list[Statement], shifts: dict[int, tuple[int, ...]], depth: int
 ) -> dict[str, isl.Set]:
     """Per statement, the smallest box of the fused loops that holds every
-    statement's shifted iterations, in the statement's own dims (shifted back): the
-    fused loops run over it at every outer iteration, so that isl writes one loop
-    per level and each statement is guarded inside, rather than other loops for
-    the rows only one statement runs. None of them where a domain is not a plain
-    set of the band's loops."""
+    statement's shifted iterations, in the statement's own dims (shifted back; a
+    statement with fewer loops: its dims, then one per loop it lacks): the fused
+    loops run over it at every outer iteration, so that isl writes one loop per
+    level and each statement is guarded inside, rather than other loops for the
+    rows only one statement runs. None of them where a domain is not a plain set
+    of the band's loops."""
     moved: list[tuple[Statement, isl.Map]] = []
     union: isl.Set | None = None
     for statement in found:
@@ -126,33 +129,48 @@ def _extents(
         shift = shifts.get(id(statement.loops[-1])) if statement.loops else None
         if domain is None or shift is None or not 2 <= domain.dim(isl.dim_type.set) <= depth:
             return {}
-        placed = placement(domain, shift, domain.dim(isl.dim_type.set))
+        placed = _placement(domain, shift)
         image = statement.instances.reset_tuple_id().apply(placed)
         union = image if union is None else union.union(image)
-        moved.append((statement, placed))
+        moved.append((statement, _back(domain, shift)))
     if union is None:
         return {}
     box = isl.Set.from_basic_set(union.simple_hull())
     extents = {}
-    for statement, placed in moved:
-        back = box.apply(placed.reverse())
-        extents[statement.name] = back.set_tuple_name(statement.name)
+    for statement, back in moved:
+        extents[statement.name] = box.apply(back).set_tuple_name(statement.name)
     return extents
 
 
-def placement(like: isl.Set, shift: tuple[int, ...], own: int) -> isl.Map:
-    """A statement's `own` loops as a point of the band's (`len(shift)` loops): its
-    first loop first, its other loops the band's innermost ones, each moved by its
-    shift; the loops it lacks at their shift (over the parameters of `like`)."""
-    depth = len(shift)
-    missing = depth - own
+def _placement(like: isl.Set, shift: tuple[int, ...]) -> isl.Map:
+    """A statement's iterations as points of the fused loops: its first loop first,
+    its others the innermost ones, each moved by its shift, and the shift in the
+    loops it lacks."""
+    own = like.dim(isl.dim_type.set)
+    missing = len(shift) - own
     names = [f"x{k}" for k in range(own)]
     image = []
-    for k in range(depth):
+    for k, amount in enumerate(shift):
         if 0 < k <= missing:
-            image.append(str(shift[k]))
+            image.append(str(amount))
             continue
         name = names[k - missing if k else 0]
-        image.append(f"{name} + {shift[k]}" if shift[k] else name)
+        image.append(f"{name} + {amount}" if amount else name)
+    return _map(like, names, image)
+
+
+def _back(like: isl.Set, shift: tuple[int, ...]) -> isl.Map:
+    """The fused loops' points as the statement's dims (moved back by its shift),
+    then the loops it lacks (as they are: lifted)."""
+    own = like.dim(isl.dim_type.set)
+    missing = len(shift) - own
+    names = [f"y{k}" for k in range(len(shift))]
+    kept = [0, *range(missing + 1, len(shift))]
+    image = [f"{names[k]} - {shift[k]}" if shift[k] else names[k] for k in kept]
+    image += [names[k] for k in range(1, missing + 1)]
+    return _map(like, names, image)
+
+
+def _map(like: isl.Set, names: list[str], image: list[str]) -> isl.Map:
     text = f"{{ [{', '.join(names)}] -> [{', '.join(image)}] }}"
     return isl.Map.read_from_str(like.get_ctx(), text).align_params(like.get_space())

@@ -95,6 +95,12 @@ class Scheduled:
     """Per statement, a box of its dims that holds its instances: its loops are
     generated over the box, and each instance is guarded by an `affine.if` (so that
     statements that start or end at other places share one loop per level)."""
+    lifted: dict[str, dict[int, int]] = field(default_factory=dict)
+    """Per statement, time positions where its time is one value (the loop of a
+    band it lacks: a row of a sweep): it is generated at every iteration of the
+    loop there and guarded inside (to that value), so that the loop is shared
+    with the other statements. Its extent, if any, has one more dim per position
+    (after its own, in order)."""
 
 
 @dataclass
@@ -119,12 +125,34 @@ def schedule_map(session: IslSession, scheduled: Scheduled) -> isl.UnionMap:
         if len(time) > width:
             raise Unschedulable("a time vector is longer than the time space")
         time += ["0"] * (width - len(time))
-        text = statement.domain.text(f" -> [{', '.join(time)}]", statement.name)
+        lifts = sorted(scheduled.lifted.get(statement.name, {}))
+        for position in lifts:
+            time[position] = f"{_LIFTED}{position}"
+        extra = [f"{_LIFTED}{position}" for position in lifts]
+        text = statement.domain.text(f" -> [{', '.join(time)}]", statement.name, extra)
         relation = session.map(text)
         extent = scheduled.extents.get(statement.name)
-        instances = statement.instances if extent is None else extent
+        instances = lifted_instances(scheduled, statement) if extent is None else extent
         maps.append(session.run(lambda r=relation, i=instances: r.intersect_domain(i)))
     return session.run(lambda: union_of_maps(maps, session.ctx), "the new schedule")
+
+
+_LIFTED = "_lift"
+
+
+def lifted_instances(scheduled: Scheduled, statement: Statement) -> isl.Set:
+    """The statement's instances, with a dim per lifted position fixed to its value."""
+    lifts = scheduled.lifted.get(statement.name, {})
+    instances = statement.instances
+    if not lifts:
+        return instances
+    own = instances.dim(isl.dim_type.set)
+    found = instances.add_dims(isl.dim_type.set, len(lifts))
+    for k, position in enumerate(sorted(lifts)):
+        found = found.fix_val(
+            isl.dim_type.set, own + k, isl.Val.int_from_si(found.get_ctx(), lifts[position])
+        )
+    return found.set_tuple_name(statement.name)
 
 
 def generate(
@@ -479,7 +507,7 @@ class _Writer:
             depth += 1
         written = self.instances.write(
             statement,
-            values,
+            values[: len(statement.dims)],  # (not the lifted dims)
             self.operand,
             self._pad(depth),
             self._taken,
@@ -503,7 +531,7 @@ class _Writer:
         extent = self.scheduled.extents.get(statement.name)
         if extent is None:
             return []
-        own = statement.instances.gist(extent).coalesce()
+        own = lifted_instances(self.scheduled, statement).gist(extent).coalesce()
         pieces = own.get_basic_sets()
         if len(pieces) != 1:
             raise NotAffine("a statement's guard is not one conjunction")
