@@ -37,6 +37,10 @@ MVT = _fixture("mvt")
 
 GESUMMV = _fixture("gesummv")
 
+HEAT_3D = _fixture("heat_3d")
+
+FDTD_2D = _fixture("fdtd_2d")
+
 
 def runnable(text: str) -> str:
     """`text` (one function over static memrefs and floats) with a `@main` that fills

@@ -210,6 +210,35 @@ def time_tile(
     root = realiser.at((0,))
     if root is None:
         return None
+    kept = realiser.budget
+    realiser.budget = time_tile_budget(kept)  # (the chain's proof too, once taken)
+    found = _skewed_and_tiled(realiser, nest, body, rows, (sizes, full), before, target)
+    if found is None:
+        realiser.budget = kept
+    return found
+
+
+def _skewed_and_tiled(
+    realiser: Realiser,
+    nest: Nest,
+    body: Body,
+    rows: tuple[tuple[int, ...], ...],
+    tiles: tuple[tuple[int, ...], tuple[int, ...]],
+    before: float,
+    target: Machine,
+) -> tuple[float, float] | None:
+    """The skew and the tiles (`tiles`: the sizes of the tiled loops, and of every
+    loop for the model), then a wavefront where a recurrence pays for one; (cycles
+    before, after) by the model, or None (nothing taken)."""
+    sizes, full = tiles
+    depth = len(body.band)
+    order = tuple(range(depth))
+    untiled = tuple(loop.trip for loop in body.band)
+    tiled = len(sizes)
+    after = estimate(body, Choice(order, full), target).cycles
+    root = realiser.at((0,))
+    if root is None:
+        return None
     fields: dict[str, Any] = {"skews": rows}  # (a field of the code generator's Spec)
     skew = Spec(SKEW, **fields)
     names = [loop.name.lstrip("%") for loop in body.band]
@@ -231,28 +260,25 @@ def time_tile(
         if rows_at_once > 1 and broken * MIN_TIME_GAIN <= chained:
             point = realiser.at((0,) * (tiled + 2))  # (the point loop of the band's 2nd loop)
             words = f"wavefront of {rows_at_once} rows of %{names[1]} in each tile"
-            kept = realiser.budget
-            realiser.budget = wavefront_budget(kept)  # (for the chain's proof too)
             if point is not None and realiser.apply(
                 point, Spec(WAVEFRONT, factor=rows_at_once), words, words
             ):
                 after = broken
-            else:
-                realiser.budget = kept
     return before, after
 
 
-WAVEFRONT_SECONDS = 4.0
-"""How much longer than a step's own the proofs of a wavefront inside time tiles
-may take (the wavefront's, and the whole chain's): about a second of CPU time
-for seidel-2d, which a loaded machine stretches past a step's time limit."""
+TIME_TILE_SECONDS = 3.0
+"""How much longer than a step's own the proofs of time tiling may take (the
+skew's, the tiles', a wavefront's and the whole chain's): each about a second of
+CPU time on heat-3d and seidel-2d, which a loaded machine stretches past a
+step's time limit."""
 
 
-def wavefront_budget(budget: Budget) -> Budget:
-    """`budget` with `WAVEFRONT_SECONDS` times its time limit (its isl operation cap
+def time_tile_budget(budget: Budget) -> Budget:
+    """`budget` with `TIME_TILE_SECONDS` times its time limit (its isl operation cap
     as it is)."""
     limit = budget.time_limit
-    return Budget(budget.max_operations, None if limit is None else limit * WAVEFRONT_SECONDS)
+    return Budget(budget.max_operations, None if limit is None else limit * TIME_TILE_SECONDS)
 
 
 def recurrent(nest: Nest, rows: tuple[tuple[int, ...], ...], depth: int) -> bool:
