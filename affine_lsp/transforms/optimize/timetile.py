@@ -145,6 +145,10 @@ INNER_TILES = (*SPACE_TILES, 512, 1024)
 """The tile sizes tried for the time loop, the space loops and the innermost loop
 of a skewed band: its tiles are partial at the band's edges whatever their size,
 and small ones cost more in their bounds than they save."""
+SMALL_SPACE_TILE = 8
+"""Tried too for the outer space loops of a band of three space loops: a tile of
+heat-3d 16 x 16 rows of a whole innermost loop does not fit in L2, and 8 x 8 rows
+ran 1.2x faster than 16 x 16 rows of 32."""
 MIN_TIME_GAIN = 1.05
 SKEWED_FIT = 1.0
 """The part of L2 a tile's footprint may take: the footprint counts the box of
@@ -159,16 +163,18 @@ heat-3d the innermost loop whole 1.2x faster than 16)."""
 
 
 def skewed_tile_sizes(body: Body, target: Machine) -> tuple[int, ...]:
-    """Sizes of `TIME_TILES` (the first loop), `SPACE_TILES` (the others) and
-    `INNER_TILES` (the innermost, which may also run whole), among the tiles whose
+    """Sizes of `TIME_TILES` (the first loop), `SPACE_TILES` (the others; and
+    `SMALL_SPACE_TILE` with three space loops) and `INNER_TILES` (the innermost,
+    which may also run whole), among the tiles whose
     footprint fits in L2 (`SKEWED_FIT`): of those within `NEAR` of the fewest predicted
     cycles, the longest innermost loop, then the fewest cycles."""
     order = tuple(range(len(body.band)))
     trips = [loop.trip for loop in body.band]
     choices: list[list[int]] = [[t for t in TIME_TILES if t < trips[0]] or [trips[0]]]
+    space = (SMALL_SPACE_TILE, *SPACE_TILES) if len(trips) > 3 else SPACE_TILES
     for k in range(1, len(trips)):
         inner = k == len(trips) - 1
-        found = [t for t in (INNER_TILES if inner else SPACE_TILES) if t < trips[k]]
+        found = [t for t in (INNER_TILES if inner else space) if t < trips[k]]
         if inner:
             found.append(trips[k])
         choices.append(found or [trips[k]])
