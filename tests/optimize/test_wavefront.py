@@ -73,6 +73,8 @@ def test_optimize_time_tiles_seidel_then_runs_seven_rows_of_each_tile_in_wavefro
     _, outcome = _optimized_seidel()
     assert outcome.steps[0] == "skewed %i by %t, %j by 2×%t + %i"
     assert outcome.steps[1].startswith("tiled (t, i, j) ")
+    rows = int(outcome.steps[1].split()[-1].split("x")[1])
+    assert rows % 7 == 0  # (whole groups of 7 rows in a tile)
     assert outcome.steps[2] == "wavefront of 7 rows of %i in each tile"
     assert outcome.refused == []
     assert outcome.gain is not None and outcome.gain > 2

@@ -242,6 +242,13 @@ def _skewed_and_tiled(
     untiled = tuple(loop.trip for loop in body.band)
     tiled = len(sizes)
     after = estimate(body, Choice(order, full), target).cycles
+    rows_at_once = _wavefront(nest, body, rows, full, target)
+    if rows_at_once > 1:
+        if tiled > 1:  # (whole groups of rows in a tile: no group of fewer)
+            sizes = _rows_multiple(sizes, rows_at_once)
+            full = _rows_multiple(full, rows_at_once)
+        before = estimate(body, Choice(order, untiled, rows=1), target).cycles
+        after = estimate(body, Choice(order, full, rows=1), target).cycles
     root = realiser.at((0,))
     if root is None:
         return None
@@ -257,20 +264,41 @@ def _skewed_and_tiled(
     ):
         realiser.undo()  # (a skew alone does not pay)
         return None
-    if recurrent(nest, rows, depth):
-        rows_at_once = wavefront_rows(body, target)
-        chained = estimate(body, Choice(order, full, rows=1), target).cycles
-        broken = estimate(body, Choice(order, full, rows=rows_at_once), target).cycles
-        before = estimate(body, Choice(order, untiled, rows=1), target).cycles
-        after = chained
-        if rows_at_once > 1 and broken * MIN_TIME_GAIN <= chained:
-            point = realiser.at((0,) * (tiled + 2))  # (the point loop of the band's 2nd loop)
-            words = f"wavefront of {rows_at_once} rows of %{names[1]} in each tile"
-            if point is not None and realiser.apply(
-                point, Spec(WAVEFRONT, factor=rows_at_once), words, words
-            ):
-                after = broken
+    if rows_at_once > 1:
+        point = realiser.at((0,) * (tiled + 2))  # (the point loop of the band's 2nd loop)
+        words = f"wavefront of {rows_at_once} rows of %{names[1]} in each tile"
+        if point is not None and realiser.apply(
+            point, Spec(WAVEFRONT, factor=rows_at_once), words, words
+        ):
+            after = estimate(body, Choice(order, full, rows=rows_at_once), target).cycles
     return before, after
+
+
+def _wavefront(
+    nest: Nest,
+    body: Body,
+    rows: tuple[tuple[int, ...], ...],
+    full: tuple[int, ...],
+    target: Machine,
+) -> int:
+    """The rows of the band's second loop a wavefront in each tile runs at once
+    (1: none), where a recurrence along the innermost loop makes one pay."""
+    depth = len(body.band)
+    if not recurrent(nest, rows, depth):
+        return 1
+    order = tuple(range(depth))
+    rows_at_once = wavefront_rows(body, target)
+    chained = estimate(body, Choice(order, full, rows=1), target).cycles
+    broken = estimate(body, Choice(order, full, rows=rows_at_once), target).cycles
+    return rows_at_once if rows_at_once > 1 and broken * MIN_TIME_GAIN <= chained else 1
+
+
+def _rows_multiple(sizes: tuple[int, ...], rows: int) -> tuple[int, ...]:
+    """`sizes` with the second one the nearest multiple of `rows` (at least `rows`):
+    measured on seidel-2d with 7 rows, tiles of 14 to 56 rows ran 1.3x faster than
+    tiles of 16 (groups of 7, 7 and 2)."""
+    second = max(rows, round(sizes[1] / rows) * rows)
+    return (sizes[0], second, *sizes[2:])
 
 
 TIME_TILE_SECONDS = 3.0
