@@ -16,6 +16,7 @@ from affine_lsp.transforms.performance import Machine
 from tests.optimize.helpers import loop_on_line
 from tests.optimize.kernels import (
     FDTD_2D,
+    GEMM,
     HEAT_3D,
     JACOBI_1D,
     JACOBI_2D,
@@ -34,8 +35,8 @@ def _line(text: str) -> int:
     return text[: text.index("affine.for %t")].count("\n") + 1
 
 
-def _band(text: str) -> list[str] | None:
-    _, model, loop = loop_on_line(text, _line(text))
+def _band(text: str, line: int | None = None) -> list[str] | None:
+    _, model, loop = loop_on_line(text, line or _line(text))
     nest = Nest.of(IslSession(budgets.TRANSFORM), loop, model)
     found = time_step_schedule(nest)
     return None if found is None else found.describe(nest)
@@ -65,6 +66,11 @@ def test_a_sweep_in_place_needs_more_than_shifts_and_skews_by_time():
     """seidel-2d reads in place what its own sweep wrote (a cycle of positive
     weight among the shifts): isl's scheduler is asked instead."""
     assert _band(SEIDEL_2D) is None
+
+
+def test_a_nest_without_dependences_across_its_outer_loop_is_no_time_step():
+    """gemm: nothing crosses its i loop; no skew, isl's scheduler decides."""
+    assert _band(GEMM, 3) is None
 
 
 def _optimized(text: str, machine: Machine) -> str:
