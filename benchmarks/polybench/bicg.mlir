@@ -9,6 +9,7 @@
 //   3.2-4.5x
 // recipe:
 //   transform %i#2 --unroll-jam 8
+//   transform %j --scalar-replace
 func.func @kernel_bicg(%A: memref<{N}x{M}xf64>, %s: memref<{M}xf64>, %q: memref<{N}xf64>,
                        %p: memref<{M}xf64>, %r: memref<{N}xf64>) {
   %zero = arith.constant 0.0 : f64

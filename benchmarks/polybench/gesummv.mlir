@@ -9,6 +9,7 @@
 //   greedy 3.5x/4.0x
 // recipe:
 //   transform %i --unroll-jam 8
+//   transform %j --scalar-replace
 func.func @kernel_gesummv(%alpha: f64, %beta: f64, %A: memref<{N}x{N}xf64>,
                           %B: memref<{N}x{N}xf64>, %tmp: memref<{N}xf64>,
                           %x: memref<{N}xf64>, %y: memref<{N}xf64>) {

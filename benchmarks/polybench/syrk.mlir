@@ -10,6 +10,7 @@
 //   transform %i --distribute
 //   transform %k --interchange
 //   transform %j#2 --unroll-jam 12
+//   transform %k --scalar-replace
 //
 // beta * C distributed out, (k, j) interchanged so that k is innermost (rows of A), and j
 // unrolled and jammed by 12 (twelve dot products in flight). The register tile an expert
