@@ -40,7 +40,7 @@ def _program(seed: int) -> dict:
             (
                 p.line,
                 p.label,
-                p.spec.kind + (" (tiled)" if p.base else ""),
+                p.kind + (" (tiled)" if p.base else ""),
                 p.applied,
                 p.verdict,
                 p.reason or "",

@@ -62,6 +62,7 @@ SPECS: tuple[Spec, ...] = (
     Spec(UNROLL, factor=3),
     Spec(UNROLL, factor=None),
     Spec(UNROLL_JAM, factor=2),
+    Spec(UNROLL_JAM, factor=3),
     Spec(PARALLELIZE),
     Spec(HOIST),
     Spec(DISTRIBUTE),
@@ -137,6 +138,13 @@ class Pair:
     verdict: str = ""  # applied: same | different | failed; refused: naive-same | ...
     detail: str = ""
     base: str = ""  # what was done first ("tiled 3x3", "tiled 3x3, unroll-jam 2 at 7")
+    summary: str = ""  # applied: what was done, in words
+
+    @property
+    def kind(self) -> str:
+        """The transformation's kind, with `triangular` for an unroll-and-jam around a
+        loop whose bounds depend on the unrolled iv."""
+        return self.spec.kind + (" triangular" if "the triangle" in self.summary else "")
 
     @property
     def label(self) -> str:
@@ -226,7 +234,7 @@ def _try(
     """One spec at the loop on `line` of `text`: the pair, and the new text if applied."""
     loop, data, model = _loops_by_line(text)[line]
     result = transform(data, model, loop, spec)
-    pair = Pair(seed, line, spec, result.applied, result.reason)
+    pair = Pair(seed, line, spec, result.applied, result.reason, summary=result.summary)
     if result.applied and result.new_text is not None:
         verdict = oracle.equivalent(
             original_text, result.new_text.decode(), timeout=timeout, original_result=original

@@ -43,6 +43,7 @@ from affine_lsp.transforms.loops.nest import (
     yield_of,
 )
 from affine_lsp.transforms.loops.proof import Rewrite
+from affine_lsp.transforms.loops.ragged import Ragged, plan_ragged, ragged_pieces
 from affine_lsp.transforms.loops.split import (
     FULL_TILE,
     Split,
@@ -67,6 +68,7 @@ class UnrollPlan:
     trips: int | None  # constant trip count
     split: Split | None  # None: the trip count is a multiple of the factor
     jammed: list[AffineForOp] = field(default_factory=list)
+    ragged: dict[int, Ragged] = field(default_factory=dict)  # by id of a jammed loop
 
     @property
     def remainder(self) -> bool:
@@ -132,11 +134,11 @@ def _plan_jam(context: Context, plan: UnrollPlan, check: bool) -> None:
     for inner in direct:
         if inner.iter_args:
             raise Refused(f"{iv_name(inner)} carries values through iter_args")
+        check_layout(context, inner)
         for bound in (inner.lower, inner.upper):
             for use in bound.operands if bound is not None else []:
                 if use.value is not None and defined_under(use.value, loop):
-                    raise Refused(f"the bounds of {iv_name(inner)} depend on {iv_name(loop)}")
-        check_layout(context, inner)
+                    plan.ragged[id(inner)] = plan_ragged(context, loop, inner, plan.factor or 1)
     nested = _nested_jams(context, loop, direct)
     plan.jammed = direct + nested
     if not check:
@@ -210,15 +212,33 @@ def _check_jam(context: Context, plan: UnrollPlan) -> None:
         jammed = rest[:at_copy] + [copy] + rest[at_copy:]
         main = old[:at] + [group] + jammed
         condition = main_condition(context, statement, loop, plan.split, x)
+        pieces: list[Piece] = [("", main)]
+        ragged = next(
+            (r for r in plan.ragged.values() if analysis.dim_of(statement, r.inner)), None
+        )
+        if ragged is not None:  # prologue, jammed loop, epilogue (`ragged.py`)
+            start = f"({lower}) + {width}*{group}"
+            before, after, _ = ragged_pieces(context, statement, ragged, loop, x, start, step)
+            around_loop = old[:at] + [group, rest[0]]
+            pieces = [
+                (before, around_loop + ["0", copy] + rest[1:]),
+                (after, around_loop + ["2", copy] + rest[1:]),
+                (f"not ({before}) and not ({after})", around_loop + ["1"] + jammed[1:]),
+            ]
         if not condition:
-            return main
+            return pieces[0][1] if len(pieces) == 1 else pieces
         sequential = old[:at] + [group, copy] + rest
-        return [(condition, main), (f"not ({condition})", sequential)]
+        both = [(_both(condition, where), entries) for where, entries in pieces]
+        return [*both, (f"not ({condition})", sequential)]
 
     found = analysis.violation(entries)
     if found is not None:
         dependence, relation = found
         raise Refused(analysis.explain(dependence, relation, f"unroll-and-jam by {plan.factor}"))
+
+
+def _both(first: str, second: str) -> str:
+    return f"({first}) and ({second})" if second else first
 
 
 # -- text ---------------------------------------------------------------------------
@@ -453,12 +473,21 @@ def _jammed(
         if op in plan.jammed:
             assert isinstance(op, AffineForOp)
             indent = indent_of(context.data, op) + " " * delta
-            builder.line(indent, _header(context, op) + " {")
+            ragged = plan.ragged.get(id(op))
+            if ragged is None:
+                header = _header(context, op)
+            else:
+                _ragged_copies(builder, ragged, renames_by_copy, indent, delta, first=True)
+                lower, upper = ragged.jammed_bounds()
+                header = _header(context, op, lower=lower, upper=upper)
+            builder.line(indent, header + " {")
             _jammed(context, plan, builder, body_ops(op), renames_by_copy, delta)
             yielded = yield_of(op)
             if yielded is not None:
                 builder.copy_lines([yielded], Renames(), delta)
             builder.line(indent, "}")
+            if ragged is not None:
+                _ragged_copies(builder, ragged, renames_by_copy, indent, delta, first=False)
         elif _same_in_every_copy(op, renames_by_copy):
             builder.copy_lines([op], renames_by_copy[0], delta)
             for renames in renames_by_copy[1:]:
@@ -467,6 +496,26 @@ def _jammed(
         else:
             for copy, renames in enumerate(renames_by_copy):
                 builder.copy_lines([op], renames, delta, copy=copy)
+
+
+def _ragged_copies(
+    builder: Builder,
+    ragged: Ragged,
+    renames_by_copy: list[Renames],
+    indent: str,
+    delta: int,
+    first: bool,
+) -> None:
+    """The prologues (`first`) or epilogues of the copies of a ragged loop: each copy's
+    iterations outside the jammed range, in a loop of their own."""
+    inner = ragged.inner
+    for copy, renames in enumerate(renames_by_copy):
+        bounds = ragged.prologue(copy) if first else ragged.epilogue(copy)
+        if bounds is None:
+            continue
+        builder.line(indent, f"affine.for {renames.get(iv(inner))} = {bounds[0]} to {bounds[1]} {{")
+        builder.copy_lines(body_ops(inner), renames, delta, copy=copy)
+        builder.line(indent, "}")
 
 
 def _same_in_every_copy(op: Operation, renames_by_copy: list[Renames]) -> bool:
@@ -530,4 +579,9 @@ def summary(context: Context, plan: UnrollPlan) -> str:
     rest = " with a remainder loop" if plan.remainder else ""
     if plan.split is not None and plan.split.kind == FULL_TILE and plan.split.condition:
         rest = f" in full tiles{rest} (partial tiles run the original loop)"
+    for ragged in plan.ragged.values():
+        rest += (
+            f"; the copies of {iv_name(ragged.inner)} jammed where they all run, the rest of "
+            "the triangle in loops of their own"
+        )
     return f"{what} {iv_name(plan.loop)} by {plan.factor}{rest}"

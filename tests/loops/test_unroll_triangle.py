@@ -1,0 +1,178 @@
+"""Unroll-and-jam around inner loops whose bounds depend on the unrolled iv (triangles:
+the copies jammed where they all run, the rest in loops of their own), and scalar
+replacement in the jammed loops. Each result is proven; the oracle tests run it too."""
+
+from __future__ import annotations
+
+import pytest
+
+from affine_lsp.testing import oracle
+from affine_lsp.transforms.loops import SCALAR_REPLACE, UNROLL_JAM, Spec
+from tests.loops.helpers import applied, refused, run
+from tests.schedule.driver import with_main
+
+LOWER = """func.func @kernel(%A: memref<16x16xf64>, %B: memref<16x16xf64>) {
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i) {
+      %v = affine.load %A[%i, %j] : memref<16x16xf64>
+      affine.store %v, %B[%j, %i] : memref<16x16xf64>
+    }
+  }
+  return
+}
+"""
+
+UPPER = """func.func @kernel(%A: memref<16x16xf64>, %B: memref<16x16xf64>) {
+  affine.for %i = 0 to 16 {
+    affine.for %j = affine_map<(d0) -> (d0)>(%i) to 16 {
+      %v = affine.load %A[%i, %j] : memref<16x16xf64>
+      affine.store %v, %B[%j, %i] : memref<16x16xf64>
+    }
+  }
+  return
+}
+"""
+
+# syrk's update after its (k, j) interchange: C[i, j] += A[i, k] * A[j, k] for j <= i.
+SYRK = """func.func @kernel(%C: memref<12x12xf64>, %A: memref<12x10xf64>) {
+  affine.for %i = 0 to 12 {
+    affine.for %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i) {
+      affine.for %k = 0 to 10 {
+        %aik = affine.load %A[%i, %k] : memref<12x10xf64>
+        %ajk = affine.load %A[%j, %k] : memref<12x10xf64>
+        %product = arith.mulf %aik, %ajk : f64
+        %c = affine.load %C[%i, %j] : memref<12x12xf64>
+        %sum = arith.addf %c, %product : f64
+        affine.store %sum, %C[%i, %j] : memref<12x12xf64>
+      }
+    }
+  }
+  return
+}
+"""
+
+# Iteration (i, j) reads what (i - 1, j + 1) wrote: jamming i would run it first.
+WAVE = """func.func @kernel(%A: memref<17x17xf64>) {
+  affine.for %i = 1 to 16 {
+    affine.for %j = 0 to affine_map<(d0) -> (d0)>(%i) {
+      %v = affine.load %A[%i - 1, %j + 1] : memref<17x17xf64>
+      affine.store %v, %A[%i, %j] : memref<17x17xf64>
+    }
+  }
+  return
+}
+"""
+
+STEP = """func.func @kernel(%A: memref<16x16xf64>) {
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i) step 2 {
+      %v = affine.load %A[%i, %j] : memref<16x16xf64>
+      affine.store %v, %A[%j, %i] : memref<16x16xf64>
+    }
+  }
+  return
+}
+"""
+
+# gesummv's row: two sums in memory, of two arrays, carried by one loop.
+TWO_SUMS = """func.func @kernel(%A: memref<8x8xf64>, %x: memref<8xf64>, %t: memref<8xf64>,
+                   %y: memref<8xf64>) {
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 8 {
+      %a = affine.load %A[%i, %j] : memref<8x8xf64>
+      %xj = affine.load %x[%j] : memref<8xf64>
+      %ax = arith.mulf %a, %xj : f64
+      %ti = affine.load %t[%i] : memref<8xf64>
+      %t_sum = arith.addf %ax, %ti : f64
+      affine.store %t_sum, %t[%i] : memref<8xf64>
+      %yi = affine.load %y[%i] : memref<8xf64>
+      %y_sum = arith.addf %ax, %yi : f64
+      affine.store %y_sum, %y[%i] : memref<8xf64>
+    }
+  }
+  return
+}
+"""
+
+
+def _headers(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if "affine.for" in line]
+
+
+def _runs_the_same(before: str, after: str) -> None:
+    reason = oracle.missing_reason()
+    if reason:
+        pytest.skip(reason)
+    verdict = oracle.equivalent(with_main(before), with_main(after))
+    assert verdict.same, verdict.detail
+
+
+def test_the_copies_of_a_triangle_are_jammed_where_they_all_run():
+    after = applied(LOWER, "affine.for %i", Spec(UNROLL_JAM, factor=2))
+    assert _headers(after) == [
+        "affine.for %i = 0 to 16 step 2 {",
+        "affine.for %j = 0 to affine_map<(d0) -> (d0 + 1)>(%i) {",
+        # copy 1's last iteration, j = i + 1: the rest of the triangle
+        "affine.for %j = max affine_map<(d0) -> (0, d0 + 1)>(%i) to "
+        "affine_map<(d0) -> (d0 + 2)>(%i) {",
+    ]
+    assert "affine.store %v_1, %B[%j, %i_1]" in after
+
+
+def test_copies_that_start_later_run_their_first_iterations_before_the_jammed_loop():
+    after = applied(UPPER, "affine.for %i", Spec(UNROLL_JAM, factor=3))
+    assert _headers(after) == [
+        "affine.for %i = 0 to 15 step 3 {",
+        "affine.for %j = affine_map<(d0) -> (d0)>(%i) to "
+        "min affine_map<(d0) -> (16, d0 + 2)>(%i) {",
+        "affine.for %j = affine_map<(d0) -> (d0 + 1)>(%i) to "
+        "min affine_map<(d0) -> (16, d0 + 2)>(%i) {",
+        "affine.for %j = affine_map<(d0) -> (d0 + 2)>(%i) to 16 {",
+        "affine.for %i = 15 to 16 {",  # the remainder of the unrolled loop
+        "affine.for %j = affine_map<(d0) -> (d0)>(%i) to 16 {",
+    ]
+
+
+def test_a_triangular_unroll_and_jam_says_where_the_copies_run():
+    result = run(LOWER, "affine.for %i", Spec(UNROLL_JAM, factor=2))
+    assert result.summary == (
+        "unrolled and jammed %i by 2; the copies of %j jammed where they all run, the rest "
+        "of the triangle in loops of their own"
+    )
+
+
+def test_a_register_tile_of_a_triangle_composes():
+    jammed = applied(SYRK, "affine.for %i", Spec(UNROLL_JAM, factor=2))
+    assert "affine.for %k = 0 to 10 {" in jammed  # the copies of %k are jammed too
+    tiled = applied(jammed, "affine.for %j = 0", Spec(UNROLL_JAM, factor=2))
+    replaced = applied(tiled, "affine.for %k", Spec(SCALAR_REPLACE))
+    assert "iter_args(%c = %c_init, %c_1 = %c_1_init, %c_2 = %c_2_init" in replaced
+
+
+def test_a_triangular_unroll_and_jam_that_breaks_a_dependence_is_refused():
+    assert refused(WAVE, "affine.for %i", Spec(UNROLL_JAM, factor=2)) == (
+        "iteration (i, j) reads %A[i - 1, j + 1], written by iteration (i - 1, j + 1); "
+        "after unroll-and-jam by 2 it would run first"
+    )
+
+
+def test_a_triangle_whose_inner_loop_steps_by_two_is_refused():
+    assert refused(STEP, "affine.for %i", Spec(UNROLL_JAM, factor=2)) == (
+        "the bounds of %j depend on %i and its step is not 1"
+    )
+
+
+def test_sums_of_two_arrays_are_carried_by_one_loop():
+    after = applied(TWO_SUMS, "affine.for %j", Spec(SCALAR_REPLACE))
+    assert "%ti_final, %yi_final = affine.for %j" in after
+
+
+@pytest.mark.oracle
+def test_triangles_jammed_run_the_same():
+    for text, factor in ((LOWER, 2), (LOWER, 3), (UPPER, 3)):
+        _runs_the_same(text, applied(text, "affine.for %i", Spec(UNROLL_JAM, factor=factor)))
+    jammed = applied(SYRK, "affine.for %i", Spec(UNROLL_JAM, factor=2))
+    tiled = applied(jammed, "affine.for %j = 0", Spec(UNROLL_JAM, factor=2))
+    replaced = applied(tiled, "affine.for %k", Spec(SCALAR_REPLACE))
+    _runs_the_same(SYRK, replaced)
+    _runs_the_same(TWO_SUMS, applied(TWO_SUMS, "affine.for %j", Spec(SCALAR_REPLACE)))
