@@ -1,6 +1,7 @@
 """Unroll-and-jam around inner loops whose bounds depend on the unrolled iv (triangles:
-the copies jammed where they all run, the rest in loops of their own), and scalar
-replacement in the jammed loops. Each result is proven; the oracle tests run it too."""
+the copies jammed where they all run, the rest in loops of their own) or that carry a
+value through iter_args (each copy's value carried), and scalar replacement in the
+jammed loops. Each result is proven; the oracle tests run it too."""
 
 from __future__ import annotations
 
@@ -94,6 +95,49 @@ TWO_SUMS = """func.func @kernel(%A: memref<8x8xf64>, %x: memref<8xf64>, %t: memr
 }
 """
 
+# symm's column update: the k loop carries temp2; the copies of j each carry their own.
+SYMM = """func.func @kernel(%C: memref<8x12xf64>, %A: memref<8x8xf64>, %B: memref<8x12xf64>) {
+  %zero = arith.constant 0.0 : f64
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 12 {
+      %bij = affine.load %B[%i, %j] : memref<8x12xf64>
+      %temp2 = affine.for %k = 0 to affine_map<(d0) -> (d0)>(%i)
+          iter_args(%sum = %zero) -> (f64) {
+        %aik = affine.load %A[%i, %k] : memref<8x8xf64>
+        %ckj = affine.load %C[%k, %j] : memref<8x12xf64>
+        %update = arith.mulf %bij, %aik : f64
+        %ckj_new = arith.addf %ckj, %update : f64
+        affine.store %ckj_new, %C[%k, %j] : memref<8x12xf64>
+        %bkj = affine.load %B[%k, %j] : memref<8x12xf64>
+        %product = arith.mulf %bkj, %aik : f64
+        %next = arith.addf %sum, %product : f64
+        affine.yield %next : f64
+      }
+      %cij = affine.load %C[%i, %j] : memref<8x12xf64>
+      %result = arith.addf %cij, %temp2 : f64
+      affine.store %result, %C[%i, %j] : memref<8x12xf64>
+    }
+  }
+  return
+}
+"""
+
+TWO_CARRIED = """func.func @kernel(%A: memref<8x8xf64>, %out: memref<8x2xf64>) {
+  %zero = arith.constant 0.0 : f64
+  affine.for %i = 0 to 8 {
+    %s, %m = affine.for %j = 0 to 8 iter_args(%a = %zero, %b = %zero) -> (f64, f64) {
+      %v = affine.load %A[%i, %j] : memref<8x8xf64>
+      %a2 = arith.addf %a, %v : f64
+      %b2 = arith.maximumf %b, %v : f64
+      affine.yield %a2, %b2 : f64, f64
+    }
+    affine.store %s, %out[%i, 0] : memref<8x2xf64>
+    affine.store %m, %out[%i, 1] : memref<8x2xf64>
+  }
+  return
+}
+"""
+
 
 def _headers(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if "affine.for" in line]
@@ -176,3 +220,23 @@ def test_triangles_jammed_run_the_same():
     replaced = applied(tiled, "affine.for %k", Spec(SCALAR_REPLACE))
     _runs_the_same(SYRK, replaced)
     _runs_the_same(TWO_SUMS, applied(TWO_SUMS, "affine.for %j", Spec(SCALAR_REPLACE)))
+    for factor in (2, 3, 4):
+        _runs_the_same(SYMM, applied(SYMM, "affine.for %j", Spec(UNROLL_JAM, factor=factor)))
+
+
+def test_the_copies_of_a_loop_with_iter_args_each_carry_their_value():
+    after = applied(SYMM, "affine.for %j", Spec(UNROLL_JAM, factor=2))
+    assert (
+        "%temp2:2 = affine.for %k = 0 to affine_map<(d0) -> (d0)>(%i)\n"
+        "          iter_args(%sum = %zero, %sum_1 = %zero) -> (f64, f64) {" in after
+    )
+    assert "affine.store %ckj_new_1, %C[%k, %j_1]" in after  # copy 1 in the jammed %k
+    assert "affine.yield %next, %next_1 : f64, f64" in after
+    assert "%result = arith.addf %cij, %temp2#0 : f64" in after
+    assert "%result_1 = arith.addf %cij_1, %temp2#1 : f64" in after
+
+
+def test_a_jam_of_a_loop_carrying_several_values_is_refused():
+    assert refused(TWO_CARRIED, "affine.for %i", Spec(UNROLL_JAM, factor=2)) == (
+        "%j carries several values through iter_args (one can be jammed)"
+    )

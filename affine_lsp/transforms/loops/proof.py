@@ -134,6 +134,10 @@ class Rewrite:
     """New ops (by start offset) hoisted out of loops that repeat their origin's first
     iteration of those loops only (not every one)."""
     also: dict[int, list[Origin]] = field(default_factory=dict)
+    carries: dict[int, list[tuple[int, Origin]]] = field(default_factory=dict)
+    """New loops (by start offset) carrying the values of several copies of one original
+    loop (unroll-and-jam): for each iter_args position, the original position and the
+    copy (the original loop with that copy's renaming) whose value it carries."""
     """New loads (by start offset) that repeat other original loads besides their
     origin (one load of an element standing for several): they must read what each
     of those read (memory), and their result holds what each of those loaded."""
@@ -189,6 +193,22 @@ class _Side:
             return self.window.resolver.value(value, domain.scope).text
         except NotAffine:
             return None
+
+
+def _find_carries(
+    function: Operation, carries: dict[int, list[tuple[int, Origin]]]
+) -> dict[int, list[tuple[int, Origin]]]:
+    """`Rewrite.carries` by id of the new loop (ProofFailed if one is not there)."""
+    if not carries:
+        return {}
+    by_start = {op.span.start_byte: op for op in function.walk() if isinstance(op, AffineForOp)}
+    found: dict[int, list[tuple[int, Origin]]] = {}
+    for offset, entries in carries.items():
+        loop = by_start.get(offset)
+        if loop is None:
+            raise ProofFailed("the rewritten code could not be found")
+        found[id(loop)] = entries
+    return found
 
 
 def visible_value(op: Operation, name: str) -> Value | None:
@@ -247,6 +267,7 @@ class Prover:
         )
         self.old = _Side(self.original)
         self._old_sources: isl.UnionMap | None = None
+        self.carries: dict[int, list[tuple[int, Origin]]] = {}
 
     # -- the new side -----------------------------------------------------------------
 
@@ -276,6 +297,7 @@ class Prover:
             self.promoted = find_promotions(function, rewrite.promotions)
         except PolyError as error:
             raise ProofFailed(error.reason) from None
+        self.carries = _find_carries(function, rewrite.carries)
         window = ScalarWindow(
             self.session,
             block,
@@ -425,11 +447,12 @@ class Prover:
             if element is None or yielded is None:
                 raise ProofFailed("a promoted value has no original")
             return self._sigma(new, yielded, repeats), element  # type: ignore[return-value]
-        old = self.old.carried.get((id(old_loop), statement.kind, statement.position))
+        position, copy = self._carry(loop, statement.position)
+        old = self.old.carried.get((id(old_loop), statement.kind, position))
         if old is None:
             raise ProofFailed("a carried value has no original")
         if statement.kind in (INIT, RESULT):
-            return self._sigma(new, loop, origin), old
+            return self._sigma(new, loop, copy or origin), old
         body = loop.body.entry if loop.body is not None else None
         ops = body.operations if body is not None else []
         if statement.kind == YIELD:
@@ -439,13 +462,26 @@ class Prover:
                 (
                     op
                     for op in ops
-                    if id(op) in origins and origins[id(op)].op.parent_op is old_loop
+                    if id(op) in origins
+                    and origins[id(op)].op.parent_op is old_loop
+                    and (copy is None or origins[id(op)].copy == copy.copy)
                 ),
                 None,
             )
         if anchor is None or id(anchor) not in origins:
             raise ProofFailed("the body of a loop with iter_args has no original")
-        return self._sigma(new, anchor, origins[id(anchor)]), old
+        found = origins[id(anchor)]
+        if copy is not None:
+            found = Origin(found.op, copy.renames, copy.copy)
+        return self._sigma(new, anchor, found), old
+
+    def _carry(self, loop: Operation, position: int) -> tuple[int, Origin | None]:
+        """The original position of a new loop's iter_args entry, and the copy whose
+        value it carries (None: the loop carries one copy's values, in their order)."""
+        entries = self.carries.get(id(loop))
+        if entries is None or position >= len(entries):
+            return position, None
+        return entries[position]
 
     def _statement_origins(self, new: _Side, origins: dict[int, Origin]) -> isl.UnionMap:
         maps = []
@@ -503,6 +539,9 @@ class Prover:
             origin = origins.get(id(op))
             if id(op) in promoted_yields:
                 self._check_promoted_yield(op, origin)
+                continue
+            if id(op.parent_op) in self.carries and op.name == "affine.yield":
+                self._check_jammed_yield(op, origin)
                 continue
             if origin is None:
                 self._check_introduced(op, rewrite)
@@ -594,8 +633,35 @@ class Prover:
                     "stored in the original"
                 )
 
+    def _check_jammed_yield(self, op: Operation, origin: Origin | None) -> None:
+        """The yield of a loop carrying the values of several copies: each operand
+        holds what its copy's original operand held."""
+        loop = op.parent_op
+        assert loop is not None and origin is not None
+        old_operands = origin.op.operands
+        if len(op.operands) != len(self.carries[id(loop)]):
+            raise ProofFailed(f"{self._line_of(op)} yields other values than the original")
+        for index, use in enumerate(op.operands):
+            position, copy = self._carry(loop, index)
+            if position >= len(old_operands) or copy is None:
+                raise ProofFailed(f"{self._line_of(op)} yields more than the original")
+            old_use = old_operands[position]
+            here = Origin(origin.op, copy.renames, copy.copy)
+            if (
+                use.value is None
+                or old_use.value is None
+                or not self._same_value(op, origin.op, use.value, old_use.value, here)
+            ):
+                raise ProofFailed(
+                    f"{self._line_of(op)}: {use.name} does not hold what {old_use.name} held "
+                    "in the original"
+                )
+
     def _check_inits(self, op: Operation, old: Operation) -> None:
         if not isinstance(op, AffineForOp) or not isinstance(old, AffineForOp):
+            return
+        if id(op) in self.carries:
+            self._check_jammed_inits(op, old)
             return
         window = self.new.window
         if len(op.iter_args) != len(old.iter_args) + sum(
@@ -608,6 +674,25 @@ class Prover:
             if isinstance(window, ScalarWindow) and window.passes_through(op, position, use.value):
                 continue  # the scalar array already holds it: memory compared
             self._check_operand(op, old, use, old_use)
+
+    def _check_jammed_inits(self, op: AffineForOp, old: AffineForOp) -> None:
+        entries = self.carries[id(op)]
+        if len(op.iter_args) != len(entries):
+            raise ProofFailed(f"{self._line_of(op)} carries other values than the original")
+        for index, (_, use) in enumerate(op.iter_args):
+            position, copy = entries[index]
+            if position >= len(old.iter_args):
+                raise ProofFailed(f"{self._line_of(op)} carries other values than the original")
+            old_use = old.iter_args[position][1]
+            if (
+                use.value is None
+                or old_use.value is None
+                or not self._same_value(op, old, use.value, old_use.value, copy)
+            ):
+                raise ProofFailed(
+                    f"{self._line_of(op)}: {use.name} does not hold what {old_use.name} held "
+                    "in the original"
+                )
 
     def _check_operand(self, op: Operation, old: Operation, use: Use, old_use: Use) -> None:
         u, w = use.value, old_use.value
@@ -729,7 +814,7 @@ class Prover:
             if (
                 origin is not None
                 and origin.op is read.loop
-                and (kind, position) == (read.kind, read.position)
+                and (kind, self._carry(loop, position)[0]) == (read.kind, read.position)
             ):
                 own = self.carried_sigmas.get((id(loop), kind, position))
                 if own is not None and self._projected_subset(relation, own):

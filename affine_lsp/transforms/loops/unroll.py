@@ -53,7 +53,7 @@ from affine_lsp.transforms.loops.split import (
     plus,
     trip_count,
 )
-from affine_lsp.transforms.loops.text import Builder, Renames, indent_of, step_indent
+from affine_lsp.transforms.loops.text import Builder, Origin, Renames, indent_of, step_indent
 from affine_lsp.transforms.naming import names_in
 
 FULL_UNROLL_LIMIT = 256
@@ -69,6 +69,7 @@ class UnrollPlan:
     split: Split | None  # None: the trip count is a multiple of the factor
     jammed: list[AffineForOp] = field(default_factory=list)
     ragged: dict[int, Ragged] = field(default_factory=dict)  # by id of a jammed loop
+    carries: dict[int, list[tuple[int, Origin]]] = field(default_factory=dict)  # Rewrite's
 
     @property
     def remainder(self) -> bool:
@@ -132,12 +133,19 @@ def _plan_jam(context: Context, plan: UnrollPlan, check: bool) -> None:
     if not direct:
         raise Refused(f"no loop in {iv_name(loop)}'s body to jam")
     for inner in direct:
-        if inner.iter_args:
-            raise Refused(f"{iv_name(inner)} carries values through iter_args")
+        if len(inner.iter_args) > 1:
+            raise Refused(
+                f"{iv_name(inner)} carries several values through iter_args (one can be jammed)"
+            )
         check_layout(context, inner)
         for bound in (inner.lower, inner.upper):
             for use in bound.operands if bound is not None else []:
                 if use.value is not None and defined_under(use.value, loop):
+                    if inner.iter_args:
+                        raise Refused(
+                            f"the bounds of {iv_name(inner)} depend on {iv_name(loop)} and it "
+                            "carries values through iter_args"
+                        )
                     plan.ragged[id(inner)] = plan_ragged(context, loop, inner, plan.factor or 1)
     nested = _nested_jams(context, loop, direct)
     plan.jammed = direct + nested
@@ -370,6 +378,7 @@ def rewrite(context: Context, plan: UnrollPlan) -> Rewrite:
     if plan.factor is None:
         _full(context, plan, builder, indent_of(data, loop), extra)
         return Rewrite(start, end, builder.text(), builder.origins, extra)
+    plan.carries = {}
     split = plan.split
     indent = indent_of(data, loop)
     ops = body_ops(loop)
@@ -382,7 +391,7 @@ def rewrite(context: Context, plan: UnrollPlan) -> Rewrite:
         builder.line(indent, "}")
     else:
         _unrolled(context, plan, builder, 0)
-    return Rewrite(start, end, builder.text(), builder.origins, extra)
+    return Rewrite(start, end, builder.text(), builder.origins, extra, carries=plan.carries)
 
 
 def _unrolled(context: Context, plan: UnrollPlan, builder: Builder, delta: int) -> None:
@@ -480,11 +489,14 @@ def _jammed(
                 _ragged_copies(builder, ragged, renames_by_copy, indent, delta, first=True)
                 lower, upper = ragged.jammed_bounds()
                 header = _header(context, op, lower=lower, upper=upper)
-            builder.line(indent, header + " {")
-            _jammed(context, plan, builder, body_ops(op), renames_by_copy, delta)
             yielded = yield_of(op)
-            if yielded is not None:
-                builder.copy_lines([yielded], Renames(), delta)
+            if op.iter_args and yielded is not None:
+                _jammed_carries(context, plan, builder, op, renames_by_copy, indent, delta)
+            else:
+                builder.line(indent, header + " {")
+                _jammed(context, plan, builder, body_ops(op), renames_by_copy, delta)
+                if yielded is not None:
+                    builder.copy_lines([yielded], Renames(), delta)
             builder.line(indent, "}")
             if ragged is not None:
                 _ragged_copies(builder, ragged, renames_by_copy, indent, delta, first=False)
@@ -496,6 +508,47 @@ def _jammed(
         else:
             for copy, renames in enumerate(renames_by_copy):
                 builder.copy_lines([op], renames, delta, copy=copy)
+
+
+def _jammed_carries(
+    context: Context,
+    plan: UnrollPlan,
+    builder: Builder,
+    op: AffineForOp,
+    renames_by_copy: list[Renames],
+    indent: str,
+    delta: int,
+) -> None:
+    """A jammed loop that carries a value through iter_args: it carries each copy's
+    (`%sum = %zero, %sum_1 = %zero`), yields each copy's, and copy c's uses of its
+    result read `%r#c`."""
+    yielded = yield_of(op)
+    assert yielded is not None
+    base = renames_by_copy[0].get(op.results[0])
+    count = len(renames_by_copy)
+    header = _header(context, op, results=f"{base}:{count} = " if count > 1 else None)
+    pairs = [
+        f"{renames.get(argument)} = {_use_text(renames, init)}"
+        for renames in renames_by_copy
+        for argument, init in op.iter_args
+    ]
+    types = ", ".join(str(result.type) for _ in renames_by_copy for result in op.results)
+    at = header.index("iter_args(")
+    header = f"{header[:at]}iter_args({', '.join(pairs)}) -> ({types})"
+    plan.carries[builder.base + builder.length + len(indent.encode())] = [
+        (position, Origin(op, renames, copy))
+        for copy, renames in enumerate(renames_by_copy)
+        for position in range(len(op.iter_args))
+    ]
+    builder.line(indent, header + " {", op)
+    _jammed(context, plan, builder, body_ops(op), renames_by_copy, delta)
+    operands = ", ".join(
+        _use_text(renames, use) for renames in renames_by_copy for use in yielded.operands
+    )
+    yield_indent = indent_of(context.data, yielded) + " " * delta
+    builder.line(yield_indent, f"affine.yield {operands} : {types}", yielded)
+    for copy, renames in enumerate(renames_by_copy):
+        renames.set(op.results[0], f"{base}#{copy}" if count > 1 else base)
 
 
 def _ragged_copies(
