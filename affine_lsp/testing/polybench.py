@@ -211,7 +211,7 @@ def loop_line(text: str, designator: str) -> int | None:
         return None
     name, index = match.group(1), int(match.group(2) or 1)
     header = re.compile(
-        r"^\s*(?:%[\w$.-]+\s*=\s*)?affine\.(?:for\s+%"
+        r"^\s*(?:%[\w$.-]+(?::\d+)?(?:\s*,\s*%[\w$.-]+)*\s*=\s*)?affine\.(?:for\s+%"
         + re.escape(name)
         + r"\s*=|parallel\s*\((?:[^)]*,\s*)?%"
         + re.escape(name)

@@ -10,6 +10,9 @@
 // recipe:
 //   transform %i#2 --unroll-jam 8
 //   transform %j --scalar-replace
+//
+// i unrolled and jammed by 8 (eight rows of A in one sweep of s), and the eight sums q[i]
+// kept in registers through j (scalar replacement).
 func.func @kernel_bicg(%A: memref<{N}x{M}xf64>, %s: memref<{M}xf64>, %q: memref<{N}xf64>,
                        %p: memref<{M}xf64>, %r: memref<{N}xf64>) {
   %zero = arith.constant 0.0 : f64

@@ -8,8 +8,11 @@
 //   tried (ratio to original, two runs): base 1.84x/2.09x, no tiling 4.5x/4.3x, loop fusion
 //   greedy 3.5x/4.0x
 // recipe:
-//   transform %i --unroll-jam 8
 //   transform %j --scalar-replace
+//
+// The two sums tmp[i] and y[i] kept in registers through j (scalar replacement), as Polly
+// does. Unrolled and jammed by 2, 4 or 8 first, clang packs the copies' rows of A and B into
+// vector gathers: 2.7x, 1.2x and 1.1x against 7.6x (one interleaved run).
 func.func @kernel_gesummv(%alpha: f64, %beta: f64, %A: memref<{N}x{N}xf64>,
                           %B: memref<{N}x{N}xf64>, %tmp: memref<{N}xf64>,
                           %x: memref<{N}xf64>, %y: memref<{N}xf64>) {

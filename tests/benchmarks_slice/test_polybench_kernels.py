@@ -134,6 +134,15 @@ def test_loops_are_found_by_iv_and_occurrence():
     assert loop_line(LOOPS, "%k") is None
 
 
+def test_loops_with_several_results_are_found_too():
+    text = (
+        "  %a, %b = affine.for %j = 0 to 8 iter_args(%x = %z, %y = %z) -> (f64, f64) {\n"
+        "  %c:2 = affine.for %j = 0 to 8\n"
+    )
+    assert loop_line(text, "%j") == 1
+    assert loop_line(text, "%j#2") == 2
+
+
 def test_driver_passes_memrefs_expanded_and_checksums_every_array(tmp_path: Path):
     text = "func.func @kernel_k(%alpha: f64, %A: memref<3x5xf64>, %x: memref<7xf64>) {\n}\n"
     arguments = signature(text, "kernel_k")
