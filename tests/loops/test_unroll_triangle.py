@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from affine_lsp.ide.code_actions import prepare_loop_transforms
 from affine_lsp.testing import oracle
 from affine_lsp.transforms.loops import SCALAR_REPLACE, UNROLL_JAM, Spec
+from affine_lsp.transforms.loops.actions import LoopOptions
+from tests.ide.helpers import analysed, apply_text_edits, offset_of
 from tests.loops.helpers import applied, refused, run
 from tests.schedule.driver import with_main
 
@@ -240,3 +243,17 @@ def test_a_jam_of_a_loop_carrying_several_values_is_refused():
     assert refused(TWO_CARRIED, "affine.for %i", Spec(UNROLL_JAM, factor=2)) == (
         "%j carries several values through iter_args (one can be jammed)"
     )
+
+
+def test_the_code_actions_offer_unroll_and_jam_of_a_triangle_and_across_iter_args():
+    for text, needle, title in (
+        (LOWER, "affine.for %i", "Unroll and jam %i by 2"),
+        (SYMM, "affine.for %j", "Unroll and jam %j by 2"),
+    ):
+        analysis = analysed(text)
+        at = offset_of(analysis, needle)
+        actions = prepare_loop_transforms(analysis, at, at, LoopOptions(unroll_jam_factor=2))()
+        action = next(a for a in actions if a.title == title)
+        assert action.disabled_reason is None
+        after = apply_text_edits(analysis, action.resolve())
+        assert not analysed(after).diagnostics()
