@@ -5,6 +5,8 @@ jammed loops. Each result is proven; the oracle tests run it too."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 from affine_lsp.ide.code_actions import prepare_loop_transforms
@@ -225,6 +227,7 @@ def test_triangles_jammed_run_the_same():
     _runs_the_same(TWO_SUMS, applied(TWO_SUMS, "affine.for %j", Spec(SCALAR_REPLACE)))
     for factor in (2, 3, 4):
         _runs_the_same(SYMM, applied(SYMM, "affine.for %j", Spec(UNROLL_JAM, factor=factor)))
+    _runs_the_same(TWO_CARRIED, applied(TWO_CARRIED, "affine.for %i", Spec(UNROLL_JAM, factor=2)))
 
 
 def test_the_copies_of_a_loop_with_iter_args_each_carry_their_value():
@@ -239,10 +242,14 @@ def test_the_copies_of_a_loop_with_iter_args_each_carry_their_value():
     assert "%result_1 = arith.addf %cij_1, %temp2#1 : f64" in after
 
 
-def test_a_jam_of_a_loop_carrying_several_values_is_refused():
-    assert refused(TWO_CARRIED, "affine.for %i", Spec(UNROLL_JAM, factor=2)) == (
-        "%j carries several values through iter_args (one can be jammed)"
+def test_a_jammed_loop_carrying_several_values_carries_each_copy_s():
+    after = applied(TWO_CARRIED, "affine.for %i", Spec(UNROLL_JAM, factor=2))
+    assert (
+        "%s:4 = affine.for %j = 0 to 8 iter_args(%a = %zero, %b = %zero, %a_1 = %zero, "
+        "%b_1 = %zero) -> (f64, f64, f64, f64) {" in after
     )
+    assert "affine.store %s#1, %out[%i, 1]" in after  # %m of copy 0
+    assert "affine.store %s#3, %out[%i_1, 1]" in after  # %m of copy 1
 
 
 def test_the_code_actions_offer_unroll_and_jam_of_a_triangle_and_across_iter_args():
@@ -257,3 +264,43 @@ def test_the_code_actions_offer_unroll_and_jam_of_a_triangle_and_across_iter_arg
         assert action.disabled_reason is None
         after = apply_text_edits(analysis, action.resolve())
         assert not analysed(after).diagnostics()
+
+
+BROKEN = [
+    # each copy's carried value: yields swapped, a copy reading another's result
+    (SYMM, "affine.for %j", "affine.yield %next, %next_1", "affine.yield %next_1, %next"),
+    (SYMM, "affine.for %j", "%cij_1, %temp2#1", "%cij_1, %temp2#0"),
+    (SYMM, "affine.for %j", "%sum_1 = %zero", "%sum_1 = %bij"),
+    # results named one by one (`%s, %m =`) are told apart by their position
+    (
+        TWO_CARRIED,
+        "affine.for %i",
+        "affine.store %s#1, %out[%i, 1]",
+        "affine.store %s#0, %out[%i, 1]",
+    ),
+    # the rest of the triangle: one iteration too many, or none
+    (LOWER, "affine.for %i", "(d0 + 2)>(%i) {", "(d0 + 3)>(%i) {"),
+    (
+        LOWER,
+        "affine.for %i",
+        "max affine_map<(d0) -> (0, d0 + 1)>",
+        "max affine_map<(d0) -> (0, d0 + 2)>",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "needle", "old", "new"), BROKEN)
+def test_the_proof_refuses_a_wrong_jam(monkeypatch, text, needle, old, new):
+    module = importlib.import_module("affine_lsp.transforms.loops.unroll")
+    original = module.rewrite
+
+    def rewrite(context, plan):
+        result = original(context, plan)
+        assert old in result.text, result.text
+        result.text = result.text.replace(old, new, 1)
+        return result
+
+    monkeypatch.setattr(module, "rewrite", rewrite)
+    result = run(text, needle, Spec(UNROLL_JAM, factor=2))
+    assert not result.applied
+    assert result.reason

@@ -195,6 +195,17 @@ class _Side:
             return None
 
 
+def result_position(value: Value) -> int:
+    """The position of a result among its op's results (`%s, %m = ...`: `%m` is 1,
+    though each name is a group of its own)."""
+    op = value.defining_op
+    if op is not None:
+        for position, result in enumerate(op.results):
+            if result is value:
+                return position
+    return value.index
+
+
 def _find_carries(
     function: Operation, carries: dict[int, list[tuple[int, Origin]]]
 ) -> dict[int, list[tuple[int, Origin]]]:
@@ -241,7 +252,7 @@ def _carried_use(value: Value) -> tuple[AffineForOp, str, int] | None:
         return None
     loop = value.defining_op
     if isinstance(loop, AffineForOp) and loop.iter_args:
-        return loop, RESULT, value.index
+        return loop, RESULT, result_position(value)
     return None
 
 
@@ -774,7 +785,11 @@ class Prover:
         if source is not None and source.op is not old_definer and _is_load(definer):
             also = self.rewrite.also.get(definer.span.start_byte, [])
             source = next((o for o in also if o.op is old_definer and _is_load(o.op)), None)
-        if source is None or source.op is not old_definer or u.index != w.index:
+        if (
+            source is None
+            or source.op is not old_definer
+            or result_position(u) != result_position(w)
+        ):
             return False
         return self._consistent_with(
             self._sigma(new, op, origin), self._sigma(new, definer, source)
@@ -864,7 +879,11 @@ class Prover:
             if definer is None or old_definer is None or u.owner_block is not None:
                 return False
             origin = self.origins.get(id(definer))
-            if origin is None or origin.op is not old_definer or u.index != value.index:
+            if (
+                origin is None
+                or origin.op is not old_definer
+                or result_position(u) != result_position(value)
+            ):
                 return False
             own = self._sigma(self.new, definer, origin)
             if not self._projected_subset(piece, own):

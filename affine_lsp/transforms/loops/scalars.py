@@ -212,8 +212,8 @@ class ScalarWindow(Window):
         return (
             isinstance(source, AffineForOp)
             and source in self._loops_in_window()
-            and len(source.iter_args) > value.index
-            and self.array(source, value.index) == self.array(loop, position)
+            and len(source.iter_args) > _result_position(value)
+            and self.array(source, _result_position(value)) == self.array(loop, position)
         )
 
     def _loops_in_window(self) -> list[AffineForOp]:
@@ -312,6 +312,16 @@ def check_promotions(window: ScalarWindow, session: IslSession) -> None:
             ):
                 raise PolyError("two promoted values of a loop hold the same element")
         by_loop.setdefault(loop_id, []).append(element)
+
+
+def _result_position(value: Value) -> int:
+    """The position of a result among its op's results (not in its name's group)."""
+    op = value.defining_op
+    if op is not None:
+        for position, result in enumerate(op.results):
+            if result is value:
+                return position
+    return value.index
 
 
 def _is_load(op: Operation) -> bool:

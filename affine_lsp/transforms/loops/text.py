@@ -89,7 +89,9 @@ def _name_edits(data: bytes, start: int, ops: list[Operation], renames: Renames)
             if new != use.value.name and data[use.span.start_byte : use.span.end_byte].startswith(
                 base.encode()
             ):
-                rename(use.span, base, new)
+                # a member of a group renamed to a member of another (`%r#1` -> `%s#3`)
+                whole = "#" in new and use.name != base
+                rename(use.span, use.name if whole else base, new)
     return list(edits.values())
 
 

@@ -133,10 +133,6 @@ def _plan_jam(context: Context, plan: UnrollPlan, check: bool) -> None:
     if not direct:
         raise Refused(f"no loop in {iv_name(loop)}'s body to jam")
     for inner in direct:
-        if len(inner.iter_args) > 1:
-            raise Refused(
-                f"{iv_name(inner)} carries several values through iter_args (one can be jammed)"
-            )
         check_layout(context, inner)
         for bound in (inner.lower, inner.upper):
             for use in bound.operands if bound is not None else []:
@@ -519,13 +515,13 @@ def _jammed_carries(
     indent: str,
     delta: int,
 ) -> None:
-    """A jammed loop that carries a value through iter_args: it carries each copy's
+    """A jammed loop that carries values through iter_args: it carries each copy's
     (`%sum = %zero, %sum_1 = %zero`), yields each copy's, and copy c's uses of its
-    result read `%r#c`."""
+    result k read `%r#(c*n + k)` (n values carried)."""
     yielded = yield_of(op)
     assert yielded is not None
     base = renames_by_copy[0].get(op.results[0])
-    count = len(renames_by_copy)
+    count = len(renames_by_copy) * len(op.results)
     header = _header(context, op, results=f"{base}:{count} = " if count > 1 else None)
     pairs = [
         f"{renames.get(argument)} = {_use_text(renames, init)}"
@@ -548,7 +544,9 @@ def _jammed_carries(
     yield_indent = indent_of(context.data, yielded) + " " * delta
     builder.line(yield_indent, f"affine.yield {operands} : {types}", yielded)
     for copy, renames in enumerate(renames_by_copy):
-        renames.set(op.results[0], f"{base}#{copy}" if count > 1 else base)
+        for position, result in enumerate(op.results):
+            at = copy * len(op.results) + position
+            renames.set(result, f"{base}#{at}" if count > 1 else base)
 
 
 def _ragged_copies(
