@@ -143,8 +143,10 @@ class Pair:
     @property
     def kind(self) -> str:
         """The transformation's kind, with `triangular` for an unroll-and-jam around a
-        loop whose bounds depend on the unrolled iv."""
-        return self.spec.kind + (" triangular" if "the triangle" in self.summary else "")
+        loop whose bounds depend on the unrolled iv, `iter_args` for one around a loop
+        that carries values."""
+        triangular = " triangular" if "the triangle" in self.summary else ""
+        return self.spec.kind + triangular + (" iter_args" if "iter_args" in self.summary else "")
 
     @property
     def label(self) -> str:

@@ -231,6 +231,10 @@ def test_triangles_jammed_run_the_same():
 
 
 def test_the_copies_of_a_loop_with_iter_args_each_carry_their_value():
+    result = run(SYMM, "affine.for %j", Spec(UNROLL_JAM, factor=2))
+    assert result.summary == (
+        "unrolled and jammed %j by 2; each copy's values carried through %k's iter_args"
+    )
     after = applied(SYMM, "affine.for %j", Spec(UNROLL_JAM, factor=2))
     assert (
         "%temp2:2 = affine.for %k = 0 to affine_map<(d0) -> (d0)>(%i)\n"

@@ -630,6 +630,9 @@ def summary(context: Context, plan: UnrollPlan) -> str:
     rest = " with a remainder loop" if plan.remainder else ""
     if plan.split is not None and plan.split.kind == FULL_TILE and plan.split.condition:
         rest = f" in full tiles{rest} (partial tiles run the original loop)"
+    for inner in plan.jammed:
+        if inner.iter_args and yield_of(inner) is not None:
+            rest += f"; each copy's values carried through {iv_name(inner)}'s iter_args"
     for ragged in plan.ragged.values():
         rest += (
             f"; the copies of {iv_name(ragged.inner)} jammed where they all run, the rest of "
