@@ -41,6 +41,8 @@ HEAT_3D = _fixture("heat_3d")
 
 FDTD_2D = _fixture("fdtd_2d")
 
+SYRK = _fixture("syrk")
+
 
 def runnable(text: str) -> str:
     """`text` (one function over static memrefs and floats) with a `@main` that fills

@@ -20,6 +20,7 @@ from tests.optimize.kernels import (
     MVT,
     SEIDEL_2D,
     SMALL_MACHINE,
+    SYRK,
     runnable,
 )
 
@@ -265,3 +266,20 @@ def test_optimized_gesummv_computes_what_the_original_computes():
     outcome = _optimize(GESUMMV, 6)
     assert outcome.new_text is not None
     _same_when_run(GESUMMV, outcome.new_text.decode())
+
+
+def test_a_reduction_permuted_innermost_is_kept_in_registers():
+    # syrk: (k, j) permuted so that k is innermost, j unrolled and jammed, then the
+    # sums of C kept in registers through k: proven after the steps before it.
+    outcome = _optimize(SYRK, 4)
+    assert any(step.startswith("permuted ") for step in outcome.steps), outcome.steps
+    assert outcome.steps[-1].startswith("scalar replacement: %C[%i, %j]"), outcome.steps
+    assert outcome.steps[-1].endswith(" carried through %k in registers"), outcome.steps
+    assert not any(note.startswith("not done: scalar") for note in outcome.notes), outcome.notes
+
+
+@pytest.mark.oracle
+def test_optimized_syrk_computes_what_the_original_computes():
+    outcome = _optimize(SYRK, 4)
+    assert outcome.new_text is not None
+    _same_when_run(SYRK, outcome.new_text.decode())

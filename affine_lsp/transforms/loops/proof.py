@@ -604,6 +604,8 @@ class Prover:
         if len(uses) != len(old_uses):
             raise ProofFailed(f"{self._line_of(op)} does not repeat {old.name}")
         for use, old_use in zip(uses, old_uses, strict=True):
+            if self._promoted_store(op, use):
+                continue  # what the loop carried: checked at its yield
             self._check_operand(op, old, use, old_use)
 
     # -- promoted values (scalar replacement) -------------------------------------------
