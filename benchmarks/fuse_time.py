@@ -1,0 +1,107 @@
+"""How long `affine-lsp fuse --all` takes per PolyBench kernel, as written and after its
+recipe: wall and CPU seconds of each run, and the largest.
+
+    python benchmarks/fuse_time.py [--kernels gemm,2mm] [--repeat 1] [--recipes DIR]
+        [--limit 3.0]
+
+The recipes' outputs are made first (the kernel's steps, as `benchmarks/polybench.py` runs
+them); `--recipes DIR` keeps them there and reuses the files already in it. `fuse --all` runs
+with time limits off (`AFFINE_LSP_TIME_LIMITS=off`), as the recipes do, so that only isl's
+operation caps decide what it does. CPU seconds are what `fuse --all` itself costs, wall
+seconds what a user waits for on a machine that may be shared. Exit status 1 when a run
+fails or takes more CPU seconds than `--limit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from affine_lsp.poly import budgets  # noqa: E402
+from affine_lsp.testing import polybench  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 300.0
+
+
+def _recipe_text(kernel: polybench.Kernel, folder: Path | None) -> str:
+    kept = folder / f"{kernel.name}.recipe.mlir" if folder is not None else None
+    if kept is not None and kept.exists():
+        return kept.read_text(encoding="utf-8")
+    text = polybench.run_steps(kernel.text(), kernel.recipe).text
+    if kept is not None:
+        kept.write_text(text, encoding="utf-8")
+    return text
+
+
+def _fuse_all(path: Path) -> tuple[float, float, str]:
+    """Wall and CPU seconds of one `fuse --all`, and what it did."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), budgets.ENVIRONMENT_VARIABLE: "off"}
+    before = os.times()
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "affine_lsp", "fuse", str(path), "--all"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=environment,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    if done.returncode != 0:
+        return wall, cpu, f"failed ({done.returncode}): {done.stderr.strip()[-200:]}"
+    fused = sum(" fused " in line for line in done.stderr.splitlines())
+    removed = sum(" removed " in line for line in done.stderr.splitlines())
+    return wall, cpu, f"{fused} fused, {removed} removed"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", help="comma-separated kernel names (default: all)")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--recipes", type=Path, help="keep (and reuse) the recipes' outputs here")
+    parser.add_argument("--limit", type=float, default=3.0, help="CPU seconds allowed per run")
+    ns = parser.parse_args(argv)
+    names = ns.kernels.split(",") if ns.kernels else None
+    if ns.recipes is not None:
+        ns.recipes.mkdir(parents=True, exist_ok=True)
+    worst = {"as written": 0.0, "recipe": 0.0}
+    failed = False
+    print(f"{'kernel':14} {'form':10} {'wall s':>7} {'CPU s':>7}  result", flush=True)
+    with tempfile.TemporaryDirectory(prefix="affine-lsp-fuse-time-") as scratch:
+        for kernel in polybench.kernels(names=names):
+            forms = {"as written": kernel.text(), "recipe": _recipe_text(kernel, ns.recipes)}
+            for form, text in forms.items():
+                path = Path(scratch) / f"{kernel.name}.mlir"
+                path.write_text(text, encoding="utf-8")
+                for _ in range(ns.repeat):
+                    wall, cpu, result = _fuse_all(path)
+                    worst[form] = max(worst[form], cpu)
+                    slow = cpu > ns.limit
+                    failed |= slow or result.startswith("failed")
+                    mark = "  (over the limit)" if slow else ""
+                    print(
+                        f"{kernel.name:14} {form:10} {wall:7.2f} {cpu:7.2f}  {result}{mark}",
+                        flush=True,
+                    )
+    print(
+        f"\nlargest CPU time: {worst['as written']:.2f} s as written, {worst['recipe']:.2f} s "
+        f"after the recipe (limit {ns.limit:.1f} s; load now: {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores)"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
