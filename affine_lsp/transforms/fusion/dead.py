@@ -8,21 +8,25 @@ nothing reads and nothing overwrites, is left alone (fusion is no dead-code
 elimination). Removing it is checked like a fusion: the window from the nest to the
 block's last op that touches memory is modelled with and without it, and the
 exact dataflow comparison must show that every read, and the final contents of
-every memref that outlives the window, see the same writes as before.
+every memref that outlives the window, see the same writes as before. Most nests
+tried are alive (a zeroing nest before the sum that reads it): `_observed` shows that
+first, with no last-write search, and only a nest it cannot show alive is proven dead.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import islpy as isl
+
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, Operation
-from affine_lsp.poly import IslSession, PolyError, Window
+from affine_lsp.poly import IslSession, PolyError, Window, is_under, union_of_maps
 from affine_lsp.poly.budgets import Budget
 from affine_lsp.syntax import Span
 from affine_lsp.transforms.fusion.copy import CannotEdit, nest_lines
 from affine_lsp.transforms.fusion.nests import memrefs_touched
-from affine_lsp.transforms.fusion.verify import check_removal
+from affine_lsp.transforms.fusion.verify import check_removal, live_arrays
 
 
 @dataclass
@@ -85,9 +89,47 @@ def removal(
     session = session or IslSession(budget)
     try:
         window = Window(session, block, index, touching[-1], model.alias_table())
+        if _observed(window, nest):
+            return None
         checked = check_removal(session, window, data, model, function, edits)
     except PolyError:
         return None
     if not checked.legal:
         return None
     return Removal(nest, edits, checked.new_text, checked.function)
+
+
+def _observed(window: Window, nest: AffineForOp) -> bool:
+    """Whether some value `nest` (the window's first op) writes is observed: a later
+    read of an element it writes that no later write of that element precedes (the
+    read sees the nest's last write of it), or an element of a memref that outlives
+    the window that no later op writes (its final contents are the nest's). Either is
+    a mismatch the exact comparison of the removal would report; relations and
+    emptiness only, no last-write search."""
+    session = window.session
+
+    def run() -> bool:
+        ctx = session.ctx
+        inside = [s for s in window.statements if is_under(s.op, nest)]
+        later = [s for s in window.statements if not is_under(s.op, nest)]
+        written = union_of_maps([s.access for s in inside if s.is_write], ctx).range()
+        writes = union_of_maps([s.access for s in later if s.is_write], ctx)
+        reads = union_of_maps([s.access for s in later if not s.is_write], ctx)
+        reads = reads.intersect_range(written)
+        if not reads.is_empty():
+            schedule = window.schedule()
+            times = reads.apply_range(writes.reverse()).apply_domain(schedule)
+            times = times.apply_range(schedule)  # read time -> write time, same element
+            space = isl.Set.from_union_set(schedule.range()).get_space()
+            earlier = times.intersect(isl.UnionMap.from_map(isl.Map.lex_gt(space)))
+            unwritten = reads.domain().apply(schedule).subtract(earlier.domain())
+            if not unwritten.intersect_params(window.context).is_empty():
+                return True
+        live = live_arrays(window)
+        left = union_of_maps(
+            [s.access for s in inside if s.is_write and s.array in live], ctx
+        ).range()
+        left = left.subtract(writes.range()).intersect_params(window.context)
+        return not left.is_empty()
+
+    return bool(session.run(run, "whether the nest's results are read"))
