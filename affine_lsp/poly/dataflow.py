@@ -12,7 +12,9 @@ exactly before it is used, with operations that never search for an optimum
 the same element earlier, every read with such a write has one, and no write of
 that element comes between them (for the final contents: none after it). An
 answer that fails is replaced by the lexmax over the coalesced relation, if that
-one passes; otherwise `WrongDataflow` stops the proof.
+one passes; otherwise `WrongDataflow` stops the proof. Instances of strided loops are
+counted without existential variables for the question (`strides`), which is far
+cheaper for isl, and the answer mapped back.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable
 import islpy as isl
 
 from affine_lsp.poly.session import IslSession, PolyError
+from affine_lsp.poly.strides import compressions
 
 
 class WrongDataflow(PolyError):
@@ -49,22 +52,43 @@ class Dataflow:
     ) -> None:
         session.check_time()
         with session.errors("the dataflow"):
-            flow = _flow_info(reads, writes, schedule).compute_flow()
-            self.dependence: isl.UnionMap = flow.get_must_dependence()
-            self.fresh: isl.UnionSet = flow.get_must_no_source().domain()
-            # read -> the times of the earlier writes of its element
-            times = reads.apply_range(writes.reverse()).apply_domain(schedule)
-            times = times.apply_range(schedule)  # read time -> write time, same element
-            earlier = times.intersect(_lex_order(times, isl.Map.lex_gt))
-            earlier = earlier.apply_domain(schedule.reverse())
-            unwritten = reads.domain().subtract(earlier.domain())
-            given = self.dependence.reverse().apply_range(schedule)
-            if not (self.fresh.is_equal(unwritten) and _is_latest(given, earlier)):
-                latest = earlier.coalesce().lexmax()
-                if not _is_latest(latest, earlier):
-                    raise WrongDataflow()
-                self.dependence = latest.apply_range(schedule.reverse()).reverse()
-                self.fresh = unwritten
+            bijection = compressions(schedule.domain())
+            if bijection is None:
+                self.dependence, self.fresh = _checked_flow(reads, writes, schedule)
+            else:  # asked of the instances counted without existentials, mapped back
+                inverse = bijection.reverse()
+                dependence, fresh = _checked_flow(
+                    reads.apply_domain(inverse),
+                    writes.apply_domain(inverse),
+                    schedule.apply_domain(inverse),
+                )
+                self.dependence = dependence.apply_domain(bijection).apply_range(bijection)
+                self.fresh = fresh.apply(bijection)
+
+
+def _checked_flow(
+    reads: isl.UnionMap, writes: isl.UnionMap, schedule: isl.UnionMap
+) -> tuple[isl.UnionMap, isl.UnionSet]:
+    """isl's answer (last write instance -> read instance, the reads no write
+    precedes), checked exactly, or the lexmax over the coalesced relation if that one
+    passes; else `WrongDataflow`."""
+    flow = _flow_info(reads, writes, schedule).compute_flow()
+    dependence: isl.UnionMap = flow.get_must_dependence()
+    fresh: isl.UnionSet = flow.get_must_no_source().domain()
+    # read -> the times of the earlier writes of its element
+    times = reads.apply_range(writes.reverse()).apply_domain(schedule)
+    times = times.apply_range(schedule)  # read time -> write time, same element
+    earlier = times.intersect(_lex_order(times, isl.Map.lex_gt))
+    earlier = earlier.apply_domain(schedule.reverse())
+    unwritten = reads.domain().subtract(earlier.domain())
+    given = dependence.reverse().apply_range(schedule)
+    if not (fresh.is_equal(unwritten) and _is_latest(given, earlier)):
+        latest = earlier.coalesce().lexmax()
+        if not _is_latest(latest, earlier):
+            raise WrongDataflow()
+        dependence = latest.apply_range(schedule.reverse()).reverse()
+        fresh = unwritten
+    return dependence, fresh
 
 
 def last_images(session: IslSession, relation: isl.UnionMap) -> isl.UnionMap:
