@@ -14,17 +14,26 @@ that element comes between them (for the final contents: none after it). An
 answer that fails is replaced by the lexmax over the coalesced relation, if that
 one passes; otherwise `WrongDataflow` stops the proof. Instances of strided loops are
 counted without existential variables for the question (`strides`), which is far
-cheaper for isl, and the answer mapped back.
+cheaper for isl, and the answer mapped back. The checked answers of the last
+questions are kept by their text (`_ANSWERS`): a proof asks again about the same
+original (each step of a chain, each candidate of a pair with another window), and
+the same question has the same answer.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 
 import islpy as isl
 
 from affine_lsp.poly.session import IslSession, PolyError
 from affine_lsp.poly.strides import compressions
+
+_KEPT = 32
+_ANSWERS: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
+"""(reads, writes, schedule) as isl's text -> (dependence, fresh) as text, the last
+`_KEPT` questions asked in this process."""
 
 
 class WrongDataflow(PolyError):
@@ -52,6 +61,13 @@ class Dataflow:
     ) -> None:
         session.check_time()
         with session.errors("the dataflow"):
+            key = (reads.to_str(), writes.to_str(), schedule.to_str())
+            known = _ANSWERS.get(key)
+            if known is not None:
+                _ANSWERS.move_to_end(key)
+                self.dependence = isl.UnionMap.read_from_str(session.ctx, known[0])
+                self.fresh = isl.UnionSet.read_from_str(session.ctx, known[1])
+                return
             bijection = compressions(schedule.domain())
             if bijection is None:
                 self.dependence, self.fresh = _checked_flow(reads, writes, schedule)
@@ -64,6 +80,9 @@ class Dataflow:
                 )
                 self.dependence = dependence.apply_domain(bijection).apply_range(bijection)
                 self.fresh = fresh.apply(bijection)
+            _ANSWERS[key] = (self.dependence.to_str(), self.fresh.to_str())
+            if len(_ANSWERS) > _KEPT:
+                _ANSWERS.popitem(last=False)
 
 
 def _checked_flow(
