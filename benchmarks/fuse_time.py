@@ -2,14 +2,16 @@
 recipe: wall and CPU seconds of each run, and the largest.
 
     python benchmarks/fuse_time.py [--kernels gemm,2mm] [--repeat 1] [--recipes DIR]
-        [--limit 3.0]
+        [--limit 3.0] [--checkout DIR ...]
 
 The recipes' outputs are made first (the kernel's steps, as `benchmarks/polybench.py` runs
 them); `--recipes DIR` keeps them there and reuses the files already in it. `fuse --all` runs
 with time limits off (`AFFINE_LSP_TIME_LIMITS=off`), as the recipes do, so that only isl's
 operation caps decide what it does. CPU seconds are what `fuse --all` itself costs, wall
 seconds what a user waits for on a machine that may be shared. Exit status 1 when a run
-fails or takes more CPU seconds than `--limit`.
+fails or takes more CPU seconds than `--limit`. With `--checkout DIR` (repeatable), the
+`fuse --all` of each of those checkouts runs instead, interleaved run by run (before and
+after a change, on one machine at one time).
 """
 
 from __future__ import annotations
@@ -41,9 +43,13 @@ def _recipe_text(kernel: polybench.Kernel, folder: Path | None) -> str:
     return text
 
 
-def _fuse_all(path: Path) -> tuple[float, float, str]:
-    """Wall and CPU seconds of one `fuse --all`, and what it did."""
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), budgets.ENVIRONMENT_VARIABLE: "off"}
+def _fuse_all(path: Path, checkout: Path = ROOT) -> tuple[float, float, str]:
+    """Wall and CPU seconds of one `fuse --all` (of `checkout`), and what it did."""
+    environment = {
+        **os.environ,
+        "PYTHONPATH": str(checkout),
+        budgets.ENVIRONMENT_VARIABLE: "off",
+    }
     before = os.times()
     started = time.perf_counter()
     done = subprocess.run(
@@ -53,6 +59,7 @@ def _fuse_all(path: Path) -> tuple[float, float, str]:
         timeout=TIMEOUT,
         env=environment,
         check=False,
+        cwd=path.parent,
     )
     wall = time.perf_counter() - started
     after = os.times()
@@ -72,13 +79,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--recipes", type=Path, help="keep (and reuse) the recipes' outputs here")
     parser.add_argument("--limit", type=float, default=3.0, help="CPU seconds allowed per run")
+    parser.add_argument(
+        "--checkout",
+        type=Path,
+        action="append",
+        help="time the fuse --all of this checkout (repeatable; default: this one)",
+    )
     ns = parser.parse_args(argv)
+    checkouts: list[Path] = [c.resolve() for c in ns.checkout or [ROOT]]
+    labels = {c: c.name if len(checkouts) > 1 else "" for c in checkouts}
     names = ns.kernels.split(",") if ns.kernels else None
     if ns.recipes is not None:
         ns.recipes.mkdir(parents=True, exist_ok=True)
-    worst = {"as written": 0.0, "recipe": 0.0}
+    worst = {(form, c): 0.0 for form in ("as written", "recipe") for c in checkouts}
     failed = False
-    print(f"{'kernel':14} {'form':10} {'wall s':>7} {'CPU s':>7}  result", flush=True)
+    width = max(len(label) for label in labels.values())
+    print(f"{'kernel':14} {'form':10} {'':{width}} {'wall s':>7} {'CPU s':>7}  result", flush=True)
     with tempfile.TemporaryDirectory(prefix="affine-lsp-fuse-time-") as scratch:
         for kernel in polybench.kernels(names=names):
             forms = {"as written": kernel.text(), "recipe": _recipe_text(kernel, ns.recipes)}
@@ -86,20 +102,25 @@ def main(argv: list[str] | None = None) -> int:
                 path = Path(scratch) / f"{kernel.name}.mlir"
                 path.write_text(text, encoding="utf-8")
                 for _ in range(ns.repeat):
-                    wall, cpu, result = _fuse_all(path)
-                    worst[form] = max(worst[form], cpu)
-                    slow = cpu > ns.limit
-                    failed |= slow or result.startswith("failed")
-                    mark = "  (over the limit)" if slow else ""
-                    print(
-                        f"{kernel.name:14} {form:10} {wall:7.2f} {cpu:7.2f}  {result}{mark}",
-                        flush=True,
-                    )
-    print(
-        f"\nlargest CPU time: {worst['as written']:.2f} s as written, {worst['recipe']:.2f} s "
-        f"after the recipe (limit {ns.limit:.1f} s; load now: {os.getloadavg()[0]:.1f} on "
-        f"{os.cpu_count()} cores)"
-    )
+                    for checkout in checkouts:
+                        wall, cpu, result = _fuse_all(path, checkout)
+                        worst[form, checkout] = max(worst[form, checkout], cpu)
+                        slow = cpu > ns.limit
+                        failed |= slow or result.startswith("failed")
+                        mark = "  (over the limit)" if slow else ""
+                        print(
+                            f"{kernel.name:14} {form:10} {labels[checkout]:{width}} {wall:7.2f} "
+                            f"{cpu:7.2f}  {result}{mark}",
+                            flush=True,
+                        )
+    print()
+    for checkout in checkouts:
+        print(
+            f"largest CPU time{' of ' + labels[checkout] if labels[checkout] else ''}: "
+            f"{worst['as written', checkout]:.2f} s as written, "
+            f"{worst['recipe', checkout]:.2f} s after the recipe (limit {ns.limit:.1f} s)"
+        )
+    print(f"load now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     return 1 if failed else 0
 
 
