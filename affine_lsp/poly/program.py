@@ -214,8 +214,9 @@ class Window:
         self.deallocated: list[tuple[Operation, Value]] = []
         self._allow_parallel = allow_parallel
         self._domains: dict[tuple, Domain] = {}
-        self._build()
-        self.context = self._context()
+        with session.errors("the accesses of the window"):  # (a cap can run out anywhere)
+            self._build()
+            self.context = self._context()
 
     # -- construction -------------------------------------------------------------
 

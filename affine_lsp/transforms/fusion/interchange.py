@@ -41,9 +41,11 @@ def sinking_order(nest: AffineForOp, model: ModuleModel, budget: Budget) -> list
     band = perfect_band(nest)
     if len(band) < 2:
         return None
+    session = IslSession(budget)
     try:
-        analysis = NestAnalysis(IslSession(budget), nest, model)
-        carried = [analysis.carried_by(loop) is not None for loop in band]
+        with session.errors("the dependences the loops carry"):  # (isl's own errors too)
+            analysis = NestAnalysis(session, nest, model)
+            carried = [analysis.carried_by(loop) is not None for loop in band]
     except PolyError:
         return None
     order = [k for k in range(len(band)) if not carried[k]]
