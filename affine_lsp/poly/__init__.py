@@ -20,7 +20,7 @@ The machinery transformations prove their rewrites with:
     is_under, is_pure, is_function_argument, array_name
   exact dataflow comparison (`equivalence`): compare, Mismatch, original_flow,
     keeps_every_dependence (the cheap sufficient condition for reorderings), on isl's dataflow
-    checked exactly (`dataflow`): Dataflow, WrongDataflow, last_images
+    checked exactly (`dataflow`): Dataflow, WrongDataflow, last_images, answers_kept
   iteration domains (`domain`): Domain, DomainBuilder, Level, enclosing_levels
   SSA values as isl terms (`exprs`): Scope, Term, minmax, integer_constant
   isl affine functions as text (`forms`): AffineForm, form_of_aff, fraction,
@@ -39,6 +39,7 @@ from affine_lsp.poly.budgets import (
     seconds_left,
     time_limits_enabled,
 )
+from affine_lsp.poly.dataflow import answers_kept
 from affine_lsp.poly.dependence import Dependence, dependences
 from affine_lsp.poly.describe import (
     AccessDescription,
@@ -108,6 +109,7 @@ __all__ = [
     "array_name",
     "budgets",
     "chain_of",
+    "answers_kept",
     "compare",
     "deadline_after",
     "dependences",

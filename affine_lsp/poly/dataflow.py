@@ -14,16 +14,18 @@ that element comes between them (for the final contents: none after it). An
 answer that fails is replaced by the lexmax over the coalesced relation, if that
 one passes; otherwise `WrongDataflow` stops the proof. Instances of strided loops are
 counted without existential variables for the question (`strides`), which is far
-cheaper for isl, and the answer mapped back. The checked answers of the last
-questions are kept by their text (`_ANSWERS`): a proof asks again about the same
-original (each step of a chain, each candidate of a pair with another window), and
+cheaper for isl, and the answer mapped back. Within `answers_kept()` the checked
+answers of the last questions are kept by their text: a proof asks again about the
+same original (each pair of `fuse --all` with another window of the same code), and
 the same question has the same answer.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import islpy as isl
 
@@ -31,9 +33,23 @@ from affine_lsp.poly.session import IslSession, PolyError
 from affine_lsp.poly.strides import compressions
 
 _KEPT = 32
-_ANSWERS: OrderedDict[tuple[str, str, str], tuple[str, str]] = OrderedDict()
-"""(reads, writes, schedule) as isl's text -> (dependence, fresh) as text, the last
-`_KEPT` questions asked in this process."""
+_LOCAL = threading.local()  # .answers: the answers kept in this thread, if any
+
+
+@contextmanager
+def answers_kept() -> Iterator[None]:
+    """Within this stretch (in this thread), keep the checked answers of the last
+    `_KEPT` dataflow questions by their text: (reads, writes, schedule) -> (dependence,
+    fresh), read back into the session that asks again. Only for a stretch, so that a
+    question's cost (what a cap of isl operations counts) never depends on what
+    other requests asked before it."""
+    previous = getattr(_LOCAL, "answers", None)
+    if previous is None:
+        _LOCAL.answers = OrderedDict()
+    try:
+        yield
+    finally:
+        _LOCAL.answers = previous
 
 
 class WrongDataflow(PolyError):
@@ -61,10 +77,11 @@ class Dataflow:
     ) -> None:
         session.check_time()
         with session.errors("the dataflow"):
-            key = (reads.to_str(), writes.to_str(), schedule.to_str())
-            known = _ANSWERS.get(key)
+            kept: OrderedDict[tuple[str, str, str], tuple[str, str]] | None
+            kept = getattr(_LOCAL, "answers", None)
+            key = (reads.to_str(), writes.to_str(), schedule.to_str()) if kept is not None else None
+            known = kept.get(key) if kept is not None and key is not None else None
             if known is not None:
-                _ANSWERS.move_to_end(key)
                 self.dependence = isl.UnionMap.read_from_str(session.ctx, known[0])
                 self.fresh = isl.UnionSet.read_from_str(session.ctx, known[1])
                 return
@@ -80,9 +97,10 @@ class Dataflow:
                 )
                 self.dependence = dependence.apply_domain(bijection).apply_range(bijection)
                 self.fresh = fresh.apply(bijection)
-            _ANSWERS[key] = (self.dependence.to_str(), self.fresh.to_str())
-            if len(_ANSWERS) > _KEPT:
-                _ANSWERS.popitem(last=False)
+            if kept is not None and key is not None:
+                kept[key] = (self.dependence.to_str(), self.fresh.to_str())
+                if len(kept) > _KEPT:
+                    kept.popitem(last=False)
 
 
 def _checked_flow(

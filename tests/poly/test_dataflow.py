@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import islpy as isl
 import pytest
 
@@ -140,7 +138,6 @@ def test_proofs_rest_on_no_unchecked_dataflow(monkeypatch):
     reordering is first shown without isl's dataflow, by the order of its dependent
     pairs: that path is switched off here so that the comparison runs.)"""
     monkeypatch.setattr(dataflow, "_is_latest", lambda found, relation: False)
-    monkeypatch.setattr(dataflow, "_ANSWERS", OrderedDict())  # (no answer kept from before)
     monkeypatch.setattr(proof, "keeps_every_dependence", lambda *arguments: False)
     for text, needle, spec in (
         (MATMUL, "affine.for %i", Spec(TILE, sizes=(32, 32))),
@@ -154,14 +151,20 @@ def test_proofs_rest_on_no_unchecked_dataflow(monkeypatch):
 
 
 def test_an_answer_is_kept_for_the_same_question_in_another_session(monkeypatch):
-    monkeypatch.setattr(dataflow, "_ANSWERS", OrderedDict())
-    first = Dataflow(IslSession(UNBOUNDED), *_question(IslSession(UNBOUNDED), *FIRST_ROW_TWICE))
+    with dataflow.answers_kept():
+        first = Dataflow(IslSession(UNBOUNDED), *_question(IslSession(UNBOUNDED), *FIRST_ROW_TWICE))
+        asked: list[int] = []
+        checked_flow = dataflow._checked_flow
 
-    def never(*arguments):
-        raise AssertionError("asked isl again")
+        def counted(*arguments):
+            asked.append(1)
+            return checked_flow(*arguments)
 
-    monkeypatch.setattr(dataflow, "_checked_flow", never)
-    session = IslSession(UNBOUNDED)
-    again = Dataflow(session, *_question(session, *FIRST_ROW_TWICE))
-    assert again.dependence.is_equal(session.union_map(first.dependence.to_str()))
-    assert again.fresh.is_equal(isl.UnionSet.read_from_str(session.ctx, first.fresh.to_str()))
+        monkeypatch.setattr(dataflow, "_checked_flow", counted)
+        session = IslSession(UNBOUNDED)
+        again = Dataflow(session, *_question(session, *FIRST_ROW_TWICE))
+        assert not asked
+        assert again.dependence.is_equal(session.union_map(first.dependence.to_str()))
+        assert again.fresh.is_equal(isl.UnionSet.read_from_str(session.ctx, first.fresh.to_str()))
+    Dataflow(session, *_question(session, *FIRST_ROW_TWICE))
+    assert asked  # (outside the stretch, nothing is kept)

@@ -3,8 +3,6 @@ dataflow through it."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import pytest
 
 from affine_lsp.poly import IslSession, dataflow
@@ -52,13 +50,11 @@ def test_two_strides_in_one_statement():
 
 
 def test_the_dataflow_through_the_compression_is_isl_s_own(monkeypatch):
-    monkeypatch.setattr(dataflow, "_ANSWERS", OrderedDict())  # both answers computed
     session = IslSession(UNBOUNDED)
     question = _question(session, TILED_READS, TILED_WRITES, TILED_SCHEDULE)
     assert compressions(question[2].domain()) is not None
     compressed = Dataflow(session, *question)
     monkeypatch.setattr(dataflow, "compressions", lambda instances: None)
-    monkeypatch.setattr(dataflow, "_ANSWERS", OrderedDict())
     direct = Dataflow(session, *question)
     assert compressed.dependence.is_equal(direct.dependence)
     assert compressed.fresh.is_equal(direct.fresh)

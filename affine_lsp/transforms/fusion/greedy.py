@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from affine_lsp.ir import build_module
-from affine_lsp.poly import budgets, deadline_after
+from affine_lsp.poly import answers_kept, budgets, deadline_after
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion.engine import PRODUCER_CONSUMER, SIBLING, FusionOptions
 from affine_lsp.transforms.fusion.nests import functions
@@ -83,7 +83,8 @@ def fuse_all(
             line + lines_before: parent + lines_before if parent else 0
             for line, parent in start.parents.items()
         }
-        run = best_order(evaluator, start, modes, orders, evaluations)
+        with answers_kept():  # (the same original asked about by many pairs)
+            run = best_order(evaluator, start, modes, orders, evaluations)
         left += run.left_alone()
         spent = spent or evaluator.spent
         operations += evaluator.operations
