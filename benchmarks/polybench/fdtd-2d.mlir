@@ -7,13 +7,14 @@
 //   tried (ratio to original, two runs): base 1.31x/1.20x, tile 32,32,64 + stripmine
 //   1.50x/1.22x, others 1.15-1.41x
 // recipe:
-//   fuse %i
-//   fuse %i
+//   fuse %i#2 --depth 2
+//   fuse %i --depth 2
 //   transform %t --skew 1,1
 //   transform %t --tile 8,32,64
 //
-// The recipe is time tiling: the ey and ex sweeps fused row by row, the hz sweep fused
-// after them shifted by one row, i and j skewed by t, the three loops tiled.
+// The recipe is time tiling: the hz sweep fused into the ex sweep shifted by one column,
+// the ey sweep fused before them (they shifted by one row), i and j skewed by t, the three
+// loops tiled (the row of the source and the pieces the fusions peeled sunk into the tiles).
 func.func @kernel_fdtd_2d(%ex: memref<{NX}x{NY}xf64>, %ey: memref<{NX}x{NY}xf64>,
                           %hz: memref<{NX}x{NY}xf64>, %fict: memref<{TMAX}xf64>) {
   %half = arith.constant 0.5 : f64

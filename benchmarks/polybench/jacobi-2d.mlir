@@ -7,7 +7,7 @@
 //   tried (ratio to original, two runs): base 0.77x; stripmine, tile sizes, 2nd-level, register
 //   tiling, greedy fusion, no tiling: 0.60-0.74x
 // recipe:
-//   fuse %i
+//   fuse %i --depth 2
 //   transform %t --skew 2,2
 //   transform %t --tile 8,32,128
 //

@@ -73,6 +73,7 @@ class BandPlan:
     scheduled: Scheduled | None = None  # generated code: the statements' schedules
     wavefront: str = ""  # for the summary: "tiles", "2i + j"...
     distributed: bool = False  # one innermost loop per statement
+    aligned: dict[int, int] | None = None  # loops of sibling nests -> band level
 
     @property
     def skew(self) -> int | None:
@@ -141,12 +142,20 @@ def title(spec: Spec, band: list[AffineForOp]) -> str:
     return (prefix + text)[0].upper() + (prefix + text)[1:]
 
 
-def _band_for(context: Context, spec: Spec) -> tuple[list[AffineForOp], list[int], list[int]]:
+def _band_for(
+    context: Context, spec: Spec
+) -> tuple[list[AffineForOp], list[int], list[int], dict[int, int]]:
     loop = context.loop
     full = perfect_band(loop)
     chain = band_chain(loop)
     rows = spec.skew_rows()
     skewed = 1 + max((k + 1 for k, row in enumerate(rows) if any(row)), default=0)
+    aligned: dict[int, int] = {}
+    needed = max(len(spec.sizes or ()), skewed, 2 if spec.kind in (SKEW, WAVEFRONT) else 1)
+    if spec.kind in (SKEW, TILE, WAVEFRONT) and needed > len(chain):
+        longer, levels = generated.aligned_band(loop)
+        if len(longer) > len(chain):  # (sibling nests beside the band's loops join it)
+            chain, aligned = longer, levels
     band, order, sizes = _band_of_kind(context, spec, full, chain, skewed)
     if rows and skewed > len(chain):
         if len(chain) == 1:
@@ -155,7 +164,7 @@ def _band_for(context: Context, spec: Spec) -> tuple[list[AffineForOp], list[int
             f"the skew needs {skewed} nested loops but only {len(chain)} are nested "
             f"from {iv_name(loop)}"
         )
-    return band, order, sizes
+    return band, order, sizes, {key: k for key, k in aligned.items() if k < len(band)}
 
 
 def _band_of_kind(
@@ -245,7 +254,7 @@ def _check_structure(context: Context, band: list[AffineForOp]) -> None:
 
 
 def plan(context: Context, spec: Spec, check: bool = True) -> BandPlan:
-    band, order, sizes = _band_for(context, spec)
+    band, order, sizes, aligned = _band_for(context, spec)
     _check_structure(context, band)
     skews = [list(row) for row in spec.skew_rows()]
     rectangular = _rectangular(band)
@@ -256,12 +265,13 @@ def plan(context: Context, spec: Spec, check: bool = True) -> BandPlan:
     )
     if spec.kind == PERMUTE and identity:
         raise Refused("nothing to do: the permutation keeps every loop in place")
-    result = BandPlan(band, order, sizes, skews, keep, _words(spec, band))
+    keep = keep and not aligned
+    result = BandPlan(band, order, sizes, skews, keep, _words(spec, band), aligned=aligned)
     if not keep:
         _schedule(context, spec, result, check)
     # A skew alone keeps every dependence forward: at the first loop a dependence
     # moves along, the skewed coordinates add only outer loops' distances, all zero.
-    if check and spec.kind != SKEW:
+    if check and (spec.kind != SKEW or aligned):  # (sinking a sibling nest may not be)
         violation = _violation(context, result)
         if violation is not None:
             hint = _skew_hint(context, spec, result) if not skews else None
@@ -276,6 +286,7 @@ def _schedule(context: Context, spec: Spec, plan: BandPlan, check: bool) -> None
     """The statements' schedules for the code generator."""
     statements = generated.statements(context)
     band = generated.Band(plan.band, plan.skews, plan.order, plan.sizes)
+    band.aligned = plan.aligned or {}
     band.separate = bool(plan.sizes) or spec.kind == WAVEFRONT
     if spec.kind == WAVEFRONT:
         if plan.sizes:
@@ -286,11 +297,19 @@ def _schedule(context: Context, spec: Spec, plan: BandPlan, check: bool) -> None
         else:
             band.wavefront, plan.wavefront = _front(context, band, statements, check)
             band.rows = spec.factor
-    band.distribute = bool(plan.sizes) and _distributable(context, statements, plan.band)
-    plan.scheduled = generated.band_schedule(context, band, statements)
-    if band.distribute and generated.violation(context, plan.scheduled, plan.what) is not None:
-        band.distribute = False
+    band.distribute = bool(band.aligned) or (
+        bool(plan.sizes) and _distributable(context, statements, plan.band)
+    )  # (sibling nests kept in loops of their own where that is legal)
+    sunk = generated.sinks(band)
+    places = generated.peeled_places(context, band, statements) if sunk else {}
+    options = [(d, p) for d in (band.distribute, False) for p in (bool(places), False)]
+    options = list(dict.fromkeys(options))  # (the first that keeps every dependence)
+    for number, (distribute, placed) in enumerate(options):
+        band.distribute, band.placed = distribute, places if placed else {}
         plan.scheduled = generated.band_schedule(context, band, statements)
+        last = number == len(options) - 1
+        if last or generated.violation(context, plan.scheduled, plan.what) is None:
+            break
     plan.distributed = band.distribute
 
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from affine_lsp.ir import AffineForOp
+from affine_lsp.ir import AffineForOp, AffineIfOp, Operation
 from affine_lsp.poly import Scope, Term, minmax
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused
-from affine_lsp.transforms.loops.nest import iv_name
+from affine_lsp.transforms.loops.nest import body_ops, iv_name
 from affine_lsp.transforms.loops.proof import Rewrite
 from affine_lsp.transforms.loops.text import Origin, Renames, indent_of, step_indent
 from affine_lsp.transforms.schedule import (
@@ -52,6 +52,8 @@ class Band:
     rows: int | None = None  # the point wavefront: this many of the first loop's values at once
     distribute: bool = False  # one innermost loop per statement
     separate: bool = False  # peel the loops below the tile loops (no guards inside)
+    aligned: dict[int, int] = field(default_factory=dict)  # a sibling nest's loop -> level
+    placed: dict[str, list[str]] = field(default_factory=dict)  # a peeled piece's coordinates
 
     def __post_init__(self) -> None:
         if not self.order:
@@ -66,6 +68,46 @@ class Band:
         return any(self.factor(k, m) for m in range(k))
 
 
+def aligned_band(loop: AffineForOp) -> tuple[list[AffineForOp], dict[int, int]]:
+    """A band through sibling nests: from `loop`, the first of the deepest loops of
+    each body, and the loops of the other nests beside it aligned with the band's
+    innermost levels (level of each, by id; `loop` is level 0). The pieces a
+    shifted fusion peels (`for t { for j {..}; for i { for j {..} }; for j {..} }`)
+    join the band so: their `j` is the band's `j`, and they are sunk in `i`."""
+    loops = _inner_loops(body_ops(loop))
+    if not loops:
+        return [loop], {}
+    nests = [aligned_band(inner) for inner in loops]
+    main = max(range(len(nests)), key=lambda k: len(nests[k][0]))  # (the first deepest)
+    chain, aligned = nests[main]
+    levels = dict(aligned)
+    for index, (other, inner) in enumerate(nests):
+        if index == main:
+            continue
+        offset = len(chain) - len(other)
+        levels.update({id(op): offset + level for level, op in enumerate(other)})
+        levels.update({key: offset + level for key, level in inner.items()})
+    return [loop, *chain], {key: level + 1 for key, level in levels.items()}
+
+
+def _inner_loops(ops: list[Operation]) -> list[AffineForOp] | None:
+    """The loops among `ops` and in the `affine.if`s among them (None where another op
+    with regions holds a loop)."""
+    found: list[AffineForOp] = []
+    for op in ops:
+        if isinstance(op, AffineForOp):
+            found.append(op)
+        elif isinstance(op, AffineIfOp):
+            inner = [o for r in op.regions for o in r.operations() if o.name != "affine.yield"]
+            more = _inner_loops(inner)
+            if more is None:
+                return None
+            found += more
+        elif op.regions and any(isinstance(inner, AffineForOp) for inner in op.walk()):
+            return None
+    return found
+
+
 def statements(context: Context) -> list[Statement]:
     """The statements of the context's nest (Refused with the reason if it has none)."""
     try:
@@ -78,26 +120,127 @@ def statements(context: Context) -> list[Statement]:
 
 
 def _sunk(context: Context, statement: Statement, band: Band) -> list[str]:
-    """The band coordinates `x` of a statement (its dims, or the loops' first
-    iteration / one past their last for a statement beside an inner band loop)."""
+    """The band coordinates `x` of a statement (its dims, the dims of its loops
+    aligned with band loops, or the loops' first iteration / one past their last
+    for a statement beside an inner band loop)."""
     found: list[str] = []
     builder = context.analysis().window.builder
-    scope: Scope | None = None
-    for loop in band.loops:
-        dim = statement.dim_of(loop)
+    scope = Scope(dict(statement.domain.scope.dims), statement.domain.scope.inside)
+    own = {band.aligned[id(loop)]: loop for loop in statement.loops if id(loop) in band.aligned}
+    for level, loop in enumerate(band.loops):
+        assert loop.induction_variable is not None
+        dim = statement.dim_of(own[level] if level in own else loop)
         if dim is not None:
             found.append(dim)
+            if level in own:
+                scope.bind(loop.induction_variable, Term.name(dim))
             continue
-        if scope is None:
-            scope = Scope(dict(statement.domain.scope.dims), statement.domain.scope.inside)
         before = _is_before(statement, loop)
         bound = loop.lower if before else loop.upper
         terms = builder.bound_terms(bound, scope)
         term = minmax("max" if before else "min", terms)
         found.append(term.text)
-        assert loop.induction_variable is not None
         scope.bind(loop.induction_variable, Term(f"({term.text})", term.value, term.params))
     return found
+
+
+def peeled_places(context: Context, band: Band, found: list[Statement]) -> dict[str, list[str]]:
+    """The band coordinates of the statements beside the band's loops that repeat
+    an iteration of a statement inside them (the pieces a shifted fusion peels: they
+    write, at the same iterations of the loops they share with it, where it would
+    write at one other iteration): that iteration, by statement name. Their place
+    in the band is where they came from, rather than a loop's first or last
+    iteration."""
+    window = context.analysis().window
+    writes: dict[int, isl.Map] = {}
+    for access in window.statements:
+        if access.is_write:
+            writes[id(access.op)] = access.access
+    inside = [s for s in found if all(s.dim_of(loop) is not None for loop in band.loops)]
+    places: dict[str, list[str]] = {}
+    for statement in found:
+        if statement in inside:
+            continue
+        store = _single_write(statement, writes)
+        if store is None:
+            continue
+        for other in inside:
+            target = _single_write(other, writes)
+            array = store.get_tuple_name(isl.dim_type.out)
+            if target is None or target.get_tuple_name(isl.dim_type.out) != array:
+                continue
+            place = _place(statement, other, band, store, target)
+            if place is not None:
+                places[statement.name] = place
+                break
+    return places
+
+
+def _single_write(statement: Statement, writes: dict[int, isl.Map]) -> isl.Map | None:
+    found = [writes[id(op)] for op in statement.ops if id(op) in writes]
+    return found[0] if len(found) == 1 else None
+
+
+def _place(
+    statement: Statement, other: Statement, band: Band, store: isl.Map, target: isl.Map
+) -> list[str] | None:
+    """`statement`'s instance as an iteration of `other`'s band loops, where both
+    write the same element at the same values of their common loops (None unless
+    that iteration is one affine function of the instance)."""
+    try:
+        relation = store.apply_range(isl.Map.from_basic_map(target.affine_hull()).reverse())
+        relation = relation.intersect_domain(
+            statement.instances.set_tuple_name(store.get_tuple_name(isl.dim_type.in_))
+        )
+        mine, theirs = statement.domain.dims, other.domain.dims
+        for loop in band.loops:
+            a, b = statement.dim_of(loop), other.dim_of(loop)
+            if a is not None and b is not None:
+                relation = relation.equate(
+                    isl.dim_type.in_, mine.index(a), isl.dim_type.out, theirs.index(b)
+                )
+        if relation.is_empty() or not relation.is_single_valued():
+            return None
+        function = isl.PwMultiAff.from_map(relation)
+        place = []
+        for loop in band.loops:
+            dim = other.dim_of(loop)
+            assert dim is not None
+            pieces = function.get_pw_aff(theirs.index(dim)).get_pieces()
+            if len(pieces) != 1:
+                return None
+            text = _aff_text(pieces[0][1], mine)
+            if text is None:
+                return None
+            place.append(text)
+        return place
+    except isl.Error:
+        return None
+
+
+def _aff_text(aff: isl.Aff, dims: list[str]) -> str | None:
+    """An affine function of `dims` (and parameters) as isl text; None with divisions."""
+    if aff.dim(isl.dim_type.div):
+        return None
+    terms = []
+    for kind, names in (
+        (isl.dim_type.in_, dims),
+        (
+            isl.dim_type.param,
+            [aff.get_dim_name(isl.dim_type.param, k) for k in range(aff.dim(isl.dim_type.param))],
+        ),
+    ):
+        for k, name in enumerate(names):
+            value = aff.get_coefficient_val(kind, k)
+            if not value.is_zero():
+                if not value.is_int():
+                    return None
+                terms.append(f"{value.to_python()}*({name})")
+    constant = aff.get_constant_val()
+    if not constant.is_int():
+        return None
+    terms.append(str(constant.to_python()))
+    return "(" + " + ".join(terms) + ")"
 
 
 def _is_before(statement: Statement, loop: AffineForOp) -> bool:
@@ -107,6 +250,7 @@ def _is_before(statement: Statement, loop: AffineForOp) -> bool:
 def _tail(statement: Statement, band: Band) -> list[object]:
     """The statement's original schedule path without the band's ivs."""
     ivs = {id(loop.induction_variable) for loop in band.loops}
+    ivs |= {id(loop.induction_variable) for loop in statement.loops if id(loop) in band.aligned}
     return [e for e in statement.path if isinstance(e, int) or id(e) not in ivs]
 
 
@@ -115,9 +259,14 @@ def band_schedule(context: Context, band: Band, found: list[Statement]) -> Sched
     tiled or in wavefront, the band's coordinates come first (statements beside an
     inner band loop sunk into it); otherwise they replace the band's ivs in each
     statement's original schedule (statements stay beside the loops they were beside)."""
-    if band.sizes or band.wavefront is not None or band.tile_wavefront:
+    if sinks(band):
         return _sunk_schedule(context, band, found)
     return _interleaved_schedule(context, band, found)
+
+
+def sinks(band: Band) -> bool:
+    """Whether statements beside the band's inner loops are sunk into them."""
+    return bool(band.sizes or band.wavefront is not None or band.tile_wavefront or band.aligned)
 
 
 def _coordinates(band: Band, x: list[str]) -> list[str]:
@@ -171,7 +320,7 @@ def _sunk_schedule(context: Context, band: Band, found: list[Statement]) -> Sche
     times: dict[str, list[str]] = {}
     tails: dict[str, list[object]] = {}
     for statement in found:
-        x = _sunk(context, statement, band)
+        x = band.placed.get(statement.name) or _sunk(context, statement, band)
         head = _head(band, _coordinates(band, x))
         tail = _tail(statement, band)
         tails[statement.name] = tail
