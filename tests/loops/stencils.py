@@ -124,3 +124,173 @@ GEMM = """func.func @gemm(%C: memref<20x18xf64>, %A: memref<20x12xf64>, %B: memr
   return
 }
 """
+
+
+JACOBI_2D_PEELED = """// The two sweeps of a jacobi-2d step as `fuse` leaves them at depth 1: the second
+// shifted by one row, the first row of one sweep and the last of the other peeled
+// into loops of their own beside the fused nest.
+func.func @jacobi_2d_peeled(%A: memref<10x10xf64>, %B: memref<10x10xf64>) {
+  %fifth = arith.constant 0.2 : f64
+  affine.for %t = 0 to 3 {
+    affine.for %j = 1 to 9 {
+      %centre = affine.load %A[1, %j] : memref<10x10xf64>
+      %west = affine.load %A[1, %j - 1] : memref<10x10xf64>
+      %east = affine.load %A[1, %j + 1] : memref<10x10xf64>
+      %south = affine.load %A[2, %j] : memref<10x10xf64>
+      %north = affine.load %A[0, %j] : memref<10x10xf64>
+      %sum1 = arith.addf %centre, %west : f64
+      %sum2 = arith.addf %sum1, %east : f64
+      %sum3 = arith.addf %sum2, %south : f64
+      %sum4 = arith.addf %sum3, %north : f64
+      %value = arith.mulf %fifth, %sum4 : f64
+      affine.store %value, %B[1, %j] : memref<10x10xf64>
+    }
+    affine.for %i = 2 to 9 {
+      affine.for %j = 1 to 9 {
+        %centre = affine.load %A[%i, %j] : memref<10x10xf64>
+        %west = affine.load %A[%i, %j - 1] : memref<10x10xf64>
+        %east = affine.load %A[%i, %j + 1] : memref<10x10xf64>
+        %south = affine.load %A[%i + 1, %j] : memref<10x10xf64>
+        %north = affine.load %A[%i - 1, %j] : memref<10x10xf64>
+        %sum1 = arith.addf %centre, %west : f64
+        %sum2 = arith.addf %sum1, %east : f64
+        %sum3 = arith.addf %sum2, %south : f64
+        %sum4 = arith.addf %sum3, %north : f64
+        %value = arith.mulf %fifth, %sum4 : f64
+        affine.store %value, %B[%i, %j] : memref<10x10xf64>
+      }
+      affine.for %j = 1 to 9 {
+        %centre = affine.load %B[%i - 1, %j] : memref<10x10xf64>
+        %west = affine.load %B[%i - 1, %j - 1] : memref<10x10xf64>
+        %east = affine.load %B[%i - 1, %j + 1] : memref<10x10xf64>
+        %south = affine.load %B[%i, %j] : memref<10x10xf64>
+        %north = affine.load %B[%i - 2, %j] : memref<10x10xf64>
+        %sum1 = arith.addf %centre, %west : f64
+        %sum2 = arith.addf %sum1, %east : f64
+        %sum3 = arith.addf %sum2, %south : f64
+        %sum4 = arith.addf %sum3, %north : f64
+        %value = arith.mulf %fifth, %sum4 : f64
+        affine.store %value, %A[%i - 1, %j] : memref<10x10xf64>
+      }
+    }
+    affine.for %j = 1 to 9 {
+      %centre = affine.load %B[8, %j] : memref<10x10xf64>
+      %west = affine.load %B[8, %j - 1] : memref<10x10xf64>
+      %east = affine.load %B[8, %j + 1] : memref<10x10xf64>
+      %south = affine.load %B[9, %j] : memref<10x10xf64>
+      %north = affine.load %B[7, %j] : memref<10x10xf64>
+      %sum1 = arith.addf %centre, %west : f64
+      %sum2 = arith.addf %sum1, %east : f64
+      %sum3 = arith.addf %sum2, %south : f64
+      %sum4 = arith.addf %sum3, %north : f64
+      %value = arith.mulf %fifth, %sum4 : f64
+      affine.store %value, %A[8, %j] : memref<10x10xf64>
+    }
+  }
+  return
+}
+"""
+
+JACOBI_2D_PEELED_BOTH = """// The two sweeps of a jacobi-2d step as `fuse --depth 2` leaves them: the second
+// shifted by one along both loops, the pieces one sweep runs alone peeled (rows
+// beside the fused nest, columns beside its inner loop).
+func.func @jacobi_2d_peeled_both(%A: memref<10x10xf64>, %B: memref<10x10xf64>) {
+  %fifth = arith.constant 0.2 : f64
+  affine.for %t = 0 to 3 {
+    affine.for %j = 1 to 9 {
+      %centre_4 = affine.load %A[1, %j] : memref<10x10xf64>
+      %west_4 = affine.load %A[1, %j - 1] : memref<10x10xf64>
+      %east_4 = affine.load %A[1, %j + 1] : memref<10x10xf64>
+      %south_4 = affine.load %A[2, %j] : memref<10x10xf64>
+      %north_4 = affine.load %A[0, %j] : memref<10x10xf64>
+      %sum1_4 = arith.addf %centre_4, %west_4 : f64
+      %sum2_4 = arith.addf %sum1_4, %east_4 : f64
+      %sum3_4 = arith.addf %sum2_4, %south_4 : f64
+      %sum4_4 = arith.addf %sum3_4, %north_4 : f64
+      %value_4 = arith.mulf %fifth, %sum4_4 : f64
+      affine.store %value_4, %B[1, %j] : memref<10x10xf64>
+    }
+    affine.for %i = 2 to 9 {
+      %centre_2 = affine.load %A[%i, 1] : memref<10x10xf64>
+      %west_2 = affine.load %A[%i, 0] : memref<10x10xf64>
+      %east_2 = affine.load %A[%i, 2] : memref<10x10xf64>
+      %south_2 = affine.load %A[%i + 1, 1] : memref<10x10xf64>
+      %north_2 = affine.load %A[%i - 1, 1] : memref<10x10xf64>
+      %sum1_2 = arith.addf %centre_2, %west_2 : f64
+      %sum2_2 = arith.addf %sum1_2, %east_2 : f64
+      %sum3_2 = arith.addf %sum2_2, %south_2 : f64
+      %sum4_2 = arith.addf %sum3_2, %north_2 : f64
+      %value_2 = arith.mulf %fifth, %sum4_2 : f64
+      affine.store %value_2, %B[%i, 1] : memref<10x10xf64>
+      affine.for %j = 2 to 9 {
+        %centre = affine.load %A[%i, %j] : memref<10x10xf64>
+        %west = affine.load %A[%i, %j - 1] : memref<10x10xf64>
+        %east = affine.load %A[%i, %j + 1] : memref<10x10xf64>
+        %south = affine.load %A[%i + 1, %j] : memref<10x10xf64>
+        %north = affine.load %A[%i - 1, %j] : memref<10x10xf64>
+        %sum1 = arith.addf %centre, %west : f64
+        %sum2 = arith.addf %sum1, %east : f64
+        %sum3 = arith.addf %sum2, %south : f64
+        %sum4 = arith.addf %sum3, %north : f64
+        %value = arith.mulf %fifth, %sum4 : f64
+        affine.store %value, %B[%i, %j] : memref<10x10xf64>
+        %centre_1 = affine.load %B[%i - 1, %j - 1] : memref<10x10xf64>
+        %west_1 = affine.load %B[%i - 1, %j - 2] : memref<10x10xf64>
+        %east_1 = affine.load %B[%i - 1, %j] : memref<10x10xf64>
+        %south_1 = affine.load %B[%i, %j - 1] : memref<10x10xf64>
+        %north_1 = affine.load %B[%i - 2, %j - 1] : memref<10x10xf64>
+        %sum1_1 = arith.addf %centre_1, %west_1 : f64
+        %sum2_1 = arith.addf %sum1_1, %east_1 : f64
+        %sum3_1 = arith.addf %sum2_1, %south_1 : f64
+        %sum4_1 = arith.addf %sum3_1, %north_1 : f64
+        %value_1 = arith.mulf %fifth, %sum4_1 : f64
+        affine.store %value_1, %A[%i - 1, %j - 1] : memref<10x10xf64>
+      }
+      %centre_3 = affine.load %B[%i - 1, 8] : memref<10x10xf64>
+      %west_3 = affine.load %B[%i - 1, 7] : memref<10x10xf64>
+      %east_3 = affine.load %B[%i - 1, 9] : memref<10x10xf64>
+      %south_3 = affine.load %B[%i, 8] : memref<10x10xf64>
+      %north_3 = affine.load %B[%i - 2, 8] : memref<10x10xf64>
+      %sum1_3 = arith.addf %centre_3, %west_3 : f64
+      %sum2_3 = arith.addf %sum1_3, %east_3 : f64
+      %sum3_3 = arith.addf %sum2_3, %south_3 : f64
+      %sum4_3 = arith.addf %sum3_3, %north_3 : f64
+      %value_3 = arith.mulf %fifth, %sum4_3 : f64
+      affine.store %value_3, %A[%i - 1, 8] : memref<10x10xf64>
+    }
+    affine.for %j = 1 to 9 {
+      %centre_4 = affine.load %B[8, %j] : memref<10x10xf64>
+      %west_4 = affine.load %B[8, %j - 1] : memref<10x10xf64>
+      %east_4 = affine.load %B[8, %j + 1] : memref<10x10xf64>
+      %south_4 = affine.load %B[9, %j] : memref<10x10xf64>
+      %north_4 = affine.load %B[7, %j] : memref<10x10xf64>
+      %sum1_4 = arith.addf %centre_4, %west_4 : f64
+      %sum2_4 = arith.addf %sum1_4, %east_4 : f64
+      %sum3_4 = arith.addf %sum2_4, %south_4 : f64
+      %sum4_4 = arith.addf %sum3_4, %north_4 : f64
+      %value_4 = arith.mulf %fifth, %sum4_4 : f64
+      affine.store %value_4, %A[8, %j] : memref<10x10xf64>
+    }
+  }
+  return
+}
+"""
+
+SIBLING_READ_AHEAD = """// A sibling nest whose row the fused nest reads one column ahead: sunk into a
+// band tiled along %j, it would be read before it is written.
+func.func @sibling(%C: memref<12xf64>, %A: memref<12x12xf64>) {
+  affine.for %t = 0 to 3 {
+    affine.for %j = 0 to 12 {
+      %a = affine.load %A[0, %j] : memref<12x12xf64>
+      affine.store %a, %C[%j] : memref<12xf64>
+    }
+    affine.for %i = 1 to 12 {
+      affine.for %j = 0 to 11 {
+        %c = affine.load %C[%j + 1] : memref<12xf64>
+        affine.store %c, %A[%i, %j] : memref<12x12xf64>
+      }
+    }
+  }
+  return
+}
+"""

@@ -52,6 +52,7 @@ from affine_lsp.transforms.loops.nest import (
     constant_trip_count,
     inner_loop,
 )
+from affine_lsp.transforms.loops.scheduled import aligned_band
 
 KIND = "refactor.rewrite"
 
@@ -131,7 +132,7 @@ def _specs(loop: AffineForOp, options: LoopOptions) -> list[Spec]:
     inner = inner_loop(loop)
     if inner is not None:
         specs.append(Spec(INTERCHANGE))
-    band = band_chain(loop, 3)
+    band = _band(loop, 3)
     sizes = splitting_sizes(band, tile_sizes(options, len(band)))
     if sizes:
         specs.append(Spec(TILE, sizes=sizes))
@@ -146,7 +147,7 @@ def _specs(loop: AffineForOp, options: LoopOptions) -> list[Spec]:
     specs.append(Spec(HOIST))
     if len(body_ops(loop)) >= 2:
         specs.append(Spec(DISTRIBUTE))
-    if len(band_chain(loop, 2)) == 2:
+    if len(_band(loop, 2)) == 2:
         specs.append(Spec(SKEW, factor=1))
     if any(isinstance(op, AffineAccessOp) for op in body_ops(loop)):
         specs.append(Spec(SCALAR_REPLACE))
@@ -176,8 +177,19 @@ def _wavefront_specs(
     return [] if parallel else specs
 
 
+def _band(loop: AffineForOp, limit: int) -> list[AffineForOp]:
+    """The loops a band transformation of `loop` takes (sibling nests beside them
+    join it where the chain of single loops is shorter: a shifted fusion's pieces)."""
+    chain = band_chain(loop, limit)
+    if len(chain) < limit:
+        longer = aligned_band(loop)[0][:limit]
+        if len(longer) > len(chain):
+            return longer
+    return chain
+
+
 def title_of(spec: Spec, loop: AffineForOp) -> str:
-    band = band_chain(loop, 3)
+    band = _band(loop, 3)
     module = module_of(spec.kind)
     whole_band = spec.kind in (INTERCHANGE, TILE, SKEW, WAVEFRONT) or bool(spec.skew_rows())
     title: str = module.title(spec, band if whole_band else loop)

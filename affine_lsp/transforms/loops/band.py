@@ -393,7 +393,7 @@ def _skew_hint(context: Context, spec: Spec, failed: BandPlan) -> Spec | None:
             if _legal_with(context, spec.with_skew(factor)):
                 return spec.with_skew(factor)
         if spec.kind in (TILE, WAVEFRONT) and len(failed.band) >= 3:
-            rows = generated.permutable_skew(context, failed.band, SKEW_FACTORS[-1])
+            rows = generated.permutable_skew(context, failed.band, SKEW_FACTORS[-1], failed.aligned)
             if rows is not None and _legal_with(context, spec.with_skews(rows)):
                 return spec.with_skews(rows)
     except BudgetExceeded:

@@ -472,19 +472,22 @@ def violation(context: Context, scheduled: Scheduled, what: str) -> str | None:
 
 
 def permutable_skew(
-    context: Context, loops: list[AffineForOp], largest: int
+    context: Context, loops: list[AffineForOp], largest: int, aligned: dict[int, int] | None = None
 ) -> tuple[tuple[int, ...], ...] | None:
     """The smallest skew (factors up to `largest`, row by row) after which no
-    dependence goes backwards along any loop of the band: then it tiles."""
+    dependence goes backwards along any loop of the band (`aligned`: the loops of
+    sibling nests that join it): then it tiles."""
     found = statements(context)
     dependences = context.analysis().dependences()
+    aligned = aligned or {}
+    places = peeled_places(context, Band(loops), found)
     rows: list[list[int]] = []
     for k in range(1, len(loops)):
         candidates = sorted(
             itertools.product(range(largest + 1), repeat=k), key=lambda r: (sum(r), r[::-1])
         )
         for candidate in candidates:
-            band = Band(loops, [*rows, list(candidate)])
+            band = Band(loops, [*rows, list(candidate)], aligned=aligned, placed=places)
             scheduled = _sunk_schedule(context, band, found)  # (as tiles see them)
             if _forward(context, scheduled, dependences, k):
                 rows.append(list(candidate))

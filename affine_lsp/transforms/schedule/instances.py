@@ -127,12 +127,15 @@ class InstanceWriter:
                     rename(value.span, result_names[id(value)], value.name)
             uses = _map_uses(op)
             if any(u.value is not None and id(u.value) in substituted_ivs for u in uses):
-                edits.append(self._rewritten(op, uses, substituted_ivs, renames, start))
+                rewritten = self._rewritten(op, uses, substituted_ivs, renames, start)
+                edits.append(rewritten)
                 if isinstance(op, AffineApplyOp):
                     introduced.add(id(op))
                 skipped = {id(u) for u in uses}
+                low, high = rewritten.span.start_byte + start, rewritten.span.end_byte + start
                 for use in op.operands:
-                    if id(use) not in skipped:
+                    inside = low <= use.span.start_byte < high
+                    if id(use) not in skipped and not inside:  # (an iv used twice in the map)
                         self._rename_use(use, renames, plain, recompute, domain.ivs, rename)
                 continue
             for use in op.operands:
