@@ -126,9 +126,9 @@ GEMM = """func.func @gemm(%C: memref<20x18xf64>, %A: memref<20x12xf64>, %B: memr
 """
 
 
-JACOBI_2D_PEELED = """// The two sweeps of a jacobi-2d step as `fuse` leaves them at depth 1: the second
-// shifted by one row, the first row of one sweep and the last of the other peeled
-// into loops of their own beside the fused nest.
+JACOBI_2D_PEELED = """// Two sweeps of jacobi-2d as `fuse` leaves them at depth 1: the second
+// shifted by one row, the first row of one sweep and the last of the other
+// peeled into loops of their own beside the fused nest.
 func.func @jacobi_2d_peeled(%A: memref<10x10xf64>, %B: memref<10x10xf64>) {
   %fifth = arith.constant 0.2 : f64
   affine.for %t = 0 to 3 {
@@ -191,9 +191,9 @@ func.func @jacobi_2d_peeled(%A: memref<10x10xf64>, %B: memref<10x10xf64>) {
 }
 """
 
-JACOBI_2D_PEELED_BOTH = """// The two sweeps of a jacobi-2d step as `fuse --depth 2` leaves them: the second
-// shifted by one along both loops, the pieces one sweep runs alone peeled (rows
-// beside the fused nest, columns beside its inner loop).
+JACOBI_2D_PEELED_BOTH = """// Two sweeps of jacobi-2d as `fuse --depth 2` leaves them: the
+// second shifted by one along both loops, the pieces one sweep runs alone
+// peeled (rows beside the fused nest, columns beside its inner loop).
 func.func @jacobi_2d_peeled_both(%A: memref<10x10xf64>, %B: memref<10x10xf64>) {
   %fifth = arith.constant 0.2 : f64
   affine.for %t = 0 to 3 {
@@ -276,8 +276,8 @@ func.func @jacobi_2d_peeled_both(%A: memref<10x10xf64>, %B: memref<10x10xf64>) {
 }
 """
 
-SIBLING_READ_AHEAD = """// A sibling nest whose row the fused nest reads one column ahead: sunk into a
-// band tiled along %j, it would be read before it is written.
+SIBLING_READ_AHEAD = """// A sibling nest whose row the nest beside it reads one column
+// ahead: sunk into a band tiled along %j, it would be read before it is written.
 func.func @sibling(%C: memref<12xf64>, %A: memref<12x12xf64>) {
   affine.for %t = 0 to 3 {
     affine.for %j = 0 to 12 {
