@@ -5,7 +5,10 @@ sweep (the best depth, and each depth as `--depth D` asks), and what `fuse --all
 does: each fused program is lowered and run, and must print exactly what the
 original prints. An attempt is one row as `loopdiff` reports them: (line, what was
 asked, kind — `fuse-shift` where the fusion applied shifts or aligns the second
-sweep —, applied, verdict, reason, detail).
+sweep —, applied, verdict, reason, detail). Where a shifted fusion applied, the
+kernel's outer loop (the time loop, if any) is then tiled through the pieces the
+fusion peeled (kind `tile-peeled`: skewed first where the refusal names the skew
+that makes it legal).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, build_module
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.testing import oracle
 from affine_lsp.transforms.fusion import Candidate, PairFusion, fuse_all, next_nest
+from affine_lsp.transforms.loops import TILE, Result, Spec, transform
+from affine_lsp.transforms.loops.scheduled import aligned_band
 
 Row = tuple[int, str, str, bool, str, str, str]
 
@@ -85,6 +90,16 @@ def check_program(seed: int, text: str, timeout: float = oracle.DEFAULT_TIMEOUT)
     fusion = PairFusion(data, model, function, first, second)
     best = fusion.best()
     record(line, "fuse --line", best, fusion.failure or "no legal depth within the tolerance")
+    if best is not None and best.legal and best.shift and best.new_text is not None:
+        tiled = time_tiled(best.new_text)
+        if tiled is not None:
+            sizes = "x".join(str(s) for s in tiled.spec.sizes)
+            asked = f"fuse --line, tile the outer loop {sizes}"
+            if tiled.applied and tiled.new_text is not None:
+                outcome, detail = judge(tiled.new_text)
+                report.rows.append((line, asked, "tile-peeled", True, outcome, "", detail[:300]))
+            else:
+                report.rows.append((line, asked, "tile-peeled", False, "", tiled.reason or "", ""))
     for depth in PairFusion(data, model, function, first, second).depths():
         candidate = PairFusion(data, model, function, first, second).choice(depth)
         record(line, f"fuse --line --depth {depth}", candidate, candidate.reason or "")
@@ -100,3 +115,23 @@ def check_program(seed: int, text: str, timeout: float = oracle.DEFAULT_TIMEOUT)
             (line, "fuse --all", "fuse", False, "", why[:300] or "nothing fused", "")
         )
     return report
+
+
+def time_tiled(data: bytes) -> Result | None:
+    """The kernel's first loop holding loops (the time loop, if any) tiled 2 x 4 x ...
+    through the band its sibling nests make (with the skew its refusal names, if
+    any); None without one."""
+    document = SourceDocument(data)
+    model = build_module(document.tree.root_node)
+    for op in model.walk():
+        if isinstance(op, FuncOp) and op.symbol == "@kernel":
+            for loop in op.walk():
+                depth = len(aligned_band(loop)[0]) if isinstance(loop, AffineForOp) else 0
+                if isinstance(loop, AffineForOp) and depth >= 2:
+                    spec = Spec(TILE, sizes=(2,) + (4,) * (depth - 1))
+                    result = transform(data, model, loop, spec)
+                    if not result.applied and result.hint is not None:
+                        result = transform(data, model, loop, result.hint)
+                    return result
+            return None
+    return None
