@@ -11,8 +11,9 @@
 //   transform %t --skew 2,2
 //   transform %t --tile 8,32,128
 //
-// The recipe is time tiling: the two sweeps fused with the second shifted by one, i and j
-// skewed by 2t, the three loops tiled (each sweep gets its own innermost loop in a tile).
+// The recipe is time tiling: the two sweeps fused with the second shifted by one along i and
+// j, i and j skewed by 2t, the three loops tiled (each sweep gets its own innermost loop in
+// a tile; the rows the fusion peeled join the tiles).
 func.func @kernel_jacobi_2d(%A: memref<{N}x{N}xf64>, %B: memref<{N}x{N}xf64>) {
   %fifth = arith.constant 0.2 : f64
   affine.for %t = 0 to {T} {
