@@ -9,10 +9,11 @@
 // recipe:
 //   fuse %i
 //   transform %t --skew 2,2,2
-//   transform %t --tile 4,16,16
+//   transform %t --tile 8,32,32
 //
-// The recipe is time tiling: the two sweeps fused with the second shifted by one, i, j and
-// k skewed by 2t, (t, i, j) tiled with k whole.
+// The recipe is time tiling: the two sweeps fused with the second shifted by one along i and
+// j, i, j and k skewed by 2t, (t, i, j) tiled with k whole (the pieces the fusion peeled
+// join the tiles).
 func.func @kernel_heat_3d(%A: memref<{N}x{N}x{N}xf64>, %B: memref<{N}x{N}x{N}xf64>) {
   %eighth = arith.constant 0.125 : f64
   %two = arith.constant 2.0 : f64
