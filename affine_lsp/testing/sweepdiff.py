@@ -19,8 +19,7 @@ from affine_lsp.ir import AffineForOp, FuncOp, ModuleModel, build_module
 from affine_lsp.syntax import SourceDocument
 from affine_lsp.testing import oracle
 from affine_lsp.transforms.fusion import Candidate, PairFusion, fuse_all, next_nest
-from affine_lsp.transforms.loops import TILE, Result, Spec, transform
-from affine_lsp.transforms.loops.scheduled import aligned_band
+from affine_lsp.transforms.loops import TILE, Result, Spec, aligned_band, transform
 
 Row = tuple[int, str, str, bool, str, str, str]
 

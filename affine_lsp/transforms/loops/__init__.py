@@ -40,6 +40,8 @@ schedule_violation(context, scheduled, what) and schedule_rewrite(context,
 scheduled) write a nest from per-statement time vectors (`transforms.schedule`).
 
 About nests: perfect_band(loop, limit) the perfectly nested loops from `loop` down,
+aligned_band(loop) the band through sibling nests (a shifted fusion's peeled pieces)
+and their loops' levels,
 iv_name(loop) its induction variable's name, NestAnalysis(context, loop) the
 dependences of a loop's window and the schedules they allow.
 """
@@ -76,6 +78,7 @@ from affine_lsp.transforms.loops.core import (
 from affine_lsp.transforms.loops.core import run as run_planned
 from affine_lsp.transforms.loops.legality import NestAnalysis
 from affine_lsp.transforms.loops.nest import iv_name, perfect_band
+from affine_lsp.transforms.loops.scheduled import aligned_band
 from affine_lsp.transforms.loops.scheduled import rewrite as schedule_rewrite
 from affine_lsp.transforms.loops.scheduled import statements as schedule_statements
 from affine_lsp.transforms.loops.scheduled import violation as schedule_violation
@@ -195,6 +198,7 @@ __all__ = [
     "nest_region",
     "parallelize",
     "perfect_band",
+    "aligned_band",
     "permute",
     "prove_chain",
     "run_planned",
