@@ -122,6 +122,10 @@ def test_fdtd_2d_row_of_ey_is_lifted_into_the_band_then_time_tiled():
     ]
     assert outcome.steps[2].startswith("tiled (t, i, j")
     assert outcome.refused == []
+    assert outcome.new_text is not None
+    text = outcome.new_text.decode()
+    assert "%ex[0, %j_skew - %t]" in text  # (the peeled row i = 0: its %i_skew is %t)
+    assert "%t - %t" not in text
 
 
 def _same_when_run(before: str, after: str) -> None:

@@ -126,7 +126,9 @@ class InstanceWriter:
                 if value.index == 0 and id(value) in result_names:
                     rename(value.span, result_names[id(value)], value.name)
             uses = _map_uses(op)
-            if any(u.value is not None and id(u.value) in substituted_ivs for u in uses):
+            if any(
+                u.value is not None and id(u.value) in substituted_ivs for u in uses
+            ) or _merged_by_renames(uses, renames):
                 rewritten = self._rewritten(op, uses, substituted_ivs, renames, start)
                 edits.append(rewritten)
                 if isinstance(op, AffineApplyOp):
@@ -268,6 +270,15 @@ def _with_comments_above(data: bytes, offset: int) -> int:
             break
         start = above
     return start
+
+
+def _merged_by_renames(uses: list[Use], renames: dict[int, str]) -> bool:
+    """Two operands of one affine map get the same name in this copy (an iv equal to
+    an outer loop's: `%i_skew` is `%t` in a peeled row): the map is rewritten, its
+    terms added up (`%t - %t` would be written otherwise)."""
+    values = {id(u.value): u.value for u in uses if u.value is not None}
+    names = {renames.get(key, value.name) for key, value in values.items()}
+    return len(names) < len(values)
 
 
 def _map_uses(op: Operation) -> list[Use]:
