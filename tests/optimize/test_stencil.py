@@ -9,7 +9,7 @@ import pytest
 
 from affine_lsp.poly import IslSession, budgets
 from affine_lsp.testing import oracle
-from affine_lsp.transforms.optimize import Options, optimize_nest
+from affine_lsp.transforms.optimize import Options, optimize_nest, timetile
 from affine_lsp.transforms.optimize.nest import Nest
 from affine_lsp.transforms.optimize.stencil import time_step_schedule
 from affine_lsp.transforms.performance import Machine
@@ -122,9 +122,18 @@ def test_fdtd_2d_row_of_ey_is_lifted_into_the_band_then_time_tiled():
     ]
     assert outcome.steps[2].startswith("tiled (t, i, j")
     assert outcome.refused == []
+
+
+def test_fdtd_2d_peeled_row_subscripts_are_added_up(monkeypatch: pytest.MonkeyPatch):
+    """With j tiled, the row i = 0 of hz's sweep is peeled out of the tiles: its
+    %i_skew is %t, and its subscripts say 0, not `%t - %t`."""
+    monkeypatch.setattr(timetile, "skewed_tile_sizes", lambda body, target: (8, 16, 32))
+    data, model, loop = loop_on_line(FDTD_2D, _line(FDTD_2D))
+    outcome = optimize_nest(data, model, loop, Options(machine=MID))
+    assert outcome.steps[2] == "tiled (t, i, j) 8x16x32"
     assert outcome.new_text is not None
     text = outcome.new_text.decode()
-    assert "%ex[0, %j_skew - %t]" in text  # (the peeled row i = 0: its %i_skew is %t)
+    assert "%ex[0, %j_skew - %t]" in text
     assert "%t - %t" not in text
 
 
