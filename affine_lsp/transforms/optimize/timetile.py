@@ -229,6 +229,7 @@ def time_tile(
     body = skewed_body(nest, rows, depth)
     order = tuple(range(depth))
     sizes = skewed_tile_sizes(body, target)
+    target = _roomy(target)  # (the estimates that chose the sizes)
     untiled = tuple(loop.trip for loop in body.band)
     before = estimate(body, Choice(order, untiled), target).cycles
     after = estimate(body, Choice(order, sizes), target).cycles
