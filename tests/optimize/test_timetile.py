@@ -4,19 +4,23 @@ coordinates for the cost model, the sizes tried."""
 from __future__ import annotations
 
 from affine_lsp.poly import IslSession, budgets
-from affine_lsp.transforms.optimize import schedule_of
+from affine_lsp.transforms.optimize import Options, optimize_nest, schedule_of
 from affine_lsp.transforms.optimize.nest import Nest
 from affine_lsp.transforms.optimize.timetile import (
     INNER_TILES,
     SPACE_TILES,
     TIME_TILES,
+    scaled_time_tiles,
     skew_rows,
     skewed_body,
     skewed_tile_sizes,
 )
 from affine_lsp.transforms.performance import Machine
 from tests.optimize.helpers import loop_on_line
-from tests.optimize.kernels import GEMM, JACOBI_2D, SEIDEL_2D
+from tests.optimize.kernels import FDTD_2D, GEMM, JACOBI_2D, SEIDEL_2D
+
+MID = Machine(caches=(16 * 1024, 256 * 1024, 4 * 1024 * 1024), vector_bytes=32)
+"""fdtd-2d's three 200 x 240 arrays beyond its L2."""
 
 
 def _band(text: str, line: int):
@@ -50,3 +54,23 @@ def test_the_skewed_band_for_the_model():
     assert sizes[0] in (*TIME_TILES, 4)
     assert sizes[1] in SPACE_TILES or sizes[1] == trips[1]
     assert sizes[2] in INNER_TILES or sizes[2] == trips[2]
+
+
+def test_tune_variants_scale_the_time_tiles_and_keep_whole_loops_whole():
+    assert scaled_time_tiles((32, 16, 1296), (500, 1296, 1296), 1.0) == (32, 16, 1296)
+    assert scaled_time_tiles((32, 16, 1296), (500, 1296, 1296), 0.5) == (16, 8, 1296)
+    assert scaled_time_tiles((32, 16, 1296), (500, 1296, 1296), 2.0) == (64, 32, 1296)
+    assert scaled_time_tiles((4, 8), (6, 100), 2.0) == (4, 16)  # (the time loop stays tiled)
+    assert scaled_time_tiles((2, 8), (6, 100), 0.25) == (2, 2)  # (at least 2)
+
+
+def test_tune_variants_of_a_stencil_are_other_time_tiles():
+    """`--tune`'s candidates (tile sizes halved and doubled) reach the time tiles."""
+    line = FDTD_2D[: FDTD_2D.index("affine.for %t")].count("\n") + 1
+    data, model, loop = loop_on_line(FDTD_2D, line)
+    tiled = {}
+    for scale in (0.5, 1.0, 2.0):
+        outcome = optimize_nest(data, model, loop, Options(machine=MID, tile_scale=scale))
+        tiled[scale] = [step for step in outcome.steps if step.startswith("tiled")]
+    assert all(len(steps) == 1 for steps in tiled.values()), tiled
+    assert len({steps[0] for steps in tiled.values()}) == 3, tiled

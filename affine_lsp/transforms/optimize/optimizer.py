@@ -219,9 +219,10 @@ def _time_tiled(
         )
         return False
     tried = len(realiser.refused)
-    cycles = time_tile(realiser, nest, band, target)
+    scale = options.tile_scale
+    cycles = time_tile(realiser, nest, band, target, scale)
     if cycles is None:
-        cycles = _fused_and_time_tiled(realiser, nest, band, target)
+        cycles = _fused_and_time_tiled(realiser, nest, band, target, scale)
         if cycles is not None:
             del realiser.refused[tried : tried + 1]
     if cycles is None and _fused_siblings(realiser, outcome):
@@ -233,7 +234,7 @@ def _time_tiled(
         except PolyError:
             refreshed = None
         if refreshed is not None:
-            cycles = time_tile(realiser, refreshed, band, target)
+            cycles = time_tile(realiser, refreshed, band, target, scale)
         if cycles is None:
             realiser.undo()  # (the fusions pay only with the time tiles)
         else:  # (what the band refused before its loops were fused is no news)
@@ -245,7 +246,7 @@ def _time_tiled(
 
 
 def _fused_and_time_tiled(
-    realiser: Realiser, nest: Nest, band: Band, target: Machine
+    realiser: Realiser, nest: Nest, band: Band, target: Machine, scale: float = 1.0
 ) -> tuple[float, float] | None:
     """The sweeps of a time step fused as isl's band shifts them (`timestep.py`),
     then time tiled; nothing kept (None) when either is not done."""
@@ -271,7 +272,9 @@ def _fused_and_time_tiled(
                 refreshed = Nest.of(session, fused, realiser.model)
         except PolyError:
             refreshed = None
-    cycles = time_tile(realiser, refreshed, band, target) if refreshed is not None else None
+    cycles = None
+    if refreshed is not None:
+        cycles = time_tile(realiser, refreshed, band, target, scale)
     if cycles is None:
         realiser.undo()
         del realiser.refused[before:]  # (about the fused text, not the user's)

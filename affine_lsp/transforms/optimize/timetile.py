@@ -199,6 +199,20 @@ def skewed_tile_sizes(body: Body, target: Machine) -> tuple[int, ...]:
     return max(near, key=lambda found: (found[1][-1], math.prod(found[1]), -found[0]))[1]
 
 
+def scaled_time_tiles(
+    sizes: tuple[int, ...], trips: tuple[int, ...], scale: float
+) -> tuple[int, ...]:
+    """`sizes` times `scale` (at least 2), the loops that run whole left whole, a
+    size that would reach the trip count left as it is (the loop stays tiled)."""
+    if scale == 1.0:
+        return sizes
+    scaled = []
+    for size, trip in zip(sizes, trips, strict=True):
+        other = max(2, round(size * scale))
+        scaled.append(other if size < trip and other < trip else size)
+    return tuple(scaled)
+
+
 def _roomy(target: Machine) -> Machine:
     """`target` with `SKEWED_L2` times its L2, for the estimates that choose a
     skewed band's tiles."""
@@ -216,10 +230,11 @@ def step_footprint(body: Body, sizes: tuple[int, ...], line: int) -> int:
 
 
 def time_tile(
-    realiser: Realiser, nest: Nest, band: Band, target: Machine
+    realiser: Realiser, nest: Nest, band: Band, target: Machine, scale: float = 1.0
 ) -> tuple[float, float] | None:
     """Skew and tile the nest's band; (cycles before, after) by the model, or None
-    when it does not apply (nothing taken then)."""
+    when it does not apply (nothing taken then). `scale`: the tiles times this
+    (`--tune`'s variants)."""
     depth = band.members
     rows = skew_rows(band, depth)
     if not SKEWS_SUPPORTED or rows is None or depth < 2:
@@ -228,9 +243,9 @@ def time_tile(
         return None
     body = skewed_body(nest, rows, depth)
     order = tuple(range(depth))
-    sizes = skewed_tile_sizes(body, target)
-    target = _roomy(target)  # (the estimates that chose the sizes)
     untiled = tuple(loop.trip for loop in body.band)
+    sizes = scaled_time_tiles(skewed_tile_sizes(body, target), untiled, scale)
+    target = _roomy(target)  # (the estimates that chose the sizes)
     before = estimate(body, Choice(order, untiled), target).cycles
     after = estimate(body, Choice(order, sizes), target).cycles
     tiled = 0
