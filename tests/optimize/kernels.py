@@ -43,6 +43,8 @@ FDTD_2D = _fixture("fdtd_2d")
 
 SYRK = _fixture("syrk")
 
+SYMM = _fixture("symm")
+
 
 def runnable(text: str) -> str:
     """`text` (one function over static memrefs and floats) with a `@main` that fills

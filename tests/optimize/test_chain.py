@@ -21,7 +21,7 @@ from affine_lsp.transforms.loops import (
     transform,
 )
 from tests.optimize.helpers import loop_on_line
-from tests.optimize.kernels import GEMM
+from tests.optimize.kernels import GEMM, SYMM
 
 
 def _chain():
@@ -76,3 +76,45 @@ def test_a_step_outside_the_nest_is_refused():
     outside = replace(steps[0].rewrite, start=0)
     with pytest.raises(PolyError, match="outside the nest"):
         prove_chain(IslSession(budgets.TRANSFORM), data, model, root, [ChainStep(model, outside)])
+
+
+def _symm_chain(plan):
+    """symm's steps, one after the other, as the optimizer takes them."""
+    data, model, root = loop_on_line(SYMM, 5)
+    steps = []
+    current, current_model = data, model
+    for name, index, spec in plan:
+        result = transform(current, current_model, _loop(current_model, name, index), spec)
+        assert result.applied and result.rewrite is not None, result.reason
+        steps.append(ChainStep(current_model, result.rewrite))
+        assert result.new_text is not None
+        current = result.new_text
+        current_model = build_module(SourceDocument(current).tree.root_node)
+    return data, model, root, steps, current
+
+
+def test_an_unroll_and_jam_across_iter_args_proves_as_the_last_step():
+    # j jammed across the k loop that carries temp2: each copy's sum carried in
+    # its own position of k's iter_args, composed back to the original's copies.
+    plans = [
+        [("%j", 0, Spec(UNROLL_JAM, factor=4))],
+        [("%i", 0, Spec(TILE, sizes=(8, 16))), ("%j", 0, Spec(UNROLL_JAM, factor=4))],
+    ]
+    for plan in plans:
+        data, model, root, steps, final = _symm_chain(plan)
+        session = IslSession(budgets.TRANSFORM)
+        assert prove_chain(session, data, model, root, steps) == final
+
+
+def test_carried_values_of_swapped_copies_are_caught():
+    # The jammed k loop said to carry copy 1's sum where it carries copy 0's: refused.
+    data, model, root, steps, _ = _symm_chain([("%j", 0, Spec(UNROLL_JAM, factor=2))])
+    rewrite = steps[-1].rewrite
+    swapped = {
+        offset: [(position, entries[1 - k][1]) for k, (position, _) in enumerate(entries)]
+        for offset, entries in rewrite.carries.items()
+    }
+    assert swapped
+    lying = replace(steps[-1], rewrite=replace(rewrite, carries=swapped))
+    with pytest.raises(PolyError):
+        prove_chain(IslSession(budgets.TRANSFORM), data, model, root, [lying])

@@ -20,6 +20,7 @@ from tests.optimize.kernels import (
     MVT,
     SEIDEL_2D,
     SMALL_MACHINE,
+    SYMM,
     SYRK,
     runnable,
 )
@@ -285,3 +286,18 @@ def test_optimized_syrk_computes_what_the_original_computes():
     outcome = _optimize(SYRK, 4)
     assert outcome.new_text is not None
     _same_when_run(SYRK, outcome.new_text.decode())
+
+
+def test_a_loop_around_a_reduction_carried_in_iter_args_is_unrolled_and_jammed():
+    # symm: j jammed across the k loop that carries temp2 (each copy's sum in a
+    # register of its own, B[i, j] and A[i, k] shared), proven in the whole chain.
+    outcome = _optimize(SYMM, 5)
+    assert outcome.steps and outcome.steps[0].startswith("unroll-and-jam %j by "), outcome
+    assert not any("not proven" in reason for reason in outcome.refused), outcome.refused
+
+
+@pytest.mark.oracle
+def test_optimized_symm_computes_what_the_original_computes():
+    outcome = _optimize(SYMM, 5)
+    assert outcome.new_text is not None
+    _same_when_run(SYMM, outcome.new_text.decode())

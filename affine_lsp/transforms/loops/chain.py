@@ -76,6 +76,14 @@ def prove_chain(
         if origin is not None:
             origins[offset] = origin
     declared = _declared(steps, by_start, final_model)
+    carries = _carries(steps, by_start, final_model)
+    if carries:  # (the copies of a jammed loop carrying values are told apart by their copy)
+        last = steps[-1].rewrite.origins
+        for offset, origin in list(origins.items()):
+            own = last.get(offset)
+            if own is not None and own.copy != origin.copy:
+                origins[offset] = replace(origin, copy=own.copy)
+        declared["carries"] = carries
     composed = Rewrite(start, end, decode(final[start : ends[-1]]), origins, **declared)  # type: ignore[arg-type]
     function = function_of(root)
     block = root.parent_block
@@ -206,6 +214,39 @@ def _declared(
             raise ProofFailed("a promoted element has no original")
         composed.append(replace(promotion, load=ends[0], store=ends[1]))
     return {"promotions": composed, "first_iteration": set(last.first_iteration)}
+
+
+def _carries(
+    steps: list[Step], by_start: list[dict[int, Operation]], final: ModuleModel
+) -> dict[int, list[tuple[int, Origin]]]:
+    """The loops of the last step carrying the values of several copies (an
+    unroll-and-jam across iter_args), each copy composed back to the original; only
+    the last step may declare any."""
+    for step in steps[:-1]:
+        if getattr(step.rewrite, "carries", None):
+            raise ProofFailed("a step carried several copies' values before the last step")
+    last: dict[int, list[tuple[int, Origin]]] = getattr(steps[-1].rewrite, "carries", {})
+    if not last:
+        return {}
+    loops = {op.span.start_byte: op for op in final.walk() if isinstance(op, AffineForOp)}
+    count = len(steps)
+    composed: dict[int, list[tuple[int, Origin]]] = {}
+    for offset, entries in last.items():
+        loop = loops.get(offset)
+        if loop is None:
+            raise ProofFailed("a loop carrying values was not found")
+        found = []
+        for position, origin in entries:
+            earlier = _walk_back(steps, by_start, origin.op, count - 1)
+            if earlier is None:
+                raise ProofFailed("a carried value has no original")
+            original, chain = earlier
+            copy = _origin_from(original, [(loop, origin), *chain])
+            if copy is None:
+                raise ProofFailed("a carried value has no original")
+            found.append((position, replace(copy, copy=origin.copy)))
+        composed[offset] = found
+    return composed
 
 
 def _followed(
