@@ -12,6 +12,7 @@ from affine_lsp.transforms.performance.cost import (
     footprint,
     jam_choice,
     jam_factor,
+    jam_registers,
     lines_per_iteration,
     memory_order,
     memory_streams,
@@ -211,10 +212,16 @@ def test_rows_streamed_from_memory_are_jammed_only_where_a_store_is_saved():
     assert memory_streams(big, 0, WIDE) == 2
     assert memory_streams(big, 1, WIDE) == 0  # (along j, the copies read the same lines)
     assert jam_factor(big, 0, 3000, WIDE) is None
-    # 600 x 600 (2.9 MB each) fit: as many copies as the registers hold (4 x 4 + 1).
+    # 600 x 600 (2.9 MB each) fit: as many copies as the registers hold: 8 rows of A
+    # and of B, x, and the 8 sums tmp[i..i+7] in one vector register (j, innermost,
+    # is a reduction, not vectorised: the copies fill the lanes), 8 + 8 + 1 + 2.
     small = _two_rows(600)
     assert memory_streams(small, 0, WIDE) == 0
-    assert jam_factor(small, 0, 600, WIDE) == 4
+    assert jam_registers(small, 0, 8, WIDE, packed=True) == 19
+    assert jam_factor(small, 0, 600, WIDE) == 8
+    # Were j vectorised, each copy of tmp[i] would be a vector of its own (4 x 4 + 1).
+    assert jam_registers(small, 0, 4, WIDE) == 17
+    assert jam_registers(small, 0, 8, WIDE) == 33
     # bicg's copies share s[j], loaded and stored once for all of them: at most
     # MEMORY_STREAMS rows of A at once.
     assert memory_streams(_bicg(4000), 0, WIDE) == 1

@@ -488,7 +488,7 @@ def jam_choice(
         return None
     position = len(order) - 2
     k = order[position]
-    factor = jam_factor(body, k, tiles[position], machine, most)
+    factor = jam_factor(body, k, tiles[position], machine, most, order[-1])
     return None if factor is None else (k, factor)
 
 
@@ -540,7 +540,12 @@ def tile_registers(body: Body, jams: Sequence[tuple[int, int]]) -> int:
 
 
 def jam_factor(
-    body: Body, loop: int, trip: int, machine: Machine, most: int = JAM_FACTORS[0]
+    body: Body,
+    loop: int,
+    trip: int,
+    machine: Machine,
+    most: int = JAM_FACTORS[0],
+    innermost: int | None = None,
 ) -> int | None:
     """The largest factor of `JAM_FACTORS` (at most `most`) dividing `trip` whose
     jammed copies fit in the registers (one per reference that moves along `loop`
@@ -554,9 +559,12 @@ def jam_factor(
     at most `MEMORY_STREAMS` rows; where they share only what they read, the
     nest is bound by memory already and the rows at once slow it down (measured:
     gesummv 25% slower jammed by 2 than not, 3-4x slower by 4; mvt's `x1[i]`
-    product 1.9x slower by 4)."""
+    product 1.9x slower by 4).
+
+    `innermost`: the loop the copies are jammed into (the body's last by default)."""
+    inner = len(body.loops) - 1 if innermost is None else innermost
+    packed = not vectorisable(body, inner)
     shared = sum(ref.count for ref in body.refs if ref.stride(loop) == 0)
-    moving = sum(ref.count for ref in body.refs if ref.stride(loop) != 0)
     if shared == 0:
         return None
     streams = memory_streams(body, loop, machine)
@@ -565,9 +573,35 @@ def jam_factor(
     for factor in JAM_FACTORS:
         if factor > most or factor * streams > MEMORY_STREAMS:
             continue
-        if trip % factor == 0 and factor * moving + shared <= machine.registers - 2:
+        if (
+            trip % factor == 0
+            and jam_registers(body, loop, factor, machine, packed) <= machine.registers - 2
+        ):
             return factor
     return None
+
+
+def jam_registers(
+    body: Body, loop: int, factor: int, machine: Machine, packed: bool = False
+) -> int:
+    """Registers the copies of an unroll-and-jam of `loop` by `factor` hold: one per
+    reference that does not move along it, one per copy of a reference that moves.
+    With `packed` (the innermost loop is not vectorised: the copies are what the
+    compiler puts in the vector lanes), the copies of a reference moving by one
+    element are consecutive elements, a vector register holding as many of them as
+    it has lanes (symm's `C[k, j]` jammed by 8 along j: one register of 8 doubles
+    with AVX-512). Where the innermost loop is vectorised, each copy is a vector of
+    its own (gemm's `A[i, k]` jammed along k: a broadcast per copy)."""
+    total = 0
+    for ref in body.refs:
+        stride = ref.stride(loop)
+        if stride == 0:
+            total += ref.count
+        elif stride == 1 and packed:
+            total += ref.count * math.ceil(factor / machine.lanes(ref.element_bytes))
+        else:
+            total += ref.count * factor
+    return total
 
 
 def memory_streams(body: Body, loop: int, machine: Machine) -> int:
