@@ -86,3 +86,14 @@ def test_tune_without_its_tools_says_why_and_uses_the_model(tmp_path, capsysbina
     assert b"not tuned (clang-22 is not installed" in captured.err
     assert b"the cost model decides" in captured.err
     assert b"distributed %i into 2 nests" in captured.err
+
+
+def test_tune_times_a_register_tile_wherever_one_fits():
+    from affine_lsp.transforms.optimize import Options
+    from affine_lsp.transforms.optimize.tuning import candidate_options
+
+    found = candidate_options(Options())
+    assert found[0][0] == Options() and found[0][1] == "the model's schedule"
+    assert [words for options, words in found if options.register_tile] == [
+        "the model's schedule (a register tile wherever one fits)"
+    ]

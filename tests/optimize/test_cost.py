@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from affine_lsp.transforms.performance.cost import (
     MEMORY_STREAMS,
     Body,
@@ -240,3 +242,36 @@ def test_a_register_tile_shares_b_between_the_rows_and_c_between_the_columns():
     assert tile.compute < alone.compute  # loads per iteration: 1 + 1/2 + 2/8, not 1 + 1 + 2/8
     # With 16 registers, 2 x 2 loads as much per iteration as 4 alone: not taken.
     assert register_tile(body, (0, 1, 2), (64, 4, 256), (1, 4), MACHINE) == (None, (1, 4))
+
+
+def _syrk() -> Body:
+    """C[i, j] += alpha * A[i, k] * A[j, k] in the order (i, j, k), A 1200 x 1000."""
+    a = (1200, 1000)
+    c = (1200, 1200)
+    return Body(
+        (Loop("i", 1200, True), Loop("j", 1200, True), Loop("k", 1000, False, False)),
+        (),
+        (
+            Ref("A", ((1, 0, 0), (0, 0, 1)), (0, 0), a, 8, False),
+            Ref("A", ((0, 1, 0), (0, 0, 1)), (0, 0), a, 8, False),
+            Ref("C", ((1, 0, 0), (0, 1, 0)), (0, 0), c, 8, False),
+            Ref("C", ((1, 0, 0), (0, 1, 0)), (0, 0), c, 8, True),
+        ),
+        3,
+    )
+
+
+def test_a_register_tile_streams_the_rows_it_shares_once_for_its_copies():
+    # j jammed by 8 streams every row of A[j, k] once per i; i by 4 around j by 2
+    # once per 4 rows i: a quarter of the lines into L2.
+    body = _syrk()
+    wide = Machine((48 * 1024, 1024 * 1024, 32 * 1024 * 1024), vector_bytes=64, registers=32)
+    order, tiles = (0, 1, 2), (1200, 1200, 1000)
+    alone = estimate(body, Choice(order, tiles, (1, 8), True), wide)
+    tile = estimate(body, Choice(order, tiles, (1, 2), True, outer_jam=(0, 4)), wide)
+    assert tile.traffic[1] * 4 == pytest.approx(alone.traffic[1], rel=0.01)
+    # Both bound by their operations in the model: the tile is no gain it takes...
+    assert register_tile(body, order, tiles, (1, 8), wide, True) == (None, (1, 8))
+    # ...but the candidate that asks for one gets the one with the least traffic.
+    forced = register_tile(body, order, tiles, (1, 8), wide, True, forced=True)
+    assert forced == ((0, 4), (1, 2))

@@ -301,3 +301,19 @@ def test_optimized_symm_computes_what_the_original_computes():
     outcome = _optimize(SYMM, 5)
     assert outcome.new_text is not None
     _same_when_run(SYMM, outcome.new_text.decode())
+
+
+def test_a_register_tile_around_a_triangular_loop_where_asked():
+    # syrk with a register tile wherever one fits (a candidate of --tune): i jammed
+    # around the triangular j, then j, and the sums of the tile kept in registers.
+    data, model, loop = loop_on_line(SYRK, 4)
+    outcome = optimize_nest(data, model, loop, Options(machine=SMALL_MACHINE, register_tile=True))
+    jams = [step for step in outcome.steps if step.startswith("unroll-and-jam ")]
+    assert [step.split(" by ")[0] for step in jams] == [
+        "unroll-and-jam %i",
+        "unroll-and-jam %j",
+    ], outcome.steps
+    assert outcome.steps[-1].startswith("scalar replacement: %C[%i, %j], %C[%i_1, %j]")
+    assert outcome.refused == [], outcome.refused
+    assert outcome.new_text is not None
+    _same_when_run(SYRK, outcome.new_text.decode())

@@ -110,6 +110,7 @@ class Options:
     deadline: float | None = None  # time.perf_counter() by which to stop taking steps
     min_tiled_trips: int = MIN_TILED_TRIPS  # shorter loops are not tiled
     explore: int | None = None  # testing: random legal choices from this seed, any gain
+    register_tile: bool = False  # a register tile wherever one fits, even for no predicted gain
     dialects: Dialects = UPSTREAM  # the project's: the text is modelled and proven with them
 
 
@@ -634,7 +635,9 @@ def _modelled(
             tiles = scaled_tiles(body, order, tiles, options.tile_scale, target)
     jam = jam_choice(body, order, tiles, target, options.most_jam) if options.jam else None
     promote = SCALAR_REPLACE_SUPPORTED and reduction_in_memory(body, order[-1])
-    outer_jam, jam = register_tile(body, order, tiles, jam, target, promote)
+    outer_jam, jam = register_tile(
+        body, order, tiles, jam, target, promote, forced=options.register_tile
+    )
     return Choice(order, tiles, jam, promote, outer_jam=outer_jam)
 
 

@@ -2,7 +2,8 @@
 compiled and timed (`tune.py`); the fastest is kept.
 
 The candidates are the model's choice and its variants (`VARIANTS`: tile sizes
-halved and doubled, unroll-and-jam by at most 4 or 2, none), and the original. The function is
+halved and doubled, unroll-and-jam by at most 4 or 2, none; a register tile
+wherever one fits), and the original. The function is
 compiled alone, with the alias definitions of its document; a function that
 calls others, or whose arguments the harness cannot make up, is not tuned
 (`TuneError` says why, and the model's choice stands).
@@ -27,6 +28,9 @@ VARIANTS: tuple[tuple[float, bool, int], ...] = (
 )
 """(tile scale, unroll-and-jam, its largest factor) of each candidate, the model's
 own first."""
+REGISTER_TILE = True
+"""Also a candidate with a register tile wherever one fits (`Options.register_tile`):
+the model takes one only where it predicts fewer cycles."""
 
 
 @dataclass
@@ -70,13 +74,12 @@ def tune_function(
     `function_start`); TuneError when nothing could be timed."""
     candidates: list[tuple[str, bytes, list[NestReport]]] = [("the original", data, [])]
     seen = {data}
-    for scale, jam, most in VARIANTS:
-        variant = replace(options, tile_scale=scale, jam=jam, most_jam=most)
+    for variant, words in candidate_options(options):
         text, reports = optimize_nests(data, starts, variant)
         if text in seen:
             continue
         seen.add(text)
-        candidates.append((_variant_words(scale, jam, most), text, reports))
+        candidates.append((words, text, reports))
     if len(candidates) == 1:
         raise TuneError("no candidate schedule changes the code")
     modules = [module_text(text, function_start) for _, text, _ in candidates]
@@ -101,6 +104,19 @@ def tune_function(
     return Tuned(text, reports, summary)
 
 
+def candidate_options(options: Options) -> list[tuple[Options, str]]:
+    """The options of each candidate and its words: the model's own first, then a
+    register tile wherever one fits (`Options.register_tile`: the model takes one
+    only where it predicts fewer cycles), then the other `VARIANTS`."""
+    found = []
+    for scale, jam, most in VARIANTS:
+        variant = replace(options, tile_scale=scale, jam=jam, most_jam=most)
+        found.append((variant, _variant_words(scale, jam, most)))
+    tiled = replace(options, register_tile=True)
+    found.insert(1, (tiled, _variant_words(1.0, True, 8, register_tile=True)))
+    return found
+
+
 def _fastest(timings: list[Timing | None]) -> int:
     best = 0
     for index, timing in enumerate(timings):
@@ -110,8 +126,8 @@ def _fastest(timings: list[Timing | None]) -> int:
     return best
 
 
-def _variant_words(scale: float, jam: bool, most: int) -> str:
-    parts = []
+def _variant_words(scale: float, jam: bool, most: int, register_tile: bool = False) -> str:
+    parts = ["a register tile wherever one fits"] if register_tile else []
     if scale != 1.0:
         parts.append(f"tiles x{scale:g}")
     if not jam:

@@ -276,8 +276,32 @@ def vectorisable(body: Body, loop: int) -> bool:
     return all(ref.stride(loop) in (0, 1) for ref in body.refs)
 
 
+def jammed_levels(body: Body, levels: list[Level], jams: Sequence[tuple[int, int]]) -> list[Level]:
+    """The levels with each unroll-and-jam by F of a loop the band does not tile
+    taken as what it does to the order of the iterations: a tile of F of that loop
+    whose point loop runs just outside the innermost loop (the jammed copies), its
+    own level then running `trip / F` times, each moving it by F (syrk's 4 x 2
+    register tile streams each row of `A[j, k]` once for 4 rows `i`). In a tile,
+    the tile's footprint is in the cache already; the copies change nothing there."""
+    if not jams or not levels:
+        return levels
+    found = list(levels)
+    inside: list[Level] = []
+    for loop, factor in jams:
+        place = max((p for p, level in enumerate(found) if level.loop == loop), default=None)
+        if place is None or place == len(found) - 1 or factor <= 1:
+            continue
+        level = found[place]
+        if level.trip % factor or level.extent != body.loops[loop].trip:
+            continue
+        found[place] = Level(loop, level.trip // factor, 1)
+        inside.append(Level(loop, factor, factor))
+    return found[:-1] + inside + found[-1:]
+
+
 def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
-    levels = levels_of(body, choice)
+    jams = [jam for jam in (choice.outer_jam, choice.jam) if jam is not None]
+    levels = jammed_levels(body, levels_of(body, choice), jams)
     line = machine.line_bytes
     lines = tuple(traffic(body, levels, size, line) for size in machine.caches)
     iterations = math.prod(loop.trip for loop in body.loops)
@@ -285,7 +309,6 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
     vector = vectorisable(body, innermost.loop)
     lanes = max((machine.lanes(ref.element_bytes) for ref in body.refs), default=1)
     kept = promoted(body, innermost.loop) if choice.promote else set()
-    jams = [jam for jam in (choice.jam, choice.outer_jam) if jam is not None]
     loads = sum(
         ref.count / math.prod(factor for loop, factor in jams if ref.stride(loop) == 0)
         for k, ref in enumerate(body.refs)
@@ -499,21 +522,26 @@ def register_tile(
     jam: tuple[int, int] | None,
     machine: Machine,
     promote: bool = False,
+    forced: bool = False,
 ) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
     """(outer_jam, jam): `jam` (of the loop just outside the innermost one) with
     the loop outside it unrolled and jammed too, a register tile, where that has
     fewer predicted cycles (each reference loaded once for the copies of the jammed
     loops it does not move along), its registers fit (`tile_registers`), the outer
     factor divides that loop's tile, and no rows streamed from memory are added
-    (`memory_streams`); else (None, `jam`)."""
+    (`memory_streams`); else (None, `jam`). With `forced` (a candidate `--tune`
+    times), the register tile with the fewest predicted cycles is taken even where
+    it does not predict fewer than `jam` alone."""
     if jam is None or len(order) < 3:
         return None, jam
     outer = order[-3]
     size = tiles[-3]
     if memory_streams(body, outer, machine) or not any(ref.stride(outer) == 0 for ref in body.refs):
         return None, jam
-    best = (None, jam)
+    best: tuple[tuple[int, int] | None, tuple[int, int] | None] = (None, jam)
     best_cycles = estimate(body, Choice(order, tiles, jam, promote), machine).cycles
+    if forced:
+        best_cycles = math.inf
     for outer_factor in OUTER_JAM_FACTORS:
         if size % outer_factor:
             continue
@@ -525,7 +553,7 @@ def register_tile(
                 continue
             choice = Choice(order, tiles, pair[1], promote, outer_jam=pair[0])
             cycles = estimate(body, choice, machine).cycles
-            if cycles < best_cycles * JAM_PAYS:
+            if cycles < best_cycles * (1.0 if forced else JAM_PAYS):
                 best, best_cycles = (pair[0], pair[1]), cycles
     return best
 
