@@ -270,8 +270,16 @@ def test_a_register_tile_streams_the_rows_it_shares_once_for_its_copies():
     alone = estimate(body, Choice(order, tiles, (1, 8), True), wide)
     tile = estimate(body, Choice(order, tiles, (1, 2), True, outer_jam=(0, 4)), wide)
     assert tile.traffic[1] * 4 == pytest.approx(alone.traffic[1], rel=0.01)
-    # Both bound by their operations in the model: the tile is no gain it takes...
-    assert register_tile(body, order, tiles, (1, 8), wide, True) == (None, (1, 8))
-    # ...but the candidate that asks for one gets the one with the least traffic.
-    forced = register_tile(body, order, tiles, (1, 8), wide, True, forced=True)
-    assert forced == ((0, 4), (1, 2))
+    # Both bound by their operations in the model (as many cycles): the tile is
+    # taken for the lines it saves (at most FEWER_LINES of them into L2).
+    assert tile.cycles == pytest.approx(alone.cycles, rel=0.02)
+    assert register_tile(body, order, tiles, (1, 8), wide, True) == ((0, 4), (1, 2))
+    assert register_tile(body, order, tiles, (1, 8), wide, True, forced=True) == ((0, 4), (1, 2))
+
+
+def test_a_register_tile_that_saves_neither_cycles_nor_lines_is_taken_only_when_asked():
+    # gemm tiled 64 x 8 x 256 on 16 registers: 2 x 2 no better than k by 4 alone.
+    body = _gemm()
+    order, tiles = (0, 1, 2), (64, 4, 256)
+    assert register_tile(body, order, tiles, (1, 4), MACHINE) == (None, (1, 4))
+    assert register_tile(body, order, tiles, (1, 4), MACHINE, forced=True)[0] is not None
