@@ -24,8 +24,9 @@ from affine_lsp.transforms.performance import Machine
 TINY = Machine(caches=(256, 2048, 16384), line_bytes=64, vector_bytes=16, registers=16)
 """Caches of a few lines: every generated nest is worth tiling to the model."""
 
-VARIANTS = ((1.0, True), (0.5, True), (2.0, False))
-"""(tile scale, unroll-and-jam) by seed, so that every variant's steps are run."""
+VARIANTS = ((1.0, True, False), (0.5, True, False), (2.0, False, False), (1.0, True, True))
+"""(tile scale, unroll-and-jam, a register tile wherever one fits) by seed, so that
+every variant's steps are run."""
 
 
 @dataclass
@@ -51,8 +52,10 @@ def kernel_nests(text: str) -> list[int]:
 def check_optimized(seed: int, timeout: float = oracle.DEFAULT_TIMEOUT) -> OptimizedProgram:
     nest = nestgen.generate(seed)
     report = OptimizedProgram(seed, sorted(nest.features))
-    scale, jam = VARIANTS[(seed // 2) % len(VARIANTS)]
-    options = Options(machine=TINY, tile_scale=scale, jam=jam, min_tiled_trips=4)
+    scale, jam, tile = VARIANTS[(seed // 2) % len(VARIANTS)]
+    options = Options(
+        machine=TINY, tile_scale=scale, jam=jam, min_tiled_trips=4, register_tile=tile
+    )
     if seed % 2:
         options = Options(machine=TINY, explore=seed)
     new, reports = optimize_nests(nest.text.encode(), kernel_nests(nest.text), options)
