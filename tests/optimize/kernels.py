@@ -45,6 +45,8 @@ SYRK = _fixture("syrk")
 
 SYMM = _fixture("symm")
 
+SYR2K = _fixture("syr2k")
+
 
 def runnable(text: str) -> str:
     """`text` (one function over static memrefs and floats) with a `@main` that fills

@@ -21,6 +21,7 @@ from tests.optimize.kernels import (
     SEIDEL_2D,
     SMALL_MACHINE,
     SYMM,
+    SYR2K,
     SYRK,
     runnable,
 )
@@ -317,3 +318,25 @@ def test_a_register_tile_around_a_triangular_loop_where_asked():
     assert outcome.refused == [], outcome.refused
     assert outcome.new_text is not None
     _same_when_run(SYRK, outcome.new_text.decode())
+
+
+def _benchmark_sized(text: str) -> str:
+    """syr2k at PolyBench's sizes (N = 1200, M = 1000): where the model sees the
+    rows of A and B streamed through L3."""
+    for small, large in (("48x40", "1200x1000"), ("48x48", "1200x1200")):
+        text = text.replace(small, large)
+    return text.replace("to 48 ", "to 1200 ").replace("to 40 ", "to 1000 ")
+
+
+def test_a_triangle_gets_a_register_tile_rather_than_partial_tiles():
+    # syr2k: tiles of (i, j) would be partial along the diagonal (min and max
+    # bounds), with no register tile in them; untiled, i is jammed around the
+    # triangular j, as few cycles predicted.
+    wide = Machine((48 * 1024, 1024 * 1024, 32 * 1024 * 1024), vector_bytes=64, registers=32)
+    data, model, loop = loop_on_line(_benchmark_sized(SYR2K), 4)
+    outcome = optimize_nest(data, model, loop, Options(machine=wide))
+    assert not any(step.startswith("tiled") for step in outcome.steps), outcome.steps
+    jams = [step.split(" by ")[0] for step in outcome.steps if step.startswith("unroll-and-jam")]
+    assert jams == ["unroll-and-jam %i", "unroll-and-jam %j"], outcome.steps
+    assert outcome.steps[-1].startswith("scalar replacement: %C[%i, %j], %C[%i_1, %j]")
+    assert outcome.refused == [], outcome.refused

@@ -150,7 +150,7 @@ def body_of(
 
     alone = alone or [True] * len(band)
     loops = tuple(
-        Loop(iv_name(loop), nest.trip(loop), flag, free)
+        Loop(iv_name(loop), nest.trip(loop), flag, free, _ragged(loop, band))
         for loop, flag, free in zip(band, parallel, alone, strict=True)
     )
     inner_loops = tuple(Loop(iv_name(loop), nest.trip(loop)) for loop in inner)
@@ -222,6 +222,15 @@ def restricted(dependences: isl.UnionMap, names: set[str]) -> isl.UnionMap:
     for relation in kept:
         result = result.union(isl.UnionMap.from_map(relation))
     return result
+
+
+def _ragged(loop: AffineForOp, band: list[AffineForOp]) -> bool:
+    """Whether `loop`'s bounds depend on another loop of `band` (a triangle)."""
+    ivs = {id(other.induction_variable) for other in band if other is not loop}
+    bounds = [bound for bound in (loop.lower, loop.upper) if bound is not None]
+    return any(
+        use.value is not None and id(use.value) in ivs for bound in bounds for use in bound.operands
+    )
 
 
 def _maps(union: isl.UnionMap) -> list[isl.Map]:

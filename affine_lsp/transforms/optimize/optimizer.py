@@ -70,6 +70,7 @@ from affine_lsp.transforms.optimize.stencil import time_step_scheduled
 from affine_lsp.transforms.optimize.timestep import FUSE_STEP, TimeStepFusion, step_shifts
 from affine_lsp.transforms.optimize.timetile import SKEWS_SUPPORTED, time_tile
 from affine_lsp.transforms.performance import (
+    JAM_PAYS,
     MIN_TILED_TRIPS,
     Body,
     Choice,
@@ -626,13 +627,34 @@ def _modelled(
     target: Machine,
     options: Options,
 ) -> Choice:
-    """The cost model's choice: memory order, tile sizes, unroll-and-jam."""
+    """The cost model's choice: memory order, tile sizes, unroll-and-jam. In a
+    triangle (a loop whose bounds depend on another of the band), the tiles along
+    the diagonal are partial, with `min` and `max` bounds, and no register tile is
+    unrolled and jammed in them: the untiled schedule with its register tile is
+    taken where it predicts as few cycles (within `JAM_PAYS`)."""
     order = memory_order(body, target.line_bytes, orders)
-    tiles = tuple(body.band[k].trip for k in order)
+    untiled = tuple(body.band[k].trip for k in order)
+    tiles = untiled
     if permutable and len(order) >= 2:
         tiles = tile_sizes(body, order, target, options.min_tiled_trips)
         if options.tile_scale != 1.0:
             tiles = scaled_tiles(body, order, tiles, options.tile_scale, target)
+    chosen = _jammed(body, order, tiles, target, options)
+    if tiles != untiled and any(loop.ragged for loop in body.band):
+        whole = _jammed(body, order, untiled, target, options)
+        if (
+            whole.outer_jam is not None
+            and estimate(body, whole, target).cycles * JAM_PAYS
+            <= estimate(body, chosen, target).cycles
+        ):
+            return whole
+    return chosen
+
+
+def _jammed(
+    body: Body, order: tuple[int, ...], tiles: tuple[int, ...], target: Machine, options: Options
+) -> Choice:
+    """The unroll-and-jam, register tile and scalar replacement for these tiles."""
     jam = jam_choice(body, order, tiles, target, options.most_jam) if options.jam else None
     promote = SCALAR_REPLACE_SUPPORTED and reduction_in_memory(body, order[-1])
     outer_jam, jam = register_tile(

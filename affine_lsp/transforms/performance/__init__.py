@@ -22,6 +22,7 @@ a perfect band (for fusion's choices, as for the optimizer's).
 """
 
 from affine_lsp.transforms.performance.cost import (
+    JAM_PAYS,
     MIN_TILED_TRIPS,
     Body,
     Choice,
@@ -55,6 +56,7 @@ from affine_lsp.transforms.performance.machine import (
 from affine_lsp.transforms.performance.reading import body_of
 
 __all__ = [
+    "JAM_PAYS",
     "MIN_TILED_TRIPS",
     "Body",
     "Choice",

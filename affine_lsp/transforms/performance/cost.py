@@ -137,6 +137,9 @@ class Loop:
     trip: int
     parallel: bool = False
     alone: bool = True
+    ragged: bool = False
+    """Its bounds depend on another loop of the band (a triangle): its tiles along
+    the diagonal are partial (`min` and `max` bounds)."""
 
 
 @dataclass(frozen=True)
