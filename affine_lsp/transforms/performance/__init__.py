@@ -12,7 +12,8 @@ and references: Loop, Ref), Choice (order, tile sizes, unroll-and-jam), estimate
 -> Estimate (cycles, traffic per cache level), memory_order, tile_sizes (loops of
 at least MIN_TILED_TRIPS iterations),
 scaled_tiles, jam_choice, jam_factor, register_tile and tile_registers (two loops
-unrolled and jammed; JAM_PAYS the share of the cycles one must predict), memory_streams (rows an unroll-and-jam streams from memory),
+unrolled and jammed; JAM_PAYS the share of the cycles one must predict),
+memory_streams (rows an unroll-and-jam streams from memory),
 lines_per_iteration, footprint, promoted and
 reduction_in_memory (what scalar replacement keeps in registers), wavefront_rows and
 recurrence_latency (a recurrence along the innermost loop, broken by a wavefront).
