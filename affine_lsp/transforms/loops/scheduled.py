@@ -186,12 +186,12 @@ def _place(
 ) -> list[str] | None:
     """`statement`'s instance as an iteration of `other`'s band loops, where both
     write the same element at the same values of their common loops (None unless
-    that iteration is one affine function of the instance)."""
+    that iteration is one affine function of the instance, defined for every
+    instance: a function found only for some would put the others at the same place)."""
     try:
         relation = store.apply_range(isl.Map.from_basic_map(target.affine_hull()).reverse())
-        relation = relation.intersect_domain(
-            statement.instances.set_tuple_name(store.get_tuple_name(isl.dim_type.in_))
-        )
+        instances = statement.instances.set_tuple_name(store.get_tuple_name(isl.dim_type.in_))
+        relation = relation.intersect_domain(instances)
         mine, theirs = statement.domain.dims, other.domain.dims
         for loop in band.loops:
             a, b = statement.dim_of(loop), other.dim_of(loop)
@@ -200,6 +200,8 @@ def _place(
                     isl.dim_type.in_, mine.index(a), isl.dim_type.out, theirs.index(b)
                 )
         if relation.is_empty() or not relation.is_single_valued():
+            return None
+        if not relation.domain().is_equal(instances):
             return None
         function = isl.PwMultiAff.from_map(relation)
         place = []
