@@ -1,16 +1,21 @@
 """Measured tuning: compile a function's candidate texts and time them.
 
-A candidate is the whole function, as text. Each is put in a module of its own
-with a harness: its memref arguments become `memref.global`s (static shapes
-only), filled by `@affine_lsp_init` with the same deterministic values every
-time; its float and integer arguments get constants; `@affine_lsp_run` calls
-it; `@affine_lsp_checksum` folds every global into one f64. The module is
-lowered with mlir-opt (`LOWERING`), translated to LLVM IR, and compiled with
-clang (`-O3 -march=native`) with a small C driver that times `run` (after a
-fresh `init` each time) and prints the best time and the checksum bit for bit.
-Candidates run interleaved, `rounds` times each, and a candidate whose
-checksum differs from the first one's is dropped (it never should: every
-candidate was proven).
+A candidate is the whole function, as text. Each is timed as its user runs it:
+the function is compiled on its own (a module of its own, one translation unit),
+and a harness in another module calls it through its declaration, so that no
+compiler sees where its memrefs come from (as from any caller: no inlining, no
+knowledge that its arguments are distinct, which would let clang keep a sum in a
+register in the original as well and hide what the schedule does). The
+harness's memrefs are `memref.global`s (static shapes only), filled by
+`@affine_lsp_init` with the same deterministic values every time; its float and
+integer arguments get constants; `@affine_lsp_run` calls it;
+`@affine_lsp_checksum` folds every global into one f64. Both modules are lowered
+with mlir-opt (`LOWERING`), translated to LLVM IR, and compiled with clang
+(`-O3 -march=native`, no link-time optimization) with a small C driver that
+times `run` (after a fresh `init` each time) and prints the best time and the
+checksum bit for bit. Candidates run interleaved, `rounds` times each, and a
+candidate whose checksum differs from the first one's is dropped (it never
+should: every candidate was proven).
 
 Nothing here runs unless asked (`affine-lsp optimize --tune`, or the editor's
 `optimize.tune` setting): it executes the user's code. Every program gets an
@@ -118,6 +123,24 @@ def toolchain() -> Toolchain:
 
 
 # -- the harness -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Program:
+    """One candidate: the module of its function and the module of its harness
+    (which declares the function), compiled apart."""
+
+    kernel: str
+    harness: str
+
+
+def declaration(function: FuncOp) -> str:
+    """`function`'s declaration, for the harness module to call it by."""
+    name = (function.symbol or "@f").lstrip("@")
+    body = function.body
+    arguments = body.entry.arguments if body is not None and body.entry is not None else []
+    types = ", ".join(str(argument.type) for argument in arguments)
+    return f"func.func private @{name}({types})\n"
 
 
 def harness(function: FuncOp) -> str:
@@ -277,14 +300,21 @@ def _run(arguments: list[str], stdin: bytes | None, seconds: float, what: str) -
     return done.stdout
 
 
-def build(tools: Toolchain, module: str, directory: Path, name: str) -> Path:
-    """Compile one module with the driver into an executable."""
+def _lower(tools: Toolchain, module: str, path: Path) -> Path:
+    """One module lowered to LLVM IR in `path`."""
     lowered = _run([str(tools.mlir_opt), *LOWERING], module.encode(), COMPILE_SECONDS, "mlir-opt")
     llvm_ir = _run(
         [str(tools.mlir_translate), "--mlir-to-llvmir"], lowered, COMPILE_SECONDS, "mlir-translate"
     )
-    kernel = directory / f"{name}.ll"
-    kernel.write_bytes(llvm_ir)
+    path.write_bytes(llvm_ir)
+    return path
+
+
+def build(tools: Toolchain, program: Program, directory: Path, name: str) -> Path:
+    """Compile one candidate (its function and its harness apart) with the driver
+    into an executable."""
+    kernel = _lower(tools, program.kernel, directory / f"{name}.ll")
+    harness_ = _lower(tools, program.harness, directory / f"{name}-harness.ll")
     driver = directory / "driver.c"
     if not driver.exists():
         driver.write_text(_DRIVER, encoding="ascii")
@@ -295,6 +325,7 @@ def build(tools: Toolchain, module: str, directory: Path, name: str) -> Path:
             *CLANG_FLAGS,
             "-Wno-override-module",
             str(driver),
+            str(harness_),
             str(kernel),
             "-o",
             str(executable),
@@ -319,30 +350,30 @@ Progress = Callable[[int, int, str], None]
 
 
 def measure(
-    modules: list[str],
+    programs: list[Program],
     rounds: int = 3,
     repetitions: int = 3,
     progress: Progress | None = None,
 ) -> list[Timing | None]:
-    """The best time of each module's `run` (None where it failed or its checksum
-    differs from the first module's), runs interleaved."""
+    """The best time of each program's `run` (None where it failed or its checksum
+    differs from the first program's), runs interleaved."""
     tools = toolchain()
-    total = len(modules) * (1 + rounds)
+    total = len(programs) * (1 + rounds)
     done = 0
     with tempfile.TemporaryDirectory(prefix="affine-lsp-tune-") as scratch:
         directory = Path(scratch)
         executables: list[Path | None] = []
-        for index, module in enumerate(modules):
+        for index, program in enumerate(programs):
             if progress is not None:
                 progress(done, total, f"compiling candidate {index + 1}")
             try:
-                executables.append(build(tools, module, directory, f"candidate{index}"))
+                executables.append(build(tools, program, directory, f"candidate{index}"))
             except TuneError:
                 if index == 0:
                     raise
                 executables.append(None)
             done += 1
-        best: list[Timing | None] = [None] * len(modules)
+        best: list[Timing | None] = [None] * len(programs)
         for round_ in range(rounds):
             for index, executable in enumerate(executables):
                 if progress is not None:

@@ -1,22 +1,35 @@
 """`--tune`: a few candidate schedules of one function, each optimized and proven,
-compiled and timed (`tune.py`); the fastest is kept.
+compiled and timed (`tune.py`); the model's choice is kept unless another is
+clearly faster.
 
 The candidates are the model's choice and its variants (`VARIANTS`: tile sizes
 halved and doubled, unroll-and-jam by at most 4 or 2, none; a register tile
-wherever one fits), and the original. The function is
-compiled alone, with the alias definitions of its document; a function that
-calls others, or whose arguments the harness cannot make up, is not tuned
-(`TuneError` says why, and the model's choice stands).
+wherever one fits), and the original. The function is compiled alone, with the
+alias definitions of its document, apart from the harness that calls it; a
+function that calls others, or whose arguments the harness cannot make up, is
+not tuned (`TuneError` says why, and the model's choice stands). Another
+candidate (the original too) replaces the model's choice only when its best
+time is at least `MARGIN` below the model's: a tie, or a difference within the
+timing's noise, keeps the model's choice (`choose`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from affine_lsp.ir import FuncOp, ModuleModel, build_module
 from affine_lsp.syntax import SourceDocument, decode
 from affine_lsp.transforms.optimize.optimizer import NestReport, Options, optimize_nests
-from affine_lsp.transforms.optimize.tune import Progress, Timing, TuneError, harness, measure
+from affine_lsp.transforms.optimize.tune import (
+    Program,
+    Progress,
+    Timing,
+    TuneError,
+    declaration,
+    harness,
+    measure,
+)
 
 VARIANTS: tuple[tuple[float, bool, int], ...] = (
     (1.0, True, 8),
@@ -28,6 +41,9 @@ VARIANTS: tuple[tuple[float, bool, int], ...] = (
 )
 """(tile scale, unroll-and-jam, its largest factor) of each candidate, the model's
 own first."""
+MARGIN = 0.05
+"""How much faster (a fraction of the model's time) another candidate must be
+to replace the model's choice."""
 REGISTER_TILE = True
 """Also a candidate with a register tile wherever one fits (`Options.register_tile`):
 the model takes one only where it predicts fewer cycles."""
@@ -42,9 +58,10 @@ class Tuned:
     words: str
 
 
-def module_text(data: bytes, function_start: int) -> str:
+def program(data: bytes, function_start: int) -> Program:
     """The function starting at `function_start` with the document's alias
-    definitions and its harness: a module to compile alone."""
+    definitions (a module to compile alone, the function public), and its
+    harness with the same definitions and the function's declaration."""
     model = build_module(SourceDocument(data).tree.root_node)
     function = _function_at(model, function_start)
     aliases = [
@@ -53,7 +70,14 @@ def module_text(data: bytes, function_start: int) -> str:
         if item.alias is not None
     ]
     own = decode(data[function.span.start_byte : function.span.end_byte])
-    return "\n".join([*aliases, own, harness(function)])
+    own = _PRIVATE.sub("func.func ", own, count=1)
+    return Program(
+        "\n".join([*aliases, own]) + "\n",
+        "\n".join([*aliases, declaration(function), harness(function)]),
+    )
+
+
+_PRIVATE = re.compile(r"^func\.func\s+private\s+")
 
 
 def _function_at(model: ModuleModel, start: int) -> FuncOp:
@@ -74,34 +98,62 @@ def tune_function(
     `function_start`); TuneError when nothing could be timed."""
     candidates: list[tuple[str, bytes, list[NestReport]]] = [("the original", data, [])]
     seen = {data}
-    for variant, words in candidate_options(options):
+    model_text = data
+    for number, (variant, words) in enumerate(candidate_options(options)):
         text, reports = optimize_nests(data, starts, variant)
+        if number == 0:
+            model_text = text  # (the model's own schedule comes first)
         if text in seen:
             continue
         seen.add(text)
         candidates.append((words, text, reports))
     if len(candidates) == 1:
         raise TuneError("no candidate schedule changes the code")
-    modules = [module_text(text, function_start) for _, text, _ in candidates]
-    timings = measure(modules, progress=progress)
-    best = _fastest(timings)
+    model = next(index for index, item in enumerate(candidates) if item[1] == model_text)
+    timings = measure(
+        [program(text, function_start) for _, text, _ in candidates], progress=progress
+    )
+    best = choose(timings, model)
     reference = timings[0]
     assert reference is not None
     words, text, reports = candidates[best]
     chosen = timings[best]
     assert chosen is not None
+    count = len(candidates) - 1
+    return Tuned(text, reports, _summary(count, words, chosen, reference, best == model))
+
+
+def choose(timings: list[Timing | None], model: int, margin: float = MARGIN) -> int:
+    """The candidate to keep: the model's (`model`; 0 is the original), unless
+    another's best time is more than `margin` of the model's below it (the
+    fastest such one). A candidate that could not be timed is never chosen."""
+    incumbent = model if timings[model] is not None else 0
+    current = timings[incumbent]
+    assert current is not None
+    best = incumbent
+    for index, timing in enumerate(timings):
+        chosen = timings[best]
+        assert chosen is not None
+        if timing is None or timing.seconds >= current.seconds * (1.0 - margin):
+            continue
+        if timing.seconds < chosen.seconds:
+            best = index
+    return best
+
+
+def _summary(count: int, words: str, chosen: Timing, reference: Timing, model: bool) -> str:
     ratio = reference.seconds / max(chosen.seconds, 1e-9)
-    summary = (
-        f"tuned: {len(candidates) - 1} candidates timed; kept {words} "
-        f"({chosen.seconds * 1e3:.2f} ms, {ratio:.2f}x the original's "
-        f"{reference.seconds * 1e3:.2f} ms)"
-    )
-    if best == 0:
-        summary = (
-            f"tuned: {len(candidates) - 1} candidates timed, none faster than the original "
-            f"({reference.seconds * 1e3:.2f} ms); the original is kept"
+    timed = f"tuned: {count} candidates timed"
+    if words == "the original":
+        return (
+            f"{timed}, the original clearly faster ({reference.seconds * 1e3:.2f} ms); "
+            "the original is kept"
         )
-    return Tuned(text, reports, summary)
+    why = "none clearly faster" if model else "the fastest"
+    return (
+        f"{timed}; kept {words}, {why} ({chosen.seconds * 1e3:.2f} ms, "
+        f"{ratio:.2f}x the original's {reference.seconds * 1e3:.2f} ms)"
+    )
 
 
 def candidate_options(options: Options) -> list[tuple[Options, str]]:
@@ -115,15 +167,6 @@ def candidate_options(options: Options) -> list[tuple[Options, str]]:
     tiled = replace(options, register_tile=True)
     found.insert(1, (tiled, _variant_words(1.0, True, 8, register_tile=True)))
     return found
-
-
-def _fastest(timings: list[Timing | None]) -> int:
-    best = 0
-    for index, timing in enumerate(timings):
-        current = timings[best]
-        if timing is not None and (current is None or timing.seconds < current.seconds):
-            best = index
-    return best
 
 
 def _variant_words(scale: float, jam: bool, most: int, register_tile: bool = False) -> str:
