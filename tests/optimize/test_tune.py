@@ -7,8 +7,7 @@ import pytest
 
 from affine_lsp.ir import FuncOp, build_module
 from affine_lsp.syntax import SourceDocument
-from affine_lsp.transforms.optimize import Options
-from affine_lsp.transforms.optimize import tuning
+from affine_lsp.transforms.optimize import Options, tuning
 from affine_lsp.transforms.optimize.optimizer import optimize_nests
 from affine_lsp.transforms.optimize.tune import Timing, TuneError, measure, toolchain
 from affine_lsp.transforms.optimize.tuning import choose, program, tune_function
