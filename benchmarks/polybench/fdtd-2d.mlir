@@ -10,7 +10,7 @@
 //   fuse %i#2 --depth 2
 //   fuse %i --depth 2
 //   transform %t --skew 1,1
-//   transform %t --tile 64,64,256
+//   transform %t --tile 64,16
 //
 // The recipe is time tiling: the hz sweep fused into the ex sweep shifted by one column,
 // the ey sweep fused before them (they shifted by one row), i and j skewed by t, the three

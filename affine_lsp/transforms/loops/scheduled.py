@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from affine_lsp.ir import AffineForOp, AffineIfOp, Operation
-from affine_lsp.poly import Scope, Term, minmax
+from affine_lsp.poly import NotAffine, Scope, Term, minmax
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused
 from affine_lsp.transforms.loops.nest import body_ops, iv_name
@@ -54,6 +54,7 @@ class Band:
     separate: bool = False  # peel the loops below the tile loops (no guards inside)
     aligned: dict[int, int] = field(default_factory=dict)  # a sibling nest's loop -> level
     placed: dict[str, list[str]] = field(default_factory=dict)  # a peeled piece's coordinates
+    shear: list[int] | None = None  # the last tiled point loop runs over x_k - sum(shear * x)
 
     def __post_init__(self) -> None:
         if not self.order:
@@ -319,11 +320,12 @@ def _interleaved_schedule(context: Context, band: Band, found: list[Statement]) 
 
 
 def _sunk_schedule(context: Context, band: Band, found: list[Statement]) -> Scheduled:
+    band.shear = _shear(context, band, found)
     times: dict[str, list[str]] = {}
     tails: dict[str, list[object]] = {}
     for statement in found:
         x = band.placed.get(statement.name) or _sunk(context, statement, band)
-        head = _head(band, _coordinates(band, x))
+        head = _head(band, _coordinates(band, x), _point(band, x))
         tail = _tail(statement, band)
         tails[statement.name] = tail
         names = dict(
@@ -355,14 +357,17 @@ def _loop_of(statement: Statement, iv: object) -> AffineForOp | None:
     return None
 
 
-def _head(band: Band, y: list[str]) -> list[str]:
-    """Tile origins, wavefronts and the band's coordinates."""
+def _head(band: Band, y: list[str], point: str | None) -> list[str]:
+    """Tile origins, wavefronts and the band's coordinates (the innermost one `point`
+    when given, see `_shear`)."""
     sizes = band.sizes
     tiles = [f"{size}*floor(({y[k]})/{size})" for k, size in enumerate(sizes)]
     if band.tile_wavefront:  # tiles by their index (no strides: a cheaper proof)
         indices = [f"floor(({y[k]})/{size})" for k, size in enumerate(sizes)]
         tiles = [" + ".join(indices), *indices[1:]]
     points = list(y)
+    if point is not None:
+        points[len(sizes) - 1] = point
     if band.wavefront:
         a, b = band.wavefront
         group = [f"{band.rows}*floor(({y[0]})/{band.rows})"] if band.rows else []
@@ -377,6 +382,50 @@ DISTRIBUTED = "_s_"
 per statement)."""
 
 
+def _shear(context: Context, band: Band, found: list[Statement]) -> list[int] | None:
+    """The last tiled point loop's shear: the outer band loops' coefficients in its lower
+    bound (a loop skewed before this step), when that loop is skewed (now or before).
+    Its point loop then runs over its unskewed coordinate `x_k - sum(shear * x)`, over a
+    range that moves with the outer point loops as its subscripts do (`%A[%i - 1]`, not
+    `%A[%i_skew - %t * 2 - 1]` over a fixed box in a full tile, whose alias checks LLVM
+    hoists out of the outer loop and then does not vectorize it). Within a tile the
+    outer point ivs are fixed, so the order of the points is the same."""
+    k = len(band.sizes) - 1
+    if k < 1 or band.wavefront is not None or band.tile_wavefront or band.aligned:
+        return None
+    if band.order != list(range(len(band.loops))):
+        return None
+    loop = band.loops[k]
+    statement = next((s for s in found if all(s.dim_of(o) for o in band.loops[: k + 1])), None)
+    if statement is None or loop.lower is None:
+        return None
+    builder = context.analysis().window.builder
+    scope = Scope(dict(statement.domain.scope.dims), statement.domain.scope.inside)
+    try:
+        terms = builder.bound_terms(loop.lower, scope)
+        lower = isl.Aff.read_from_str(
+            context.session.ctx, statement.domain.text(f" -> [({terms[0].text})]")
+        )
+    except (NotAffine, isl.Error):
+        return None
+    if len(terms) != 1 or lower.dim(isl.dim_type.div):
+        return None
+    shear = []
+    for outer in band.loops[:k]:
+        position = statement.domain.dims.index(statement.dim_of(outer) or "")
+        shear.append(int(lower.get_coefficient_val(isl.dim_type.in_, position).to_python()))
+    return shear if any(shear) or band.skewed(k) else None
+
+
+def _point(band: Band, x: list[str]) -> str | None:
+    """The last tiled point coordinate of a statement at band coordinates `x`."""
+    if band.shear is None:
+        return None
+    k = len(band.shear)
+    terms = [f"({x[k]})"] + [f"{-c}*({x[m]})" for m, c in enumerate(band.shear) if c]
+    return " + ".join(terms)
+
+
 def front_position(band: Band) -> int:
     """Where the first band loop's coordinate is in a point wavefront's time vector
     (the loop that runs along a diagonal)."""
@@ -389,6 +438,9 @@ def _band_dims(context: Context, band: Band) -> list[Dimension]:
     for position in range(n):
         index = band.order[position]
         loop = band.loops[index]
+        if band.shear is not None and position == len(band.shear):
+            names.append(_unskewed_name(context, loop))
+            continue
         names.append(_skewed_name(context, loop) if band.skewed(index) else iv_name(loop))
     tile_names = [_tile_name(context, band.loops[band.order[k]]) for k in range(len(band.sizes))]
     dims = [Dimension(name, separate=False) for name in tile_names]
@@ -437,6 +489,14 @@ def _skewed_name(context: Context, loop: AffineForOp) -> str:
         else:
             names[id(loop)] = context.fresh(base, "skew")
     return names[id(loop)]
+
+
+def _unskewed_name(context: Context, loop: AffineForOp) -> str:
+    """`%i` for a loop `%i_skew` run over its unskewed coordinate, else `%i_point`."""
+    base = iv_name(loop)
+    if base.endswith("_skew"):
+        return _named(context, f"unskewed {id(loop)}", base[: -len("_skew")])
+    return context.fresh(base, "point")
 
 
 def tile_name(context: Context, loop: AffineForOp) -> str:
