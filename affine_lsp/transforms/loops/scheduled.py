@@ -439,7 +439,7 @@ def _band_dims(context: Context, band: Band) -> list[Dimension]:
         index = band.order[position]
         loop = band.loops[index]
         if band.shear is not None and position == len(band.shear):
-            names.append(_unskewed_name(context, loop))
+            names.append(_unskewed_name(context, loop, band.shear))
             continue
         names.append(_skewed_name(context, loop) if band.skewed(index) else iv_name(loop))
     tile_names = [_tile_name(context, band.loops[band.order[k]]) for k in range(len(band.sizes))]
@@ -491,9 +491,12 @@ def _skewed_name(context: Context, loop: AffineForOp) -> str:
     return names[id(loop)]
 
 
-def _unskewed_name(context: Context, loop: AffineForOp) -> str:
-    """`%i` for a loop `%i_skew` run over its unskewed coordinate, else `%i_point`."""
+def _unskewed_name(context: Context, loop: AffineForOp, shear: list[int]) -> str:
+    """The name of `loop`'s unskewed point loop: its own (skewed in this step only), `%i`
+    for `%i_skew`, else `%i_point`."""
     base = iv_name(loop)
+    if not any(shear):
+        return base
     if base.endswith("_skew"):
         return _named(context, f"unskewed {id(loop)}", base[: -len("_skew")])
     return context.fresh(base, "point")
