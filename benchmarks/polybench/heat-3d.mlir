@@ -9,7 +9,7 @@
 // recipe:
 //   fuse %i
 //   transform %t --skew 2,2,2
-//   transform %t --tile 8,32,32
+//   transform %t --tile 16,32,32
 //
 // The recipe is time tiling: the two sweeps fused with the second shifted by one along i and
 // j, i, j and k skewed by 2t, (t, i, j) tiled with k whole (the pieces the fusion peeled

@@ -9,7 +9,7 @@
 // recipe:
 //   fuse %i
 //   transform %t --skew 2
-//   transform %t --tile 64,1024
+//   transform %t --tile 512,2048
 //
 // The recipe is time tiling: the two sweeps fused with the second shifted by one, i skewed
 // by 2t, the two loops tiled (each sweep gets its own innermost loop in a tile).
