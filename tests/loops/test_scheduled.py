@@ -132,14 +132,13 @@ def test_jacobi_1d_time_tiled_has_one_unit_stride_loop_per_sweep():
         "affine.for %t = max affine_map<(d0, d1) -> (d0, (d1) floordiv 2 - 19)>(%t_tile, "
         "%i_tile) to min affine_map<(d0) -> (10, d0 + 4)>(%t_tile) {",
     ]
-    # The two sweeps, each in its own innermost loop over %i (the tiles are skewed, the
-    # points are not: the range moves with %t), the second shifted.
-    inner = [h for h in _headers(text) if h.startswith("affine.for %i ")]
+    # The two sweeps, each in its own innermost loop over %i_skew, the second shifted.
+    inner = [h for h in _headers(text) if h.startswith("affine.for %i_skew")]
     assert inner == [
-        "affine.for %i = max affine_map<(d0, d1) -> (1, d0 - d1 * 2)>(%i_tile, %t) to "
-        "min affine_map<(d0, d1) -> (39, d0 - d1 * 2 + 16)>(%i_tile, %t) {",
-        "affine.for %i = max affine_map<(d0, d1) -> (2, d0 - d1 * 2)>(%i_tile, %t) to "
-        "min affine_map<(d0, d1) -> (40, d0 - d1 * 2 + 16)>(%i_tile, %t) {",
+        "affine.for %i_skew = max affine_map<(d0, d1) -> (d0, d1 * 2 + 1)>(%i_tile, %t) to "
+        "min affine_map<(d0, d1) -> (d0 + 16, d1 * 2 + 39)>(%i_tile, %t) {",
+        "affine.for %i_skew = max affine_map<(d0, d1) -> (d0, d1 * 2 + 2)>(%i_tile, %t) to "
+        "min affine_map<(d0, d1) -> (d0 + 16, d1 * 2 + 40)>(%i_tile, %t) {",
     ]
 
 

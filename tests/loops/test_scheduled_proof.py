@@ -30,8 +30,8 @@ CASES = [
         JACOBI_1D,
         "affine.for %t",
         Spec(TILE, sizes=(4, 16), skew=2),
-        "(40, d0 - d1 * 2 + 16)",
-        "(40, d0 - d1 * 2 + 15)",
+        "(d0 + 16, d1 * 2 + 40)",
+        "(d0 + 15, d1 * 2 + 40)",
     ),
     # a wavefront's diagonal read along the wrong line
     (SEIDEL, "affine.for %i", Spec(WAVEFRONT), "%front - %i * 2 - 1]", "%front - %i - 1]"),

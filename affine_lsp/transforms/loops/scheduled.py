@@ -384,12 +384,13 @@ per statement)."""
 
 def _shear(context: Context, band: Band, found: list[Statement]) -> list[int] | None:
     """The last tiled point loop's shear: the outer band loops' coefficients in its lower
-    bound (a loop skewed before this step), when that loop is skewed (now or before).
-    Its point loop then runs over its unskewed coordinate `x_k - sum(shear * x)`, over a
-    range that moves with the outer point loops as its subscripts do (`%A[%i - 1]`, not
-    `%A[%i_skew - %t * 2 - 1]` over a fixed box in a full tile, whose alias checks LLVM
-    hoists out of the outer loop and then does not vectorize it). Within a tile the
-    outer point ivs are fixed, so the order of the points is the same."""
+    bound (a loop skewed by an earlier step; a skew of this step keeps its coordinates, as
+    its preview draws them). Its point loop then runs over its unskewed coordinate
+    `x_k - sum(shear * x)`, over a range that moves with the outer point loops as its
+    subscripts do (`%A[%i - 1]`, not `%A[%i_skew - %t * 2 - 1]` over a fixed box in a
+    full tile, whose alias checks LLVM hoists out of the outer loop and then does not
+    vectorize it). Within a tile the outer point ivs are fixed, so the order of the
+    points is the same."""
     k = len(band.sizes) - 1
     if k < 1 or band.wavefront is not None or band.tile_wavefront or band.aligned:
         return None
@@ -414,7 +415,7 @@ def _shear(context: Context, band: Band, found: list[Statement]) -> list[int] | 
     for outer in band.loops[:k]:
         position = statement.domain.dims.index(statement.dim_of(outer) or "")
         shear.append(int(lower.get_coefficient_val(isl.dim_type.in_, position).to_python()))
-    return shear if any(shear) or band.skewed(k) else None
+    return shear if any(shear) else None
 
 
 def _point(band: Band, x: list[str]) -> str | None:
@@ -439,7 +440,7 @@ def _band_dims(context: Context, band: Band) -> list[Dimension]:
         index = band.order[position]
         loop = band.loops[index]
         if band.shear is not None and position == len(band.shear):
-            names.append(_unskewed_name(context, loop, band.shear))
+            names.append(_unskewed_name(context, loop))
             continue
         names.append(_skewed_name(context, loop) if band.skewed(index) else iv_name(loop))
     tile_names = [_tile_name(context, band.loops[band.order[k]]) for k in range(len(band.sizes))]
@@ -491,12 +492,9 @@ def _skewed_name(context: Context, loop: AffineForOp) -> str:
     return names[id(loop)]
 
 
-def _unskewed_name(context: Context, loop: AffineForOp, shear: list[int]) -> str:
-    """The name of `loop`'s unskewed point loop: its own (skewed in this step only), `%i`
-    for `%i_skew`, else `%i_point`."""
+def _unskewed_name(context: Context, loop: AffineForOp) -> str:
+    """The name of `loop`'s unskewed point loop: `%i` for `%i_skew`, else `%i_point`."""
     base = iv_name(loop)
-    if not any(shear):
-        return base
     if base.endswith("_skew"):
         return _named(context, f"unskewed {id(loop)}", base[: -len("_skew")])
     return context.fresh(base, "point")
