@@ -16,7 +16,7 @@
 // the ey sweep fused before them (they shifted by one row), i and j skewed by t, (t, i)
 // tiled 64x16 with j whole, as `optimize` tiles it (the row of the source and the pieces the
 // fusions peeled sunk into the tiles; a tile's i loop runs over i itself, its range moving
-// with t). Tiled 64x64x256 (j too) it ran 1.86x; 64x16 ran 2.44-2.45x in quiet runs.
+// with t). Tiled 64x64x256 (j too) it ran 1.86x; 64x16 ran 2.44-2.56x in quiet runs.
 func.func @kernel_fdtd_2d(%ex: memref<{NX}x{NY}xf64>, %ey: memref<{NX}x{NY}xf64>,
                           %hz: memref<{NX}x{NY}xf64>, %fict: memref<{TMAX}xf64>) {
   %half = arith.constant 0.5 : f64

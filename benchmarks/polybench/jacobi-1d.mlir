@@ -16,7 +16,7 @@
 // itself: `%A[%i - 1]`, its range moving with t). Over the skewed i_skew in a fixed box of
 // a full tile (`%A[%i_skew - %t * 2 - 1]`) LLVM hoisted the loop's alias checks out of t and
 // left it scalar (0.43x, see docs/benchmarks.md); now every innermost loop is vectorized:
-// 1.8-1.9x in quiet runs (tiles 256 or 512 by 2048; 64x1024 1.6x), as fast as `optimize`.
+// 1.6-1.9x in quiet runs (tiles 256 or 512 by 2048; 64x1024 1.5-1.6x), as fast as `optimize`.
 // The original's two 8 MB arrays stay in the last-level cache, which leaves little to win.
 func.func @kernel_jacobi_1d(%A: memref<{N}xf64>, %B: memref<{N}xf64>) {
   %third = arith.constant 0.33333 : f64
