@@ -390,9 +390,13 @@ def _shear(context: Context, band: Band, found: list[Statement]) -> list[int] | 
     subscripts do (`%A[%i - 1]`, not `%A[%i_skew - %t * 2 - 1]` over a fixed box in a
     full tile, whose alias checks LLVM hoists out of the outer loop and then does not
     vectorize it). Within a tile the outer point ivs are fixed, so the order of the
-    points is the same."""
+    points is the same. Only where the band touches several memrefs: alias checks are
+    between memrefs, and a band over one (an in-place stencil) keeps its skewed point
+    loop, which a wavefront inside its tiles then follows."""
     k = len(band.sizes) - 1
     if k < 1 or band.wavefront is not None or band.tile_wavefront or band.aligned:
+        return None
+    if len(_memrefs(context, found)) < 2:
         return None
     if band.order != list(range(len(band.loops))):
         return None
@@ -416,6 +420,16 @@ def _shear(context: Context, band: Band, found: list[Statement]) -> list[int] | 
         position = statement.domain.dims.index(statement.dim_of(outer) or "")
         shear.append(int(lower.get_coefficient_val(isl.dim_type.in_, position).to_python()))
     return shear if any(shear) else None
+
+
+def _memrefs(context: Context, found: list[Statement]) -> set[str]:
+    """The memrefs (isl array names) the statements `found` access."""
+    ops = {id(op) for statement in found for op in statement.ops}
+    return {
+        access.access.get_tuple_name(isl.dim_type.out)
+        for access in context.analysis().window.statements
+        if id(access.op) in ops
+    }
 
 
 def _point(band: Band, x: list[str]) -> str | None:
