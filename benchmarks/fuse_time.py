@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                 env=_environment(checkout, Path(scratch)),
                 check=False,
                 cwd=scratch,
+                timeout=TIMEOUT,
             )
         for kernel in polybench.kernels(names=names):
             forms = {"as written": kernel.text(), "recipe": _recipe_text(kernel, ns.recipes)}
