@@ -771,6 +771,8 @@ class PairFusion:
                         attempt,
                         refute=self.options.refute,
                     )
+                except BudgetExceeded:
+                    raise  # (out of time: the candidate is decided later, never unshrunk)
                 except PolyError:
                     result = None
                 if result is not None and result.legal:
@@ -871,6 +873,8 @@ class PairFusion:
         for memref in private_candidates(self.window, self.first, self.second):
             try:
                 private = privatizer.privatize(memref)
+            except BudgetExceeded:
+                raise  # (a result must not depend on how loaded the machine is)
             except PolyError:
                 private = None
             if private is not None:
