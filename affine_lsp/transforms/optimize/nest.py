@@ -33,7 +33,7 @@ from affine_lsp.ir import (
 from affine_lsp.poly import IslSession, NotAffine, Window, fraction, single_aff, union_of_maps
 from affine_lsp.poly import Statement as AccessStatement
 from affine_lsp.transforms.loops import iv_name
-from affine_lsp.transforms.performance import element_bytes
+from affine_lsp.transforms.performance import element_bytes, row_major_stride
 
 UNKNOWN_TRIPS = 1000
 """The trip count assumed for a loop whose bounds are not constants (symbols)."""
@@ -59,17 +59,7 @@ class Access:
         that matters, or a subscript the model cannot read)."""
         if not self.affine:
             return None
-        stride = 0
-        span = 1
-        for dim in reversed(range(len(self.coefficients))):
-            coefficient = self.coefficients[dim][loop]
-            if coefficient:
-                if span is None:
-                    return None
-                stride += coefficient * span
-            size = self.shape[dim] if dim < len(self.shape) else None
-            span = None if size is None or span is None else span * size
-        return stride
+        return row_major_stride(self.coefficients, self.shape, loop)
 
 
 @dataclass

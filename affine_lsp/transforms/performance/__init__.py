@@ -14,7 +14,7 @@ at least MIN_TILED_TRIPS iterations),
 scaled_tiles, jam_choice, jam_factor, register_tile and tile_registers (two loops
 unrolled and jammed; JAM_PAYS the share of the cycles one must predict),
 memory_streams (rows an unroll-and-jam streams from memory),
-lines_per_iteration, footprint, promoted and
+lines_per_iteration, footprint, row_major_stride (a subscript's stride), promoted and
 reduction_in_memory (what scalar replacement keeps in registers), wavefront_rows and
 recurrence_latency (a recurrence along the innermost loop, broken by a wavefront).
 Hints (`hints`): performance_hints(operation, data, machine) -> hint diagnostics.
@@ -41,6 +41,7 @@ from affine_lsp.transforms.performance.cost import (
     recurrence_latency,
     reduction_in_memory,
     register_tile,
+    row_major_stride,
     scaled_tiles,
     tile_registers,
     tile_sizes,
@@ -82,6 +83,7 @@ __all__ = [
     "reduction_in_memory",
     "register_tile",
     "recurrence_latency",
+    "row_major_stride",
     "scaled_tiles",
     "tile_registers",
     "tile_sizes",

@@ -116,17 +116,26 @@ class Ref:
 
     def stride(self, loop: int) -> int | None:
         """Elements between two consecutive iterations of `loop` (None: unknown)."""
-        stride = 0
-        span: int | None = 1
-        for dim in reversed(range(len(self.coefficients))):
-            coefficient = self.coefficients[dim][loop]
-            if coefficient:
-                if span is None:
-                    return None
-                stride += coefficient * span
-            size = self.shape[dim] if dim < len(self.shape) else None
-            span = None if size is None or span is None else span * size
-        return stride
+        return row_major_stride(self.coefficients, self.shape, loop)
+
+
+def row_major_stride(
+    coefficients: tuple[tuple[int, ...], ...], shape: tuple[int | None, ...], loop: int
+) -> int | None:
+    """Elements between the addresses of two consecutive iterations of `loop` for a
+    subscript whose dimension d moves by `coefficients[d][loop]` in an array of
+    `shape` (row-major); None when a size that matters is unknown (dynamic)."""
+    stride = 0
+    span: int | None = 1
+    for dim in reversed(range(len(coefficients))):
+        coefficient = coefficients[dim][loop]
+        if coefficient:
+            if span is None:
+                return None
+            stride += coefficient * span
+        size = shape[dim] if dim < len(shape) else None
+        span = None if size is None or span is None else span * size
+    return stride
 
 
 @dataclass(frozen=True)
