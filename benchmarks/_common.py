@@ -7,6 +7,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,3 +45,21 @@ def summary_ms(samples: list[float]) -> str:
         f"p50 {statistics.median(ms):.3f} ms, p95 {percentile(ms, 0.95):.3f} ms, "
         f"max {max(ms):.3f} ms (n={len(ms)})"
     )
+
+
+def timed_child(
+    argv: list[str], env: dict[str, str], timeout: float, cwd: Path | None = None
+) -> tuple[float, float, subprocess.CompletedProcess]:
+    """Run `argv` (text output captured, no check): its wall seconds, the CPU seconds
+    of the child (user and system), and its completed process."""
+    before = os.times()
+    started = time.perf_counter()
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=timeout, env=env, check=False, cwd=cwd
+    )
+    wall = time.perf_counter() - started
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return wall, cpu, done

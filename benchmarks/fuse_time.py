@@ -24,10 +24,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import timed_child  # noqa: E402
 
 from affine_lsp.poly import budgets  # noqa: E402
 from affine_lsp.testing import polybench  # noqa: E402
@@ -60,22 +61,8 @@ def _environment(checkout: Path, scratch: Path) -> dict[str, str]:
 def _fuse_all(path: Path, checkout: Path = ROOT) -> tuple[float, float, str]:
     """Wall and CPU seconds of one `fuse --all` (of `checkout`), and what it did."""
     environment = _environment(checkout, path.parent)
-    before = os.times()
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "affine_lsp", "fuse", str(path), "--all"],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env=environment,
-        check=False,
-        cwd=path.parent,
-    )
-    wall = time.perf_counter() - started
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
+    argv = [sys.executable, "-m", "affine_lsp", "fuse", str(path), "--all"]
+    wall, cpu, done = timed_child(argv, environment, TIMEOUT, path.parent)
     if done.returncode != 0:
         return wall, cpu, f"failed ({done.returncode}): {done.stderr.strip()[-200:]}"
     fused = sum(" fused " in line for line in done.stderr.splitlines())

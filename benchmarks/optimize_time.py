@@ -14,11 +14,11 @@ import argparse
 import importlib
 import math
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _common import timed_child
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 300.0
@@ -52,21 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             path = Path(scratch) / f"{name}.mlir"
             path.write_text(text, encoding="utf-8")
             for _ in range(ns.repeat):
-                before = os.times()
-                started = time.perf_counter()
-                done = subprocess.run(
-                    [sys.executable, "-m", "affine_lsp", "optimize", str(path), "--all"],
-                    capture_output=True,
-                    text=True,
-                    timeout=TIMEOUT,
-                    env=env,
-                    check=False,
-                )
-                wall = time.perf_counter() - started
-                after = os.times()
-                cpu = (after.children_user - before.children_user) + (
-                    after.children_system - before.children_system
-                )
+                argv = [sys.executable, "-m", "affine_lsp", "optimize", str(path), "--all"]
+                wall, cpu, done = timed_child(argv, env, TIMEOUT)
                 walls.append(wall)
                 cpus.append(cpu)
                 status = {0: "changed", 3: "unchanged"}.get(done.returncode, "failed")
