@@ -85,10 +85,18 @@ class Domain:
     params: frozenset[str] = frozenset()
     set: isl.Set | None = None
 
-    def text(self, body: str, tuple_name: str = "", extra_dims: list[str] | None = None) -> str:
-        """`[params] -> { name[dims] ... body }` over this domain's parameters."""
+    def text(
+        self,
+        body: str,
+        tuple_name: str = "",
+        extra_dims: list[str] | None = None,
+        extra_params: frozenset[str] = frozenset(),
+    ) -> str:
+        """`[params] -> { name[dims] ... body }` over this domain's parameters (and
+        `extra_params`, which `body` may name though the domain does not)."""
         dims = ", ".join(self.dims + (extra_dims or []))
-        return f"[{', '.join(sorted(self.params))}] -> {{ {tuple_name}[{dims}]{body} }}"
+        params = ", ".join(sorted(self.params | extra_params))
+        return f"[{params}] -> {{ {tuple_name}[{dims}]{body} }}"
 
 
 class DomainBuilder:

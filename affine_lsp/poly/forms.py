@@ -134,14 +134,15 @@ def _merge(form: AffineForm) -> AffineForm:
 # -- printing --------------------------------------------------------------------------
 
 
-def _join(parts: list[tuple[int, str]]) -> str:
-    """Join signed parts: [(+1, 'i'), (-1, '2j')] -> 'i - 2j'."""
+def _join(parts: list[tuple[int, str]], negated: Callable[[str], str] = "-{}".format) -> str:
+    """Join signed parts: [(+1, 'i'), (-1, '2j')] -> 'i - 2j'; `negated` writes a
+    leading negative part."""
     if not parts:
         return "0"
     text = ""
     for index, (sign, part) in enumerate(parts):
         if index == 0:
-            text = part if sign > 0 else f"-{part}"
+            text = part if sign > 0 else negated(part)
         else:
             text += f" + {part}" if sign > 0 else f" - {part}"
     return text
@@ -182,7 +183,12 @@ def render_mlir(form: AffineForm, rename: Callable[[str], str]) -> str:
         magnitude = abs(coefficient)
         return (1 if coefficient > 0 else -1), text if magnitude == 1 else f"{text} * {magnitude}"
 
-    return _render(form, rename, scaled, lambda inner, d: f"({inner}) floordiv {d}")
+    def negated(part: str) -> str:
+        # MLIR's unary minus binds tighter than floordiv: `-(x) floordiv 3` would be
+        # `(-x) floordiv 3`, not `-((x) floordiv 3)`.
+        return f"-({part})" if " floordiv " in part else f"-{part}"
+
+    return _render(form, rename, scaled, lambda inner, d: f"({inner}) floordiv {d}", negated)
 
 
 def _render(
@@ -190,6 +196,7 @@ def _render(
     rename: Callable[[str], str],
     scaled: Callable[[int, str], tuple[int, str]],
     floor_text: Callable[[str, int], str],
+    negated: Callable[[str], str] = "-{}".format,
 ) -> str:
     # Inner floors first (post-order with an explicit stack), then the outer form.
     rendered: dict[int, str] = {}
@@ -207,5 +214,5 @@ def _render(
             parts.append(scaled(coefficient, floor_text(rendered[id(inner)], divisor)))
         if current.constant or not parts:
             parts.append((1 if current.constant >= 0 else -1, str(abs(current.constant))))
-        rendered[id(current)] = _join(parts)
+        rendered[id(current)] = _join(parts, negated)
     return rendered[id(form)]

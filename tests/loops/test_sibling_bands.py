@@ -135,3 +135,56 @@ def test_a_statement_repeating_an_iteration_for_some_instances_only_keeps_its_pl
 def test_the_tiled_nest_with_a_partly_repeated_statement_runs_the_same():
     after = applied(PARTLY_REPEATED, "affine.for %i", Spec(TILE, sizes=(3, 3)))
     _runs_the_same(PARTLY_REPEATED, after)
+
+
+# The pieces a shifted fusion peeled, under a symbolic bound: the last one sits at
+# %i = %n - 1, so its place in the skewed band names %n, and the tiles' bounds hold
+# ceilings (`-((%n - %i_skew_tile) floordiv 3)`, MLIR's minus binding before floordiv).
+PEELED_UP_TO_N = """func.func @kernel(%A: memref<12xf64>, %B: memref<12xf64>, %C: memref<12xf64>,
+                   %n: index) {
+  affine.for %t = 0 to 2 {
+    affine.for %i = 2 to min affine_map<()[s0] -> (3, s0)>()[%n] {
+      %a = affine.load %A[%i] : memref<12xf64>
+      %b = affine.load %A[%i + 2] : memref<12xf64>
+      %d = arith.subf %a, %b : f64
+      affine.store %d, %B[%i] : memref<12xf64>
+    }
+    affine.for %i = 3 to %n {
+      %a = affine.load %A[%i] : memref<12xf64>
+      %b = affine.load %A[%i + 2] : memref<12xf64>
+      %d = arith.subf %a, %b : f64
+      affine.store %d, %B[%i] : memref<12xf64>
+      %l = affine.load %B[%i - 3] : memref<12xf64>
+      %r = affine.load %B[%i] : memref<12xf64>
+      %s = arith.addf %l, %r : f64
+      affine.store %s, %C[%i - 1] : memref<12xf64>
+    }
+    affine.for %i = max affine_map<()[s0] -> (2, s0 - 1)>()[%n] to %n {
+      %l = affine.load %B[%i - 2] : memref<12xf64>
+      %r = affine.load %B[%i + 1] : memref<12xf64>
+      %s = arith.addf %l, %r : f64
+      affine.store %s, %C[%i] : memref<12xf64>
+    }
+  }
+  return
+}
+"""
+
+
+def _tiled_up_to_n() -> str:
+    skewed = applied(PEELED_UP_TO_N, "affine.for %t", Spec(SKEW, skews=((3,),)))
+    result = run(skewed, "affine.for %t", Spec(TILE, sizes=(2, 4)))
+    assert result.applied, result.reason
+    assert result.summary == "tiled by 2×4; one innermost loop per statement"
+    return result.new_text.decode()  # type: ignore[union-attr]
+
+
+def test_peeled_pieces_placed_by_a_symbolic_bound_tile_after_a_skew():
+    text = _tiled_up_to_n()
+    assert re.search(r"affine.store %s_\d, %C\[%n - 1\] : memref<12xf64>", text)
+    assert "-((s0 - d0) floordiv 3)" in text
+
+
+@pytest.mark.oracle
+def test_the_tiles_placed_by_a_symbolic_bound_run_the_same():
+    _runs_the_same(PEELED_UP_TO_N, _tiled_up_to_n())

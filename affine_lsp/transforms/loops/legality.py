@@ -141,6 +141,9 @@ class NestAnalysis:
                 pieces[statement.name] = [("", [e for e in found if isinstance(e, str)])]
         length = max((len(e) for p in pieces.values() for _, e in p), default=1)
         lanes = max((s.lanes for s in involved.values()), default=0)
+        # A time may name a parameter its statement's domain does not (a piece a
+        # fusion peeled, placed by the band's symbolic bound `%n - 1`).
+        params = frozenset().union(*(s.domain.params for s in involved.values()))
         schedules: dict[str, isl.Map] = {}
         for statement in involved.values():
             lane_names = [f"_l{k}" for k in range(statement.lanes)]
@@ -153,6 +156,7 @@ class NestAnalysis:
                     f" -> [{', '.join(padded + lane_entries)}]{where}",
                     statement.name,
                     lane_names,
+                    params,
                 )
                 part = self.session.map(text)
                 schedule = part if schedule is None else schedule.union(part)

@@ -120,6 +120,8 @@ def schedule_map(session: IslSession, scheduled: Scheduled) -> isl.UnionMap:
         return session.run(lambda: given.intersect_domain(instances), "the new schedule")
     maps = []
     width = len(scheduled.dims)
+    # A time may name a parameter its statement's domain does not (see `violation`).
+    params = frozenset().union(*(s.domain.params for s in scheduled.statements))
     for statement in scheduled.statements:
         time = list(scheduled.times[statement.name])
         if len(time) > width:
@@ -129,7 +131,7 @@ def schedule_map(session: IslSession, scheduled: Scheduled) -> isl.UnionMap:
         for position in lifts:
             time[position] = f"{_LIFTED}{position}"
         extra = [f"{_LIFTED}{position}" for position in lifts]
-        text = statement.domain.text(f" -> [{', '.join(time)}]", statement.name, extra)
+        text = statement.domain.text(f" -> [{', '.join(time)}]", statement.name, extra, params)
         relation = session.map(text)
         extent = scheduled.extents.get(statement.name)
         instances = lifted_instances(scheduled, statement) if extent is None else extent
