@@ -9,6 +9,7 @@ import re
 import pytest
 
 from affine_lsp.testing import oracle
+from affine_lsp.poly import Budget
 from affine_lsp.transforms.loops import SKEW, TILE, WAVEFRONT, Spec
 from tests.loops.helpers import applied, refused, run
 from tests.loops.stencils import GEMM, JACOBI_1D, JACOBI_2D, SEIDEL
@@ -166,6 +167,46 @@ def test_jacobi_2d_tiles_after_skewing_both_loops_by_twice_the_time():
 def test_time_tiled_jacobi_2d_runs_the_same():
     skewed = applied(JACOBI_2D, "affine.for %t", Spec(SKEW, skews=((2,), (2, 0))))
     _runs_the_same(JACOBI_2D, applied(skewed, "affine.for %t", Spec(TILE, sizes=(2, 4, 4))))
+
+
+JACOBI_2D_TILE_OPERATIONS = 1_100_000
+"""More isl operations than the proof of jacobi-2d's time tiles written with one copy of
+each statement needs (about 1.0 million), fewer than with the tiles peeled (1.25)."""
+
+
+def test_time_tiles_too_complex_to_prove_peeled_are_proven_unpeeled():
+    skewed = applied(JACOBI_2D, "affine.for %t", Spec(SKEW, skews=((2,), (2, 0))))
+    budget = Budget(JACOBI_2D_TILE_OPERATIONS, None)
+    tiled = run(skewed, "affine.for %t", Spec(TILE, sizes=(2, 4, 4)), budget=budget)
+    assert tiled.applied, tiled.reason
+    assert "the point loops not peeled (bounded by min/max)" in tiled.summary
+    assert tiled.new_text is not None
+    text = tiled.new_text.decode()
+    assert (
+        "affine.for %i_skew = max affine_map<(d0, d1) -> (d0, d1 * 2 + 1)>(%i_skew_tile, %t)"
+        in text
+    )
+    # With the operations the peeled tiles need, they are peeled as before (more loops).
+    peeled = run(
+        skewed, "affine.for %t", Spec(TILE, sizes=(2, 4, 4)), budget=Budget(2_000_000, None)
+    )
+    assert peeled.applied and "not peeled" not in peeled.summary
+    assert peeled.new_text is not None
+    assert peeled.new_text.count(b"affine.for") > text.count("affine.for")
+
+
+def test_unpeeled_tiles_are_refused_too_when_they_are_too_complex():
+    skewed = applied(JACOBI_2D, "affine.for %t", Spec(SKEW, skews=((2,), (2, 0))))
+    result = run(skewed, "affine.for %t", Spec(TILE, sizes=(2, 4, 4)), budget=Budget(600_000, None))
+    assert not result.applied and result.timed_out
+
+
+@pytest.mark.oracle
+def test_unpeeled_time_tiles_run_the_same():
+    skewed = applied(JACOBI_2D, "affine.for %t", Spec(SKEW, skews=((2,), (2, 0))))
+    tiled = run(skewed, "affine.for %t", Spec(TILE, sizes=(2, 4, 4), peel=False))
+    assert tiled.applied and tiled.new_text is not None, tiled.reason
+    _runs_the_same(JACOBI_2D, tiled.new_text.decode())
 
 
 # -- imperfect bands -------------------------------------------------------------------------

@@ -74,6 +74,7 @@ class BandPlan:
     wavefront: str = ""  # for the summary: "tiles", "2i + j"...
     distributed: bool = False  # one innermost loop per statement
     aligned: dict[int, int] | None = None  # loops of sibling nests -> band level
+    unpeeled: bool = False  # tiles written with one copy of each statement
 
     @property
     def skew(self) -> int | None:
@@ -287,7 +288,8 @@ def _schedule(context: Context, spec: Spec, plan: BandPlan, check: bool) -> None
     statements = generated.statements(context)
     band = generated.Band(plan.band, plan.skews, plan.order, plan.sizes)
     band.aligned = plan.aligned or {}
-    band.separate = bool(plan.sizes) or spec.kind == WAVEFRONT
+    band.separate = (bool(plan.sizes) and spec.peel) or spec.kind == WAVEFRONT
+    plan.unpeeled = bool(plan.sizes) and not band.separate
     if spec.kind == WAVEFRONT:
         if plan.sizes:
             if len(plan.sizes) < 2:
@@ -575,6 +577,8 @@ def summary(context: Context, plan: BandPlan) -> str:
         done.append("reordered the loops to " + ", ".join(names[k] for k in plan.order))
     if plan.sizes:
         done.append("tiled by " + "×".join(str(s) for s in plan.sizes))
+        if plan.unpeeled:
+            done.append("the point loops not peeled (bounded by min/max)")
     if plan.distributed:
         done.append("one innermost loop per statement")
     if plan.wavefront == "tiles":

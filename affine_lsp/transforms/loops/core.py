@@ -10,7 +10,7 @@ text; a proof that fails refuses too.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 
 from affine_lsp.checks import TextEdit
@@ -65,7 +65,11 @@ class Spec:
     skew: for INTERCHANGE, PERMUTE, TILE and WAVEFRONT, skew the band's second loop
     by this factor of the first loop's iv first (None: no skew);
     skews: a general skew (for SKEW, and first for the others): row k - 1 holds the
-    factors of loops 0..k-1 added to the band's k-th loop.
+    factors of loops 0..k-1 added to the band's k-th loop;
+    peel: for TILE of generated code, peel the point loops (full tiles without
+    `min`/`max` bounds); False: one copy of each statement, its point loops bounded
+    by `min`/`max` (what `run` falls back to when the peeled code is too complex
+    to prove).
     """
 
     kind: str
@@ -74,14 +78,15 @@ class Spec:
     factor: int | None = None
     skew: int | None = None
     skews: tuple[tuple[int, ...], ...] = ()
+    peel: bool = True
 
     def with_skew(self, factor: int) -> Spec:
-        return Spec(self.kind, self.permutation, self.sizes, self.factor, factor)
+        return replace(self, skew=factor, skews=())
 
     def with_skews(self, rows: tuple[tuple[int, ...], ...]) -> Spec:
         if len(rows) == 1 and len(rows[0]) == 1:
             return self.with_skew(rows[0][0])
-        return Spec(self.kind, self.permutation, self.sizes, self.factor, None, rows)
+        return replace(self, skew=None, skews=rows)
 
     def skew_rows(self) -> tuple[tuple[int, ...], ...]:
         """The skew asked for, as rows (empty: none)."""
@@ -223,12 +228,20 @@ def run(
     check: bool = True,
 ) -> Result:
     """Plan, write and (unless `prove` is False) prove one transformation; `check`
-    False skips the dependence check (to measure what a naive rewrite does)."""
+    False skips the dependence check (to measure what a naive rewrite does).
+
+    A tiling whose peeled point loops (`Spec.peel`) are too complex to prove is
+    written again with one copy of each statement and proven within what is left
+    of the deadline (`_unpeeled`): peeling a skewed band's tiles makes a copy of
+    each statement per combination of full and partial tiles, and the proof
+    compares every pair of copies that touch one element."""
     session = IslSession(budget or budgets.TRANSFORM)
+    planned = False
     try:
         with session.errors("the loop"):  # (isl called directly: a cap run out on the way)
             context = Context(data, model, loop, session)
             plan = module.plan(context, spec, check)
+            planned = getattr(plan, "scheduled", None) is not None  # (generated code)
             rewrite = module.rewrite(context, plan)
             if prove:
                 new_text = proven_text(context, rewrite)
@@ -236,6 +249,9 @@ def run(
                 new_text = rewrite.apply(data)
             summary = module.summary(context, plan) if hasattr(module, "summary") else ""
     except _STOPS as error:
+        retry = _unpeeled(spec, error, planned, session)
+        if retry is not None:
+            return run(data, model, loop, retry[0], module, retry[1], prove, check)
         return _stopped(spec, error)
     if new_text == data:
         return Result(spec, reason="nothing to do")
@@ -299,6 +315,21 @@ def check_only(
     except _STOPS as error:
         return _stopped(spec, error)
     return Result(spec)
+
+
+def _unpeeled(
+    spec: Spec, error: Exception, planned: bool, session: IslSession
+) -> tuple[Spec, Budget] | None:
+    """The tiling `spec` again without peeling, and its budget (the same operation
+    cap, the deadline that is left), when the generated code of peeled tiles ran
+    out of budget after its plan was found legal; None otherwise (no time left
+    included)."""
+    if not (isinstance(error, BudgetExceeded) and planned and spec.kind == TILE and spec.peel):
+        return None
+    left = budgets.seconds_left(session.deadline)
+    if left is not None and left <= 0:
+        return None
+    return replace(spec, peel=False), Budget(session.budget.max_operations, left)
 
 
 # Input we did not foresee: refused, never a crash (the tests count these).
