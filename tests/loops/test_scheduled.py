@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from affine_lsp.testing import oracle
 from affine_lsp.poly import Budget
+from affine_lsp.testing import oracle
 from affine_lsp.transforms.loops import SKEW, TILE, WAVEFRONT, Spec
 from tests.loops.helpers import applied, refused, run
 from tests.loops.stencils import GEMM, JACOBI_1D, JACOBI_2D, SEIDEL
