@@ -70,13 +70,15 @@ SPECS: tuple[Spec, ...] = (
     Spec(SKEW, skews=((1,), (2, 0))),
     Spec(TILE, sizes=(2, 2, 2)),
     Spec(TILE, sizes=(2, 3), skew=2),
+    Spec(TILE, sizes=(2, 3), skew=2, peel=False),
     Spec(WAVEFRONT),
     Spec(WAVEFRONT, factor=2),
     Spec(WAVEFRONT, sizes=(2, 2)),
     Spec(SCALAR_REPLACE),
 )
 """What is tried at every loop (the skews, the tiles of skewed, non-rectangular or
-imperfect bands and the wavefronts are written by the code generator)."""
+imperfect bands and the wavefronts are written by the code generator; `peel=False`:
+the tiles a proof too complex for peeled ones falls back to)."""
 
 TILE_SIZES = (3, 3)
 """The tiling of the outermost loops that makes the second base program."""
