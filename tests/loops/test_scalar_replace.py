@@ -164,7 +164,8 @@ def test_a_loop_that_may_not_run_is_replaced_where_it_runs():
 
 def test_a_loop_without_invariant_accesses_is_refused():
     assert refused(MATMUL, "affine.for %i", REPLACE) == (
-        "no access in %i's body is to an element %i does not move"
+        "no access in %i's body is to an element %i does not move, nor read again by its "
+        "next iterations"
     )
 
 
@@ -278,3 +279,107 @@ def test_two_reductions_of_two_arrays_are_carried_together():
     result = run(TWO_SUMS, "affine.for %j", REPLACE)
     assert result.applied, result.reason
     assert result.summary == "scalar replacement: %tmp[%i], %y[%i] carried through %j in registers"
+
+
+# One sweep of a 3-point stencil: each element of %A is read by three iterations.
+SWEEP = """func.func @sweep(%A: memref<66xf64>, %B: memref<66xf64>, %n: index) {
+  %third = arith.constant 0.33333 : f64
+  affine.for %t = 0 to 8 {
+    affine.for %i = affine_map<(d0) -> (d0 + 1)>(%t) to 65 {
+      %left = affine.load %A[%i - 1] : memref<66xf64>
+      %centre = affine.load %A[%i] : memref<66xf64>
+      %right = affine.load %A[%i + 1] : memref<66xf64>
+      %sum1 = arith.addf %left, %centre : f64
+      %sum2 = arith.addf %sum1, %right : f64
+      %value = arith.mulf %third, %sum2 : f64
+      affine.store %value, %B[%i] : memref<66xf64>
+    }
+  }
+  return
+}
+"""
+
+
+def test_elements_the_next_iterations_read_again_are_carried_to_them():
+    result = run(SWEEP, "affine.for %i", REPLACE)
+    assert result.applied, result.reason
+    assert result.summary == (
+        "scalar replacement: %A[%i - 1], %A[%i] carried to the next iterations of %i in "
+        "registers (loaded once as %A[%i + 1])"
+    )
+    assert result.new_text is not None
+    lines = [line.strip() for line in result.new_text.decode().splitlines()]
+    start = lines.index("affine.for %t = 0 to 8 {") + 1
+    assert lines[start : start + 12] == [
+        "%i_first = affine.apply affine_map<(d0) -> (d0 + 1)>(%t)",
+        "%left_init = affine.load %A[%i_first - 1] : memref<66xf64>",
+        "%centre_init = affine.load %A[%i_first] : memref<66xf64>",
+        "%left_last, %centre_last = affine.for %i = affine_map<(d0) -> (d0 + 1)>(%t) to 65 "
+        "iter_args(%left = %left_init, %centre = %centre_init) -> (f64, f64) {",
+        "%right = affine.load %A[%i + 1] : memref<66xf64>",
+        "%sum1 = arith.addf %left, %centre : f64",  # the same arithmetic, in the same order
+        "%sum2 = arith.addf %sum1, %right : f64",
+        "%value = arith.mulf %third, %sum2 : f64",
+        "affine.store %value, %B[%i] : memref<66xf64>",
+        "affine.yield %centre, %right : f64, f64",
+        "}",
+        "}",
+    ]
+
+
+def test_a_loop_that_may_not_run_carries_its_reuse_where_it_runs():
+    text = SWEEP.replace("to 65 {", "to %n {")
+    after = applied(text, "affine.for %i", REPLACE)
+    assert "affine.if affine_set<(d0)[s0] : (s0 - d0 - 2 >= 0)>(%t)[%n] {" in after
+    assert "%i_first = affine.apply affine_map<(d0) -> (d0 + 1)>(%t)" in after
+
+
+def test_a_reuse_from_a_lower_bound_with_a_max_is_refused():
+    text = SWEEP.replace("affine_map<(d0) -> (d0 + 1)>(%t)", "max affine_map<(d0) -> (d0, 1)>(%t)")
+    assert refused(text, "affine.for %i", REPLACE) == (
+        "%i's lower bound is a max: its first iteration has no one element to load before the loop"
+    )
+
+
+IN_PLACE = SWEEP.replace("%B[%i]", "%A[%i]")
+
+
+def test_elements_the_loop_writes_are_not_carried():
+    assert refused(IN_PLACE, "affine.for %i", REPLACE) == (
+        "%A[%i - 1] may also be written as %A[%i] in %i's body"
+    )
+
+
+def test_the_proof_refuses_carrying_elements_the_loop_writes():
+    result = run(IN_PLACE, "affine.for %i", REPLACE, check=False)
+    assert not result.applied
+    assert result.reason == (
+        "cannot analyse the loop: a write in the loop may touch a rotating element"
+    )
+
+
+def test_the_proof_refuses_a_carried_reuse_that_holds_other_elements(monkeypatch):
+    from affine_lsp.transforms.loops import scalar_replace
+
+    written = scalar_replace._rewrite_reuses
+    for wrong in (
+        ("affine.yield %centre, %right", "affine.yield %right, %centre"),  # the order
+        ("affine.yield %centre, %right", "affine.yield %left, %right"),  # one held twice
+        ("%A[%i_first - 1]", "%A[%i_first + 1]"),  # another first element
+        ("(d0) -> (d0 + 1)>(%t)\n", "(d0) -> (d0 + 2)>(%t)\n"),  # another first iteration
+        (
+            "iter_args(%left = %left_init, %centre = %centre_init)",
+            "iter_args(%left = %centre_init, %centre = %left_init)",
+        ),
+        ("%right = affine.load %A[%i + 1]", "%right = affine.load %A[%i + 2]"),
+    ):
+
+        def rewrite(context, plan, wrong=wrong):
+            found = written(context, plan)
+            assert wrong[0] in found.text
+            found.text = found.text.replace(wrong[0], wrong[1], 1)
+            return found
+
+        monkeypatch.setattr(scalar_replace, "_rewrite_reuses", rewrite)
+        result = run(SWEEP, "affine.for %i", REPLACE)
+        assert not result.applied, wrong

@@ -43,7 +43,12 @@ An `iter_args` entry a rewrite declares as a memory element
 (`Rewrite.promotions`: scalar replacement) is that element in 1 (checked to be
 loaded just before the loop and stored just after it, and touched by nothing else
 in the loop: `scalars.check_promotions`); its block argument holds what the
-original load read, its yield must hold what the original store wrote (2).
+original load read, its yield must hold what the original store wrote (2). A
+*rotating* entry (`Rewrite.rotations`: an element reused by the next iterations) is,
+at each iteration, a read of the element the new text makes it hold (its init's
+load at the first iteration, its yield operand's element one step before at the
+others: `scalars.check_rotations`), which 1 compares with what the original load
+read there; its block argument holds what that load read (2).
 
 By induction over the execution order, every new statement instance computes
 what its origin computed; with 1 the memory ends the same.
@@ -96,9 +101,12 @@ from affine_lsp.transforms.loops.scalars import (
     YIELD,
     Carried,
     Promotion,
+    Rotation,
     ScalarWindow,
     check_promotions,
+    check_rotations,
     find_promotions,
+    find_rotations,
 )
 from affine_lsp.transforms.loops.text import Origin, Renames
 
@@ -130,6 +138,7 @@ class Rewrite:
     """For a new op (by its start offset) whose operands are not its origin's: the
     original values they must hold (a parallel loop's yield of reductions)."""
     promotions: list[Promotion] = field(default_factory=list)
+    rotations: list[Rotation] = field(default_factory=list)
     first_iteration: set[int] = field(default_factory=set)
     """New ops (by start offset) hoisted out of loops that repeat their origin's first
     iteration of those loops only (not every one)."""
@@ -306,6 +315,7 @@ class Prover:
 
         try:
             self.promoted = find_promotions(function, rewrite.promotions)
+            self.rotated = find_rotations(function, rewrite.rotations)
         except PolyError as error:
             raise ProofFailed(error.reason) from None
         self.carries = _find_carries(function, rewrite.carries)
@@ -318,8 +328,10 @@ class Prover:
             allow_parallel=True,
             array_of=array_of,
             promoted=self.promoted,
+            rotated=self.rotated,
         )
         check_promotions(window, self.session)
+        check_rotations(window, self.session)
         new = _Side(window)
         self.sigmas: dict[tuple[int, int, int], isl.Map] = {}
         origin_map = self._statement_origins(new, origins)
@@ -449,6 +461,13 @@ class Prover:
         ):
             raise ProofFailed("a loop with iter_args has no original")
         old_loop = origin.op
+        rotated = self.rotated.get((id(loop), statement.position))
+        if rotated is not None:  # the element the original load reads in this iteration
+            element = self.old.statements.get(id(rotated.rotation.load.op))
+            yielded = _yield_of(loop)
+            if element is None or yielded is None:
+                raise ProofFailed("a rotating value has no original")
+            return self._sigma(new, yielded, rotated.rotation.load), element  # type: ignore[return-value]
         promotion = self.promoted.get((id(loop), statement.position))
         if promotion is not None:  # the element: the original load, or store, repeated
             declared = promotion.promotion
@@ -611,7 +630,8 @@ class Prover:
     # -- promoted values (scalar replacement) -------------------------------------------
 
     def _promoted_yields(self) -> set[int]:
-        yields = [_yield_of(found.loop) for found in self.promoted.values()]
+        loops = [f.loop for f in self.promoted.values()] + [f.loop for f in self.rotated.values()]
+        yields = [_yield_of(loop) for loop in loops]
         return {id(y) for y in yields if y is not None}
 
     def _promoted_store(self, op: Operation, use: Use) -> bool:
@@ -630,6 +650,8 @@ class Prover:
         old_yield = origin.op if origin is not None else None
         old_operands = old_yield.operands if old_yield is not None else []
         for position, use in enumerate(op.operands):
+            if (id(loop), position) in self.rotated:
+                continue  # the element one step later: checked by `check_rotations`
             promotion = self.promoted.get((id(loop), position))
             if promotion is None:
                 if position >= len(old_operands) or old_yield is None:
@@ -678,7 +700,7 @@ class Prover:
             return
         window = self.new.window
         if len(op.iter_args) != len(old.iter_args) + sum(
-            1 for (loop, _) in self.promoted if loop == id(op)
+            1 for (loop, _) in [*self.promoted, *self.rotated] if loop == id(op)
         ):
             raise ProofFailed(f"{self._line_of(op)} carries other values than the original")
         for position, ((_, use), (_, old_use)) in enumerate(
@@ -803,8 +825,12 @@ class Prover:
         loop = block.parent_op if block is not None else None
         if not isinstance(loop, AffineForOp) or u.role != "iter_arg":
             return None
-        found = self.promoted.get((id(loop), u.arg_number - 1))
-        return (loop, u.arg_number - 1, found.promotion.load.op) if found is not None else None
+        key = (id(loop), u.arg_number - 1)
+        rotated = self.rotated.get(key)
+        if rotated is not None:
+            return loop, key[1], rotated.rotation.load.op
+        found = self.promoted.get(key)
+        return (loop, key[1], found.promotion.load.op) if found is not None else None
 
     def _to_read(self, sigma: isl.Map, read: Carried) -> isl.Map:
         """`sigma` (N -> original instances of an op inside `read`'s loops) projected

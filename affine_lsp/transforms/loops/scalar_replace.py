@@ -12,23 +12,37 @@ access that may). When the loop may run zero times, all of it goes in an
 where the original never touches it). The accesses must be in
 the loop's body itself, the element read by one load before its one store.
 
+Where no element is invariant, the loads of one memref that the next iterations
+read again (`%A[%i + 1]`, then `%A[%i]` one iteration later, then `%A[%i - 1]`) are
+carried instead: the load reaching furthest ahead stays in the body, and each of the
+others becomes an `iter_args` value (named as its load's result was) that starts as
+its element at the first iteration (loaded before the loop, at `%i_first`, the
+loop's lower bound) and takes the next one's value at each yield. One load per
+iteration instead of several: a vectorizing compiler builds the neighbours from
+registers. Legal when the loop does not write what they read; the lower bound must
+be a single expression and the loop step constant.
+
 The proof models the carried value as the memory element itself
-(`scalars.Promotion`).
+(`scalars.Promotion`), or, for a carried reuse, as a read of the element it holds
+at each iteration (`scalars.Rotation`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import islpy as isl
+
 from affine_lsp.ir import AffineAccessOp, AffineForOp, Operation, Value
 from affine_lsp.poly import NotAffine, Statement, is_under
 from affine_lsp.syntax import decode
+from affine_lsp.transforms.bounds import map_text
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.hoist import runs_at_least_once
 from affine_lsp.transforms.loops.nest import body_ops, defined_under, iv_name, yield_of
 from affine_lsp.transforms.loops.proof import Rewrite
-from affine_lsp.transforms.loops.scalars import Promotion
+from affine_lsp.transforms.loops.scalars import Promotion, Rotation
 from affine_lsp.transforms.loops.split import bounds_of, runs_condition
 from affine_lsp.transforms.loops.text import Builder, Origin, Renames, indent_of, step_indent
 from affine_lsp.transforms.naming import names_in
@@ -45,11 +59,22 @@ class Element:
 
 
 @dataclass
+class Reuse:
+    """Loads of one memref that read at each iteration what `head` read `lag` iterations
+    before: `held[k]` lags `len(held) - k` iterations (held[0] the furthest behind)."""
+
+    head: AffineAccessOp
+    held: list[AffineAccessOp]
+
+
+@dataclass
 class ScalarPlan:
     loop: AffineForOp
     elements: list[Element]
     left: list[str] = field(default_factory=list)  # why other invariant accesses stay
     guard: str = ""  # the affine.if condition 'the loop runs' ("": it always does)
+    reuses: list[Reuse] = field(default_factory=list)  # loads carried to the next iterations
+    first: str = ""  # the loop's lower bound, as the op that gives `%i_first`
 
     @property
     def carried(self) -> list[Element]:
@@ -93,11 +118,18 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
             and _invariant(op, loop)
         ):
             groups.setdefault(_key(context.data, op), []).append(op)
-    if not groups:
-        raise Refused(
-            f"no access in {iv_name(loop)}'s body is to an element {iv_name(loop)} does not move"
-        )
     found = ScalarPlan(loop, [])
+    if not groups:
+        reuses, reasons = _reuses(context, loop, check)
+        if not reuses:
+            raise Refused(
+                reasons[0]
+                if reasons
+                else f"no access in {iv_name(loop)}'s body is to an element {iv_name(loop)} "
+                "does not move, nor read again by its next iterations"
+            )
+        found.reuses, found.left = reuses, reasons
+        found.first = _first_value(context, loop)
     if not runs_at_least_once(context, loop):
         try:  # the elements are accessed only where the loop runs
             found.guard = runs_condition(bounds_of(context, loop))
@@ -110,9 +142,107 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
         reason = _element(context, loop, ops, found, check)
         if reason:
             found.left.append(reason)
-    if not found.elements:
+    if not found.elements and not found.reuses:
         raise Refused(found.left[0])
     return found
+
+
+def _reuses(context: Context, loop: AffineForOp, check: bool) -> tuple[list[Reuse], list[str]]:
+    """The loads in the loop's body that its next iterations read again, per memref, and
+    why others are left."""
+    if loop.iter_args:
+        return [], [f"{iv_name(loop)} carries values already"]
+    if loop.step is None:
+        return [], [f"{iv_name(loop)}'s step is not a constant"]
+    statements = {id(s.op): s for s in context.analysis(loop).window.statements}
+    loads = [
+        op
+        for op in body_ops(loop)
+        if isinstance(op, AffineAccessOp)
+        and op.name == "affine.load"
+        and id(op) in statements
+        and not statements[id(op)].lanes
+    ]
+    groups: dict[int, list[AffineAccessOp]] = {}
+    for op in loads:
+        assert op.memref is not None
+        groups.setdefault(id(op.memref.value), []).append(op)
+    reuses: list[Reuse] = []
+    reasons: list[str] = []
+    for ops in groups.values():
+        if len(ops) < 2:
+            continue
+        lags = _lags(context, ops, statements, loop.step)
+        if lags is None:
+            continue
+        if check:
+            other = _clash(context, loop, ops, False)
+            if other is not None:
+                where = (
+                    access_text(context.data, other.op)
+                    if isinstance(other.op, AffineAccessOp)
+                    else other.op.name
+                )
+                reasons.append(
+                    f"{access_text(context.data, ops[0])} may also be written as {where} in "
+                    f"{iv_name(loop)}'s body"
+                )
+                continue
+        order = sorted(lags, key=lambda pair: -pair[1])
+        reuses.append(Reuse(order[-1][0], [op for op, _ in order[:-1]]))
+    return reuses, reasons
+
+
+def _lags(
+    context: Context, ops: list[AffineAccessOp], statements: dict[int, Statement], step: int
+) -> list[tuple[AffineAccessOp, int]] | None:
+    """Each load with the iterations it lags behind the one reaching furthest ahead (0),
+    when they are 0, 1, 2, ... (a load at each); None otherwise."""
+    first = statements[id(ops[0])]
+    shifts: list[tuple[AffineAccessOp, int]] = [(ops[0], 0)]
+    for op in ops[1:]:
+        other = statements[id(op)]
+
+        def shift(other: Statement = other) -> int | None:
+            same = first.access.apply_range(other.access.reverse())
+            same = same.set_tuple_name(isl.dim_type.in_, "S").set_tuple_name(isl.dim_type.out, "S")
+            deltas = same.deltas()
+            if deltas.is_empty() or deltas.dim(isl.dim_type.set) != 1:
+                return None
+            point = deltas.sample_point()
+            value = int(point.get_coordinate_val(isl.dim_type.set, 0).to_python())
+            only = isl.Set.universe(deltas.get_space()).fix_val(
+                isl.dim_type.set, 0, isl.Val.int_from_si(deltas.get_ctx(), value)
+            )
+            return value if deltas.is_subset(only) else None
+
+        found = context.session.run(shift, "a reuse between iterations")
+        if found is None or found % step:
+            return None
+        shifts.append((op, found // step))  # ops[0] at i reads what op reads at i + found
+    lowest = min(d for _, d in shifts)
+    lags = [(op, d - lowest) for op, d in shifts]
+    if sorted(d for _, d in lags) != list(range(len(lags))):
+        return None
+    return lags
+
+
+def _first_value(context: Context, loop: AffineForOp) -> str:
+    """The op giving the loop's first iv value before it (`arith.constant` or
+    `affine.apply` of its lower bound); Refused for a `max`."""
+    try:
+        bounds = bounds_of(context, loop)
+    except NotAffine as error:
+        raise Refused(f"{iv_name(loop)}'s lower bound is not affine: {error.reason}") from None
+    if len(bounds.lowers) != 1:
+        raise Refused(
+            f"{iv_name(loop)}'s lower bound is a max: its first iteration has no one "
+            "element to load before the loop"
+        )
+    lower = bounds.lowers[0]
+    if lower.is_constant:
+        return f"arith.constant {lower.constant} : index"
+    return f"affine.apply {map_text([lower], bounds.operand)}"
 
 
 def _element(
@@ -175,6 +305,8 @@ def _clash(
 
 
 def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
+    if plan.reuses:
+        return _rewrite_reuses(context, plan)
     data = context.data
     loop = plan.loop
     start = line_start(data, loop.span.start_byte)
@@ -258,6 +390,68 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
     )
 
 
+def _rewrite_reuses(context: Context, plan: ScalarPlan) -> Rewrite:
+    """The loop carrying its reused loads' values: `%i_first`, the held loads at the
+    first iteration, the loop with them as iter_args, each yielding the next one's."""
+    data = context.data
+    loop = plan.loop
+    start = line_start(data, loop.span.start_byte)
+    end = next_line_start(data, loop.span.end_byte)
+    builder = Builder(data, start)
+    indent = indent_of(data, loop)
+    ops = body_ops(loop)
+    unit = step_indent(data, loop, ops[0]) if ops else 2
+    delta = unit if plan.guard else 0
+    if plan.guard:
+        builder.line(indent, f"affine.if {plan.guard} {{")
+    iv = loop.induction_variable
+    assert iv is not None
+    first = context.fresh(iv.name, "first")
+    builder.line(indent + " " * delta, f"{first} = {plan.first}")
+    held = [op for reuse in plan.reuses for op in reuse.held]
+    inits: list[str] = []
+    for op in held:
+        value = op.results[0]
+        inits.append(context.fresh(value.name, "init"))
+        renames = Renames()
+        renames.set(value, inits[-1])
+        renames.set(iv, first)
+        builder.copy_lines([op], renames, delta - unit)
+    init_loads = [_offset(builder, op) for op in held]
+    lasts = [context.fresh(op.results[0].name, "last") for op in held]
+    arguments = ", ".join(
+        f"{op.results[0].name} = {init}" for op, init in zip(held, inits, strict=True)
+    )
+    types = ", ".join(_type(op.results[0]) for op in held)
+    body = loop.body
+    assert body is not None
+    head = decode(data[loop.name_span.start_byte : body.span.start_byte]).rstrip()
+    header = f"{', '.join(lasts)} = {head} iter_args({arguments}) -> ({types}) {{"
+    builder.line(indent + " " * delta, header, loop)
+    loop_at = max(offset for offset, origin in builder.origins.items() if origin.op is loop)
+    position = next_line_start(data, body.span.start_byte)
+    moved = {id(op) for op in held}
+    for op in ops:
+        if id(op) in moved:
+            builder.copy(position, line_start(data, op.span.start_byte), [loop], Renames(), delta)
+            position = next_line_start(data, op.span.end_byte)
+    last = line_start(data, body.span.end_byte - 1)
+    builder.copy(position, last, [loop], Renames(), delta)
+    yielded = []
+    for reuse in plan.reuses:
+        chain = [*reuse.held[1:], reuse.head]
+        yielded += [op.results[0].name for op in chain]
+    builder.line(indent + " " * (unit + delta), f"affine.yield {', '.join(yielded)} : {types}")
+    builder.line(indent + " " * delta, "}")
+    if plan.guard:
+        builder.line(indent, "}")
+    rotations = [
+        Rotation(loop_at, k, offset, Origin(op, Renames(), 0))
+        for k, (op, offset) in enumerate(zip(held, init_loads, strict=True))
+    ]
+    return Rewrite(start, end, builder.text(), builder.origins, rotations=rotations)
+
+
 def _offset(builder: Builder, op: Operation) -> int:
     """Where the copy of `op` written last starts in the new document."""
     found = [offset for offset, origin in builder.origins.items() if origin.op is op]
@@ -322,6 +516,16 @@ def _type(value: Value) -> str:
 
 
 def summary(context: Context, plan: ScalarPlan) -> str:
+    if plan.reuses:
+        held = [access_text(context.data, op) for r in plan.reuses for op in r.held]
+        heads = [access_text(context.data, r.head) for r in plan.reuses]
+        text = (
+            f"scalar replacement: {', '.join(held)} carried to the next iterations of "
+            f"{iv_name(plan.loop)} in registers (loaded once as {', '.join(heads)})"
+        )
+        if plan.guard:
+            text += f" (where {iv_name(plan.loop)} runs at all)"
+        return text
     carried = [access_text(context.data, e.load) for e in plan.carried]
     hoisted = [access_text(context.data, e.load) for e in plan.elements if e.store is None]
     parts = []

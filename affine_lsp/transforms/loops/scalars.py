@@ -18,6 +18,18 @@ what the code does: the init comes from a load of the element just before the
 loop, the result goes only to a store of the same element just after it, and no
 other access in the loop touches the element.
 
+A *rotating* entry (`Rotation`: scalar replacement of an element reused by the next
+iterations, `%A[%i - 1]` after `%A[%i]`) stands for a moving element: its block
+argument at each iteration is a read of the element it holds there, which the new
+text itself defines: at the loop's first iteration the element its init's load read
+before the loop, at every later one the element its yield operand held one step
+earlier (a load in the body, or the block argument of the next entry). Nothing else
+of it is an access. `check_rotations` makes sure that the block argument does hold
+that element's value: the init is a load just before the loop (loads and index
+arithmetic between), every yield operand a load in the body or another rotating
+block argument of the loop, the loop's results unused, and no write in the loop may
+touch an element a rotating entry holds (memory does not change while it is held).
+
 Schedules are those of `Window` with block positions doubled (`2p + 1`), so
 that the init write (`2p`) comes before the loop's iterations and the result
 read (`2p + 2`) after them, and the read at the start of an iteration (`0`)
@@ -82,6 +94,49 @@ class Promotion:
 
 
 @dataclass(frozen=True)
+class Rotation:
+    """Entry `position` of the iter_args of the new loop starting at `loop_at` holds, at
+    each iteration, what the original load `load` reads in that iteration; its init
+    is the result of the load starting at `load_at` (offsets in the new document),
+    which repeats `load` at the loop's first iteration."""
+
+    loop_at: int
+    position: int
+    load_at: int
+    load: Origin
+
+
+@dataclass(frozen=True)
+class Rotated:
+    """A rotation found in the new text: the loop, the load of its init, what the
+    rewrite declared."""
+
+    loop: AffineForOp
+    load: Operation
+    rotation: Rotation
+
+
+def find_rotations(function: Operation, rotations: list[Rotation]) -> dict[tuple, Rotated]:
+    """(id of a new loop, position) -> what `rotations` declare, found in the new
+    `function` by their offsets (PolyError if one is not there)."""
+    if not rotations:
+        return {}
+    by_start: dict[int, Operation] = {}
+    for op in function.walk():
+        by_start.setdefault(op.span.start_byte, op)
+    found: dict[tuple, Rotated] = {}
+    for rotation in rotations:
+        loop = by_start.get(rotation.loop_at)
+        load = by_start.get(rotation.load_at)
+        if not isinstance(loop, AffineForOp) or load is None:
+            raise PolyError("the rewritten code could not be found")
+        if rotation.position >= len(loop.iter_args):
+            raise PolyError("the rewritten loop carries fewer values than declared")
+        found[(id(loop), rotation.position)] = Rotated(loop, load, rotation)
+    return found
+
+
+@dataclass(frozen=True)
 class Promoted:
     """A promotion found in the new text: the loop, its load and store, and what the
     rewrite declared."""
@@ -123,10 +178,12 @@ class ScalarWindow(Window):
         *args: Any,
         array_of: Callable[[AffineForOp], str | None] | None = None,
         promoted: dict[tuple, Promoted] | None = None,
+        rotated: dict[tuple, Rotated] | None = None,
         **kw: Any,
     ) -> None:
         self._array_of = array_of or (lambda loop: None)
         self.promoted: dict[tuple, Promoted] = promoted or {}
+        self.rotated: dict[tuple, Rotated] = rotated or {}
         self.carried: list[Carried] = []
         super().__init__(*args, **kw)
 
@@ -169,7 +226,13 @@ class ScalarWindow(Window):
         yield_path = paths.get(id(yield_op))
         if yield_path is None:
             raise NotAffine("the loop's affine.yield is not modelled")
+        held = self._rotating(loop, inside, yield_op) if self.rotated else {}
         for position, (argument, init) in enumerate(loop.iter_args):
+            if position in held:  # a moving element, read at the start of each iteration
+                where = [*path, iv, "start"]
+                element = held[position]
+                self._add(loop, ITERATION, position, inside, "", False, where, argument, element)
+                continue
             promoted = self.promoted.get((id(loop), position))
             if promoted is not None:
                 element = self._element(promoted.load)
@@ -190,6 +253,65 @@ class ScalarWindow(Window):
             self._add(loop, YIELD, position, inside, array, True, list(yield_path), argument)
             if result is not None and self._read_after(loop, position, result):
                 self._add(loop, RESULT, position, outside, array, False, [*path, "after"], result)
+
+    def _rotating(
+        self, loop: AffineForOp, inside: Domain, yield_op: Operation
+    ) -> dict[int, tuple[Statement, isl.Map]]:
+        """The rotating entries of `loop`: position -> (its init's load, the element it
+        holds at each iteration, { [loop dims] -> array[...] }), from the init at the
+        first iteration and the yield operand one step before at the others."""
+        positions = sorted(p for (key, p) in self.rotated if key == id(loop))
+        if not positions:
+            return {}
+        step = loop.step
+        if step is None or step < 1:
+            raise NotAffine("a rotating loop has no constant step")
+        assert inside.set is not None
+        dims = inside.set.dim(isl.dim_type.set)
+        space = inside.set.set_tuple_name("R")
+        names = [f"_r{k}" for k in range(dims)]
+        shifted = [*names[:-1], f"{names[-1]} + {step}"]
+        forward = (
+            self.session.map(f"{{ R[{', '.join(names)}] -> R[{', '.join(shifted)}] }}")
+            .intersect_domain(space)
+            .intersect_range(space)
+        )
+        later = forward.range()
+        first = space.subtract(later)
+        back = forward.reverse()
+        held: dict[int, tuple[Statement, isl.Map]] = {}
+        for position in reversed(positions):  # an entry yields a later one's value
+            init_load = self._element(self.rotated[(id(loop), position)].load)
+            start = init_load.access.add_dims(isl.dim_type.in_, 1)
+            start = start.set_tuple_name(isl.dim_type.in_, "R").intersect_domain(first)
+            operand = (
+                yield_op.operands[position].value if position < len(yield_op.operands) else None
+            )
+            before = self._yielded(loop, operand, held)
+            if before is None:
+                raise NotAffine("a rotating value is not a load or another rotating value")
+            held[position] = (init_load, start.union(back.apply_range(before)))
+        return held
+
+    def _yielded(
+        self, loop: AffineForOp, value: Value | None, held: dict[int, tuple[Statement, isl.Map]]
+    ) -> isl.Map | None:
+        """The element a yield operand holds at each iteration: a load's directly in the
+        body, or another rotating entry's (None: neither)."""
+        if value is None:
+            return None
+        if value.owner_block is not None:
+            if value.owner_block.parent_op is not loop or value.role != "iter_arg":
+                return None
+            found = held.get(value.arg_number - 1)
+            return found[1] if found is not None else None
+        load = value.defining_op
+        if load is None or load.parent_op is not loop or not _is_load(load):
+            return None
+        statement = next((s for s in self.statements if s.op is load), None)
+        if statement is None or statement.lanes:
+            return None
+        return statement.access.set_tuple_name(isl.dim_type.in_, "R")
 
     def _read_after(self, loop: AffineForOp, position: int, result: Value) -> bool:
         """Whether the result is used other than as the init of a loop on the same
@@ -240,7 +362,7 @@ class ScalarWindow(Window):
         is_write: bool,
         path: list[object],
         value: Value | None,
-        element: Statement | None = None,
+        element: Statement | tuple[Statement, isl.Map] | None = None,
     ) -> None:
         assert domain.set is not None
         path = [*path, position]  # entries of one loop at one time: ordered by position
@@ -248,6 +370,10 @@ class ScalarWindow(Window):
         instances = domain.set.set_tuple_name(name)
         if element is None:
             access = self.session.map(domain.text(f" -> {array}[]", name))
+        elif isinstance(element, tuple):  # a rotating entry: the element it holds here
+            element, held = element
+            array = element.array
+            access = held.set_tuple_name(isl.dim_type.in_, name)
         else:  # the element the load before the loop reads, in every iteration
             array = element.array
             extra = domain.set.dim(isl.dim_type.set) - element.access.dim(isl.dim_type.in_)
@@ -312,6 +438,53 @@ def check_promotions(window: ScalarWindow, session: IslSession) -> None:
             ):
                 raise PolyError("two promoted values of a loop hold the same element")
         by_loop.setdefault(loop_id, []).append(element)
+
+
+def check_rotations(window: ScalarWindow, session: IslSession) -> None:
+    """PolyError unless every rotating entry of `window` holds its element's value: its
+    init is the result of its load, with only loads and index arithmetic between it and
+    the loop; its result is unused; no write in the loop may touch an element it holds
+    (its yield operand is checked when its element is built: a load in the body or
+    another rotating entry)."""
+    held: dict[int, list[Carried]] = {}
+    for statement in window.carried:
+        key = (id(statement.loop), statement.position)
+        if key in window.rotated and statement.kind == ITERATION:
+            held.setdefault(id(statement.loop), []).append(statement)
+    for (loop_id, position), found in window.rotated.items():
+        loop, load = found.loop, found.load
+        if not _is_load(load):
+            raise PolyError("a rotating value does not start as a loaded value")
+        init = loop.iter_args[position][1].value
+        if init is None or init.defining_op is not load:
+            raise PolyError("a rotating value does not start as its element's value")
+        result = loop.results[position] if position < len(loop.results) else None
+        if result is not None and result.uses:
+            raise PolyError("a rotating value is used after its loop")
+        _check_between(load, loop, lambda op: _is_load(op) or _pure(op))
+        if not any(c.position == position for c in held.get(loop_id, [])):
+            raise PolyError("a rotating value is not modelled")
+    for statements in held.values():
+        loop = statements[0].loop
+        assert loop is not None
+        for other in window.statements:
+            if isinstance(other, Carried) or not other.is_write or not is_under(other.op, loop):
+                continue
+            for mine in statements:
+                if other.array == mine.array and session.run(
+                    lambda o=other, m=mine: _meets(o, m, window.context), "a rotating element"
+                ):
+                    raise PolyError("a write in the loop may touch a rotating element")
+
+
+def _meets(other: Statement, held: Statement, context: isl.Set) -> bool:
+    """Whether `other` may touch an element `held` holds in some iteration (of the
+    same iterations of the loops around `held`'s loop)."""
+    same = other.access.apply_range(held.access.reverse()).intersect_params(context)
+    outer = held.access.dim(isl.dim_type.in_) - 1
+    for k in range(outer):
+        same = same.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
+    return not same.is_empty()
 
 
 def _result_position(value: Value) -> int:
