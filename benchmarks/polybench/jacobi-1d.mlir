@@ -10,6 +10,12 @@
 //   fuse %i
 //   transform %t --skew 2
 //   transform %t --tile 512,2048
+//   transform %i#1 --scalar-replace
+//   transform %i#2 --scalar-replace
+//   transform %i#3 --scalar-replace
+//   transform %i#4 --scalar-replace
+//   transform %i#5 --scalar-replace
+//   transform %i#6 --scalar-replace
 //
 // The recipe is time tiling: the two sweeps fused with the second shifted by one, i skewed
 // by 2t, the two loops tiled (each sweep gets its own innermost loop in a tile, over i

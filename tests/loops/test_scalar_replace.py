@@ -334,11 +334,29 @@ def test_a_loop_that_may_not_run_carries_its_reuse_where_it_runs():
     assert "%i_first = affine.apply affine_map<(d0) -> (d0 + 1)>(%t)" in after
 
 
-def test_a_reuse_from_a_lower_bound_with_a_max_is_refused():
-    text = SWEEP.replace("affine_map<(d0) -> (d0 + 1)>(%t)", "max affine_map<(d0) -> (d0, 1)>(%t)")
-    assert refused(text, "affine.for %i", REPLACE) == (
-        "%i's lower bound is a max: its first iteration has no one element to load before the loop"
-    )
+def test_a_loop_whose_lower_bound_is_a_max_is_written_once_per_expression():
+    text = SWEEP.replace("affine_map<(d0) -> (d0 + 1)>(%t)", "max affine_map<(d0) -> (d0, 3)>(%t)")
+    result = run(text, "affine.for %i", REPLACE)
+    assert result.applied, result.reason
+    assert result.new_text is not None
+    lines = [line.strip() for line in result.new_text.decode().splitlines()]
+    start = lines.index("affine.if affine_set<(d0) : (d0 - 3 >= 0)>(%t) {")
+    assert lines[start + 1 : start + 5] == [
+        "%i_first = affine.apply affine_map<(d0) -> (d0)>(%t)",
+        "%left_init = affine.load %A[%i_first - 1] : memref<66xf64>",
+        "%centre_init = affine.load %A[%i_first] : memref<66xf64>",
+        "%left_last, %centre_last = affine.for %i = affine_map<(d0) -> (d0)>(%t) to 65 "
+        "iter_args(%left = %left_init, "
+        "%centre = %centre_init) -> (f64, f64) {",
+    ]
+    assert lines[start + 12 : start + 17] == [
+        "} else {",
+        "%i_first_1 = arith.constant 3 : index",
+        "%left_init_1 = affine.load %A[%i_first_1 - 1] : memref<66xf64>",
+        "%centre_init_1 = affine.load %A[%i_first_1] : memref<66xf64>",
+        "%left_last_1, %centre_last_1 = affine.for %i = 3 to 65 iter_args(%left = "
+        "%left_init_1, %centre = %centre_init_1) -> (f64, f64) {",
+    ]
 
 
 IN_PLACE = SWEEP.replace("%B[%i]", "%A[%i]")

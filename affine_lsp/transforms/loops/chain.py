@@ -20,11 +20,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from affine_lsp.ir import AffineForOp, ModuleModel, Operation, Value, build_module, function_of
+from affine_lsp.ir import (
+    AffineForOp,
+    AffineIfOp,
+    ModuleModel,
+    Operation,
+    Value,
+    build_module,
+    function_of,
+)
 from affine_lsp.poly import AffineForm, IslSession
 from affine_lsp.syntax import SourceDocument, decode, encode
 from affine_lsp.transforms.edits import EditMap, line_start, next_line_start
 from affine_lsp.transforms.loops.proof import ProofFailed, Prover, Rewrite, visible_value
+from affine_lsp.transforms.loops.scalars import Rotation
 from affine_lsp.transforms.loops.text import Origin, Renames
 
 _FREE = "%<free>"  # a name no value has: the coordinate stays free
@@ -146,7 +155,7 @@ def _loop_origin(rewrite: Rewrite, loop: Operation) -> Origin | None:
     origin of the first op of its body that has one."""
     if not isinstance(loop, AffineForOp) or loop.body is None or loop.body.entry is None:
         return None
-    for op in loop.body.entry.operations:
+    for op in _ops_of_body(loop):
         origin = rewrite.origins.get(op.span.start_byte)
         if origin is None:
             continue
@@ -157,6 +166,20 @@ def _loop_origin(rewrite: Rewrite, loop: Operation) -> Origin | None:
             return None
         return Origin(outer, origin.renames, 0)
     return None
+
+
+def _ops_of_body(loop: AffineForOp) -> list[Operation]:
+    """The ops of the loop's body, and of the `affine.if`s in it (a guard the code
+    generator wrote around a statement), in order; not those of inner loops."""
+    found: list[Operation] = []
+    blocks = [loop.body.entry] if loop.body is not None and loop.body.entry is not None else []
+    while blocks:
+        block = blocks.pop(0)
+        for op in block.operations:
+            found.append(op)
+            if isinstance(op, AffineIfOp):
+                blocks += [b for region in op.regions for b in region.blocks]
+    return found
 
 
 def _origin_from(
@@ -193,9 +216,10 @@ def _declared(
         ):
             raise ProofFailed("a step promoted elements to registers before the last step")
     last = steps[-1].rewrite
+    rotations = _rotations(steps, by_start, final)
     promotions = getattr(last, "promotions", None)
     if not promotions:
-        return {}
+        return {"rotations": rotations} if rotations else {}
     loops = {op.span.start_byte: op for op in final.walk() if isinstance(op, AffineForOp)}
     count = len(steps)
     composed = []
@@ -213,7 +237,44 @@ def _declared(
         if ends[0] is None or ends[1] is None:
             raise ProofFailed("a promoted element has no original")
         composed.append(replace(promotion, load=ends[0], store=ends[1]))
-    return {"promotions": composed, "first_iteration": set(last.first_iteration)}
+    found: dict[str, object] = {
+        "promotions": composed,
+        "first_iteration": set(last.first_iteration),
+    }
+    if rotations:
+        found["rotations"] = rotations
+    return found
+
+
+def _rotations(
+    steps: list[Step], by_start: list[dict[int, Operation]], final: ModuleModel
+) -> list[Rotation]:
+    """The values scalar replacement carries to the next iterations, of every step
+    (a later step may rewrite other loops only: their offsets followed through its
+    edits), each load composed back to the original."""
+    ops = {op.span.start_byte: op for op in final.walk()}
+    composed = []
+    for k, step in enumerate(steps):
+        for rotation in getattr(step.rewrite, "rotations", []):
+            loop_at, load_at = rotation.loop_at, rotation.load_at
+            for later in steps[k + 1 :]:
+                edits = EditMap(later.rewrite.edits)
+                loop_at, load_at = edits.to_new(loop_at), edits.to_new(load_at)
+                if loop_at is None or load_at is None:
+                    raise ProofFailed("a later step rewrote a loop that carries values")
+            loop = ops.get(loop_at)
+            body = loop.body.entry if isinstance(loop, AffineForOp) and loop.body else None
+            if body is None or not body.operations:
+                raise ProofFailed("a loop carrying values was not found")
+            earlier = _walk_back(steps, by_start, rotation.load.op, k)
+            if earlier is None:
+                raise ProofFailed("a carried value has no original")
+            original, chain = earlier
+            origin = _origin_from(original, [(body.operations[-1], rotation.load), *chain])
+            if origin is None:
+                raise ProofFailed("a carried value has no original")
+            composed.append(replace(rotation, loop_at=loop_at, load_at=load_at, load=origin))
+    return composed
 
 
 def _carries(

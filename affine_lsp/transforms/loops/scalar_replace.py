@@ -36,14 +36,14 @@ import islpy as isl
 from affine_lsp.ir import AffineAccessOp, AffineForOp, Operation, Value
 from affine_lsp.poly import NotAffine, Statement, is_under
 from affine_lsp.syntax import decode
-from affine_lsp.transforms.bounds import map_text
+from affine_lsp.transforms.bounds import map_text, render_bound
 from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.hoist import runs_at_least_once
 from affine_lsp.transforms.loops.nest import body_ops, defined_under, iv_name, yield_of
 from affine_lsp.transforms.loops.proof import Rewrite
 from affine_lsp.transforms.loops.scalars import Promotion, Rotation
-from affine_lsp.transforms.loops.split import bounds_of, runs_condition
+from affine_lsp.transforms.loops.split import bounds_of, plus, runs_condition, set_text
 from affine_lsp.transforms.loops.text import Builder, Origin, Renames, indent_of, step_indent
 from affine_lsp.transforms.naming import names_in
 
@@ -68,13 +68,24 @@ class Reuse:
 
 
 @dataclass
+class Version:
+    """The loop where one expression of its lower bound is the largest (`guard`, "" for
+    the last or only one): `first`, the op giving `%i_first`; `lower`, the header's
+    lower bound there ("": the loop's own)."""
+
+    first: str
+    lower: str = ""
+    guard: str = ""
+
+
+@dataclass
 class ScalarPlan:
     loop: AffineForOp
     elements: list[Element]
     left: list[str] = field(default_factory=list)  # why other invariant accesses stay
     guard: str = ""  # the affine.if condition 'the loop runs' ("": it always does)
     reuses: list[Reuse] = field(default_factory=list)  # loads carried to the next iterations
-    first: str = ""  # the loop's lower bound, as the op that gives `%i_first`
+    firsts: list[Version] = field(default_factory=list)  # the loop once per lower bound
 
     @property
     def carried(self) -> list[Element]:
@@ -129,7 +140,7 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
                 "does not move, nor read again by its next iterations"
             )
         found.reuses, found.left = reuses, reasons
-        found.first = _first_value(context, loop)
+        found.firsts = _versions(context, loop)
     if not runs_at_least_once(context, loop):
         try:  # the elements are accessed only where the loop runs
             found.guard = runs_condition(bounds_of(context, loop))
@@ -169,80 +180,104 @@ def _reuses(context: Context, loop: AffineForOp, check: bool) -> tuple[list[Reus
         groups.setdefault(id(op.memref.value), []).append(op)
     reuses: list[Reuse] = []
     reasons: list[str] = []
-    for ops in groups.values():
-        if len(ops) < 2:
-            continue
-        lags = _lags(context, ops, statements, loop.step)
-        if lags is None:
-            continue
-        if check:
-            other = _clash(context, loop, ops, False)
-            if other is not None:
-                where = (
-                    access_text(context.data, other.op)
-                    if isinstance(other.op, AffineAccessOp)
-                    else other.op.name
-                )
-                reasons.append(
-                    f"{access_text(context.data, ops[0])} may also be written as {where} in "
-                    f"{iv_name(loop)}'s body"
-                )
-                continue
-        order = sorted(lags, key=lambda pair: -pair[1])
-        reuses.append(Reuse(order[-1][0], [op for op, _ in order[:-1]]))
+    for group in groups.values():
+        for lags in _chains(context, group, statements, loop.step):
+            ops = [op for op, _ in lags]
+            if check:
+                other = _clash(context, loop, ops, False)
+                if other is not None:
+                    where = (
+                        access_text(context.data, other.op)
+                        if isinstance(other.op, AffineAccessOp)
+                        else other.op.name
+                    )
+                    reasons.append(
+                        f"{access_text(context.data, ops[0])} may also be written as {where} "
+                        f"in {iv_name(loop)}'s body"
+                    )
+                    continue
+            order = sorted(lags, key=lambda pair: -pair[1])
+            reuses.append(Reuse(order[-1][0], [op for op, _ in order[:-1]]))
     return reuses, reasons
 
 
-def _lags(
+def _chains(
     context: Context, ops: list[AffineAccessOp], statements: dict[int, Statement], step: int
-) -> list[tuple[AffineAccessOp, int]] | None:
-    """Each load with the iterations it lags behind the one reaching furthest ahead (0),
-    when they are 0, 1, 2, ... (a load at each); None otherwise."""
-    first = statements[id(ops[0])]
-    shifts: list[tuple[AffineAccessOp, int]] = [(ops[0], 0)]
-    for op in ops[1:]:
-        other = statements[id(op)]
+) -> list[list[tuple[AffineAccessOp, int]]]:
+    """The loads of one memref that read what another of them read some iterations
+    before (`%A[%i, %j - 1]`, `%A[%i, %j]`, `%A[%i, %j + 1]` in `%j`, not `%A[%i - 1, %j]`),
+    each with the iterations it lags behind the one reaching furthest ahead (0), where
+    they are 0, 1, 2, ... (a load at each)."""
+    chains: list[list[tuple[AffineAccessOp, int]]] = []
+    for op in ops:
+        for chain in chains:
+            shift = _shift(context, statements[id(chain[0][0])], statements[id(op)])
+            if shift is not None and shift % step == 0:
+                chain.append((op, shift // step))  # chain[0] at i reads what op reads at i + shift
+                break
+        else:
+            chains.append([(op, 0)])
+    found = []
+    for chain in chains:
+        lowest = min(d for _, d in chain)
+        lags = [(op, d - lowest) for op, d in chain]
+        if len(lags) > 1 and sorted(d for _, d in lags) == list(range(len(lags))):
+            found.append(lags)
+    return found
 
-        def shift(other: Statement = other) -> int | None:
-            same = first.access.apply_range(other.access.reverse())
-            same = same.set_tuple_name(isl.dim_type.in_, "S").set_tuple_name(isl.dim_type.out, "S")
-            deltas = same.deltas()
-            if deltas.is_empty() or deltas.dim(isl.dim_type.set) != 1:
-                return None
-            point = deltas.sample_point()
-            value = int(point.get_coordinate_val(isl.dim_type.set, 0).to_python())
-            only = isl.Set.universe(deltas.get_space()).fix_val(
-                isl.dim_type.set, 0, isl.Val.int_from_si(deltas.get_ctx(), value)
-            )
-            return value if deltas.is_subset(only) else None
 
-        found = context.session.run(shift, "a reuse between iterations")
-        if found is None or found % step:
+def _shift(context: Context, first: Statement, other: Statement) -> int | None:
+    """The constant d such that `first` at iteration i reads what `other` reads at i + d
+    (None: no such constant)."""
+
+    def shift() -> int | None:
+        same = first.access.apply_range(other.access.reverse())
+        same = same.set_tuple_name(isl.dim_type.in_, "S").set_tuple_name(isl.dim_type.out, "S")
+        deltas = same.deltas()
+        if deltas.is_empty() or deltas.dim(isl.dim_type.set) != 1:
             return None
-        shifts.append((op, found // step))  # ops[0] at i reads what op reads at i + found
-    lowest = min(d for _, d in shifts)
-    lags = [(op, d - lowest) for op, d in shifts]
-    if sorted(d for _, d in lags) != list(range(len(lags))):
-        return None
-    return lags
+        point = deltas.sample_point()
+        value = int(point.get_coordinate_val(isl.dim_type.set, 0).to_python())
+        only = isl.Set.universe(deltas.get_space()).fix_val(
+            isl.dim_type.set, 0, isl.Val.int_from_si(deltas.get_ctx(), value)
+        )
+        return value if deltas.is_subset(only) else None
+
+    found: int | None = context.session.run(shift, "a reuse between iterations")
+    return found
 
 
-def _first_value(context: Context, loop: AffineForOp) -> str:
-    """The op giving the loop's first iv value before it (`arith.constant` or
-    `affine.apply` of its lower bound); Refused for a `max`."""
+MAX_VERSIONS = 4
+"""The most expressions a lower bound's max may have: the loop is written once for
+each (where it is the largest), its first iteration's elements loaded before it."""
+
+
+def _versions(context: Context, loop: AffineForOp) -> list[Version]:
+    """The loop's versions: one, or one per expression of a lower bound's max."""
     try:
         bounds = bounds_of(context, loop)
     except NotAffine as error:
         raise Refused(f"{iv_name(loop)}'s lower bound is not affine: {error.reason}") from None
-    if len(bounds.lowers) != 1:
+    lowers = bounds.lowers
+    if len(lowers) > MAX_VERSIONS:
         raise Refused(
-            f"{iv_name(loop)}'s lower bound is a max: its first iteration has no one "
-            "element to load before the loop"
+            f"{iv_name(loop)}'s lower bound is a max of {len(lowers)} expressions: its first "
+            f"iteration has no one element to load before the loop (at most {MAX_VERSIONS})"
         )
-    lower = bounds.lowers[0]
-    if lower.is_constant:
-        return f"arith.constant {lower.constant} : index"
-    return f"affine.apply {map_text([lower], bounds.operand)}"
+    found = []
+    for k, lower in enumerate(lowers):
+        if lower.is_constant:
+            first = f"arith.constant {lower.constant} : index"
+        else:
+            first = f"affine.apply {map_text([lower], bounds.operand)}"
+        if len(lowers) == 1:
+            return [Version(first)]
+        others = [  # the largest, the first of equal ones
+            plus(lower.minus(other), -1 if m < k else 0) for m, other in enumerate(lowers) if m != k
+        ]
+        guard = set_text(bounds, others) if k < len(lowers) - 1 else ""
+        found.append(Version(first, render_bound([lower], True, bounds.operand), guard))
+    return found
 
 
 def _element(
@@ -391,8 +426,8 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
 
 
 def _rewrite_reuses(context: Context, plan: ScalarPlan) -> Rewrite:
-    """The loop carrying its reused loads' values: `%i_first`, the held loads at the
-    first iteration, the loop with them as iter_args, each yielding the next one's."""
+    """The loop carrying its reused loads' values (once per version, in an `affine.if`
+    chain where its lower bound is a max)."""
     data = context.data
     loop = plan.loop
     start = line_start(data, loop.span.start_byte)
@@ -401,13 +436,38 @@ def _rewrite_reuses(context: Context, plan: ScalarPlan) -> Rewrite:
     indent = indent_of(data, loop)
     ops = body_ops(loop)
     unit = step_indent(data, loop, ops[0]) if ops else 2
-    delta = unit if plan.guard else 0
+    depth = unit if plan.guard else 0
     if plan.guard:
         builder.line(indent, f"affine.if {plan.guard} {{")
+    rotations: list[Rotation] = []
+    for k, version in enumerate(plan.firsts):
+        if k:  # the else branch of the version before
+            builder.line(indent + " " * depth, "} else {")
+        if version.guard:
+            depth += unit if k else 0
+            builder.line(indent + " " * depth, f"affine.if {version.guard} {{")
+        inner = depth + unit if len(plan.firsts) > 1 else depth
+        rotations += _version(context, plan, version, builder, inner, unit)
+    for k in range(len(plan.firsts) - 1):  # close the chain, innermost first
+        builder.line(indent + " " * (depth - k * unit), "}")
+    if plan.guard:
+        builder.line(indent, "}")
+    return Rewrite(start, end, builder.text(), builder.origins, rotations=rotations)
+
+
+def _version(
+    context: Context, plan: ScalarPlan, version: Version, builder: Builder, delta: int, unit: int
+) -> list[Rotation]:
+    """One copy of the loop, `delta` deeper: `%i_first`, the held loads at the first
+    iteration, the loop with them as iter_args, each yielding the next one's."""
+    data = context.data
+    loop = plan.loop
+    indent = indent_of(data, loop)
+    ops = body_ops(loop)
     iv = loop.induction_variable
     assert iv is not None
     first = context.fresh(iv.name, "first")
-    builder.line(indent + " " * delta, f"{first} = {plan.first}")
+    builder.line(indent + " " * delta, f"{first} = {version.first}")
     held = [op for reuse in plan.reuses for op in reuse.held]
     inits: list[str] = []
     for op in held:
@@ -426,9 +486,17 @@ def _rewrite_reuses(context: Context, plan: ScalarPlan) -> Rewrite:
     body = loop.body
     assert body is not None
     head = decode(data[loop.name_span.start_byte : body.span.start_byte]).rstrip()
+    if version.lower:
+        assert loop.upper is not None
+        upper = decode(data[loop.upper.span.start_byte : body.span.start_byte]).rstrip()
+        head = f"affine.for {iv.name} = {version.lower} to {upper}"
     header = f"{', '.join(lasts)} = {head} iter_args({arguments}) -> ({types}) {{"
     builder.line(indent + " " * delta, header, loop)
-    loop_at = max(offset for offset, origin in builder.origins.items() if origin.op is loop)
+    loop_at = max(
+        offset
+        for offset, origin in builder.origins.items()
+        if origin.op is loop and offset >= init_loads[-1]
+    )
     position = next_line_start(data, body.span.start_byte)
     moved = {id(op) for op in held}
     for op in ops:
@@ -443,13 +511,10 @@ def _rewrite_reuses(context: Context, plan: ScalarPlan) -> Rewrite:
         yielded += [op.results[0].name for op in chain]
     builder.line(indent + " " * (unit + delta), f"affine.yield {', '.join(yielded)} : {types}")
     builder.line(indent + " " * delta, "}")
-    if plan.guard:
-        builder.line(indent, "}")
-    rotations = [
+    return [
         Rotation(loop_at, k, offset, Origin(op, Renames(), 0))
         for k, (op, offset) in enumerate(zip(held, init_loads, strict=True))
     ]
-    return Rewrite(start, end, builder.text(), builder.origins, rotations=rotations)
 
 
 def _offset(builder: Builder, op: Operation) -> int:

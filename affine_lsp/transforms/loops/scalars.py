@@ -290,7 +290,7 @@ class ScalarWindow(Window):
             before = self._yielded(loop, operand, held)
             if before is None:
                 raise NotAffine("a rotating value is not a load or another rotating value")
-            held[position] = (init_load, start.union(back.apply_range(before)))
+            held[position] = (init_load, _one_piece(start, back.apply_range(before), space))
         return held
 
     def _yielded(
@@ -438,6 +438,17 @@ def check_promotions(window: ScalarWindow, session: IslSession) -> None:
             ):
                 raise PolyError("two promoted values of a loop hold the same element")
         by_loop.setdefault(loop_id, []).append(element)
+
+
+def _one_piece(first: isl.Map, later: isl.Map, space: isl.Set) -> isl.Map:
+    """`first` (at the first iterations) and `later` (at the others) as one access,
+    with one affine function where both are that function (a load's own shape: isl's
+    dataflow fails on some unions of pieces)."""
+    whole = first.union(later)
+    hull = isl.Map.from_basic_map(whole.affine_hull()).intersect_domain(space)
+    if hull.is_single_valued() and whole.is_subset(hull) and hull.is_subset(whole):
+        return hull
+    return whole.coalesce()
 
 
 def check_rotations(window: ScalarWindow, session: IslSession) -> None:

@@ -20,6 +20,13 @@ reads, at the next iteration, what it wrote: seidel-2d's `A[i, j - 1]`) is one
 chain of dependent updates; a wavefront of R rows of the loop before it
 (`Spec(WAVEFRONT, factor=R)`) runs R such chains at once, R from the cost model
 (`wavefront_rows`), taken when the model predicts a gain.
+
+Last, each innermost loop of the tiles whose next iterations read again what it
+loads (a sweep's `%A[%i - 1]`, `%A[%i]`, `%A[%i + 1]`) carries those values in
+registers (`Spec(SCALAR_REPLACE)`): one load per statement instance, the
+neighbours built from registers by the vectorizer (measured on jacobi-1d: each
+innermost loop of its 64x2048 tiles bound by its three unaligned vector loads
+before, two of them across cache lines).
 """
 
 from __future__ import annotations
@@ -30,8 +37,9 @@ from typing import Any
 
 import islpy as isl
 
+from affine_lsp.ir import AffineForOp
 from affine_lsp.poly import Budget, PolyError
-from affine_lsp.transforms.loops import SKEW, TILE, WAVEFRONT, Spec
+from affine_lsp.transforms.loops import KINDS, SKEW, TILE, WAVEFRONT, Spec, iv_name
 from affine_lsp.transforms.optimize import scheduler
 from affine_lsp.transforms.optimize.bands import BandDependences, recurrences
 from affine_lsp.transforms.optimize.nest import Nest
@@ -48,6 +56,15 @@ from affine_lsp.transforms.performance import (
     wavefront_rows,
 )
 
+SCALAR_REPLACE = "scalar-replace"
+CARRY_SUPPORTED = SCALAR_REPLACE in KINDS
+"""Whether scalar replacement is one of the transformations (a `Spec` kind)."""
+MOST_CARRIED_LOOPS = 8
+"""The innermost loops of the tiles scalar replacement is tried on, at most."""
+MOST_CARRIED_DEPTH = 3
+"""Scalar replacement is tried in the tiles of bands of at most this many loops: the
+proof of the whole chain of heat-3d's (four loops) ran out of its isl operations on
+every attempt, 140 s in all."""
 SKEWS_SUPPORTED = "skews" in Spec.__dataclass_fields__
 """Whether `Spec` takes general skews (the code generator is there)."""
 
@@ -315,7 +332,39 @@ def _skewed_and_tiled(
             point, Spec(WAVEFRONT, factor=rows_at_once), words, words
         ):
             after = estimate(body, Choice(order, full, rows=rows_at_once), target).cycles
+    if depth <= MOST_CARRIED_DEPTH:
+        carry_reuse(realiser)
     return before, after
+
+
+def carry_reuse(realiser: Realiser) -> None:
+    """Scalar replacement in each innermost loop of the nest whose next iterations read
+    again what it loads (a loop it does not apply to, or whose proof with the steps
+    before fails, is left as it is, unreported)."""
+    if not CARRY_SUPPORTED:
+        return
+    left = 0  # the innermost loops tried and left, in the order of the text
+    for _ in range(MOST_CARRIED_LOOPS):
+        loops = [loop for loop in _innermost(realiser) if not loop.iter_args]
+        if left >= len(loops):
+            return
+        words = f"scalar replacement in {iv_name(loops[left])}"
+        said = len(realiser.refused)
+        if not realiser.apply(loops[left], Spec(SCALAR_REPLACE), "", words):
+            del realiser.refused[said:]  # (tried on every innermost loop: not news)
+            left += 1
+
+
+def _innermost(realiser: Realiser) -> list[AffineForOp]:
+    """The nest's loops with no loop inside, in the order of the text."""
+    found = []
+    for top in realiser.tops():
+        for op in top.walk():
+            if isinstance(op, AffineForOp) and not any(
+                isinstance(inner, AffineForOp) for inner in op.walk() if inner is not op
+            ):
+                found.append(op)
+    return found
 
 
 def _wavefront(
