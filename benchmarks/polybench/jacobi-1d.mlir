@@ -19,11 +19,16 @@
 //
 // The recipe is time tiling: the two sweeps fused with the second shifted by one, i skewed
 // by 2t, the two loops tiled (each sweep gets its own innermost loop in a tile, over i
-// itself: `%A[%i - 1]`, its range moving with t). Over the skewed i_skew in a fixed box of
-// a full tile (`%A[%i_skew - %t * 2 - 1]`) LLVM hoisted the loop's alias checks out of t and
-// left it scalar (0.43x, see docs/benchmarks.md); now every innermost loop is vectorized:
-// 1.6-1.9x in quiet runs (tiles 256 or 512 by 2048; 64x1024 1.5-1.6x), as fast as `optimize`.
-// The original's two 8 MB arrays stay in the last-level cache, which leaves little to win.
+// itself: `%A[%i - 1]`, its range moving with t), then scalar replacement in each innermost
+// loop: `%A[%i - 1]` and `%A[%i]` carried to the next iterations in registers, one load
+// (`%A[%i + 1]`) per instance (%i#3 and %i#4 are the full tiles' loops, where the time goes;
+// at the suite's tiny sizes only %i#1 and %i#2 exist). The tiles were bound by their loads:
+// three unaligned vector loads per instance, two of them across cache lines (1.67x in a
+// quiet run); with one, LLVM builds the neighbours with permutes: 2.85-2.97x in nearly
+// quiet runs (tiles of 128 to 1000 time steps by 1024 or 2048 alike; by 4096 1.3x slower: two
+// rows of 4096 no longer fit in L1). Over the skewed i_skew in a fixed box of a full tile
+// (`%A[%i_skew - %t * 2 - 1]`) LLVM hoisted the loop's alias checks out of t and left it
+// scalar (0.43x, see docs/benchmarks.md).
 func.func @kernel_jacobi_1d(%A: memref<{N}xf64>, %B: memref<{N}xf64>) {
   %third = arith.constant 0.33333 : f64
   affine.for %t = 0 to {T} {
