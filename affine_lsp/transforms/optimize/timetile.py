@@ -62,9 +62,10 @@ CARRY_SUPPORTED = SCALAR_REPLACE in KINDS
 MOST_CARRIED_LOOPS = 8
 """The innermost loops of the tiles scalar replacement is tried on, at most."""
 MOST_CARRIED_DEPTH = 3
-"""Scalar replacement is tried in the tiles of bands of at most this many loops: the
-proof of the whole chain of heat-3d's (four loops) ran out of its isl operations on
-every attempt, 140 s in all."""
+"""Scalar replacement is tried in the tiles of bands of at most this many loops, and
+not after a wavefront (a recurrence: what the sweep reads it wrote): the proof of
+the whole chain of heat-3d's (four loops) ran out of its isl operations on every
+attempt, 140 s in all, and so did seidel-2d's after its wavefront."""
 SKEWS_SUPPORTED = "skews" in Spec.__dataclass_fields__
 """Whether `Spec` takes general skews (the code generator is there)."""
 
@@ -332,7 +333,7 @@ def _skewed_and_tiled(
             point, Spec(WAVEFRONT, factor=rows_at_once), words, words
         ):
             after = estimate(body, Choice(order, full, rows=rows_at_once), target).cycles
-    if depth <= MOST_CARRIED_DEPTH:
+    if depth <= MOST_CARRIED_DEPTH and rows_at_once == 1:  # (not along a recurrence)
         carry_reuse(realiser)
     return before, after
 
