@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 from affine_lsp.transforms.loops import SCALAR_REPLACE, UNROLL, UNROLL_JAM, Spec
 from tests.loops.fixtures import MATMUL, TILED
 from tests.loops.helpers import applied, refused, run
@@ -377,8 +379,8 @@ def test_the_proof_refuses_carrying_elements_the_loop_writes():
 
 
 def test_the_proof_refuses_a_carried_reuse_that_holds_other_elements(monkeypatch):
-    from affine_lsp.transforms.loops import scalar_replace
-
+    # (the module: the package's function of that name is shadowed once it is imported)
+    scalar_replace = importlib.import_module("affine_lsp.transforms.loops.scalar_replace")
     written = scalar_replace._rewrite_reuses
     for wrong in (
         ("affine.yield %centre, %right", "affine.yield %right, %centre"),  # the order
