@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from affine_lsp.transforms.performance.cost import (
+    CACHE_STREAMS,
     MEMORY_STREAMS,
     Body,
     Choice,
     Loop,
     Ref,
+    cache_streams,
     estimate,
     footprint,
     jam_choice,
@@ -101,10 +103,11 @@ def test_a_nest_that_fits_in_cache_is_not_tiled():
 
 def test_unroll_and_jam_shares_the_references_that_do_not_move_and_fits_the_registers():
     body = _gemm()
-    # k, just outside j: C does not move along k (loaded and stored once per copy set)
-    assert jam_choice(body, (0, 1, 2), (256, 256, 256), MACHINE) == (1, 4)
+    # k, just outside j: C does not move along k (loaded and stored once per copy set);
+    # in tiles of 8 k, the 8 rows of B (16 KB) stay in L1
+    assert jam_choice(body, (0, 1, 2), (256, 8, 256), MACHINE) == (1, 4)
     few = Machine(registers=8)
-    assert jam_choice(body, (0, 1, 2), (256, 256, 256), few) == (1, 2)
+    assert jam_choice(body, (0, 1, 2), (256, 8, 256), few) == (1, 2)
     assert jam_choice(body, (0, 1, 2), (256, 3, 256), MACHINE) is None  # 2, 4, 8 do not divide 3
     saved = estimate(body, Choice((0, 1, 2), (256, 256, 256), (1, 4)), MACHINE)
     plain = estimate(body, Choice((0, 1, 2), (256, 256, 256)), MACHINE)
@@ -229,6 +232,38 @@ def test_rows_streamed_from_memory_are_jammed_only_where_a_store_is_saved():
     assert memory_streams(_bicg(4000), 0, WIDE) == 1
     assert jam_factor(_bicg(4000), 0, 4000, WIDE) == MEMORY_STREAMS == 4
     assert jam_factor(_bicg(400), 0, 400, WIDE) == 8
+
+
+def _doitgen(np_: int = 240) -> Body:
+    """sum[p] += A[r, q, s] * C4[s, p] in the order (s, p), for one (r, q)."""
+    return Body(
+        (Loop("s", np_), Loop("p", np_, True)),
+        (),
+        (
+            Ref("A", ((0, 0), (0, 0), (1, 0)), (0, 0, 0), (200, 200, np_), 8, False),
+            Ref("C4", ((1, 0), (0, 1)), (0, 0), (np_, np_), 8, False),
+            Ref("sum", ((0, 1),), (0,), (np_,), 8, False),
+            Ref("sum", ((0, 1),), (0,), (np_,), 8, True),
+        ),
+        2,
+    )
+
+
+def test_the_copies_read_few_rows_beyond_l1_at_once_in_a_vector_loop():
+    # doitgen: each copy of s reads another row of C4 (460 KB, from L2) a vector at
+    # a time: CACHE_STREAMS rows at once, though 8 copies fit the registers.
+    body = _doitgen()
+    assert cache_streams(body, [(0, 8)], 1, None, WIDE) == 8
+    assert jam_registers(body, 0, 8, WIDE) == 2 + 8 + 8
+    assert jam_factor(body, 0, 240, WIDE) == CACHE_STREAMS == 2
+    # Along p the copies read the same rows; A moves along s by one element.
+    assert cache_streams(body, [(1, 8)], 1, None, WIDE) == 0
+    # A C4 of 32 x 32 (8 KB) stays in L1 from one (r, q) to the next: 8 copies.
+    assert cache_streams(_doitgen(32), [(0, 8)], 1, None, WIDE) == 0
+    assert jam_factor(_doitgen(32), 0, 32, WIDE) == 8
+    # In a tile of 8 rows of s (15 KB of C4), the rows stay in L1 too.
+    assert cache_streams(body, [(0, 8)], 1, [8, 240], WIDE) == 0
+    assert jam_choice(body, (0, 1), (8, 240), WIDE) == (0, 8)
 
 
 def test_a_register_tile_shares_b_between_the_rows_and_c_between_the_columns():
