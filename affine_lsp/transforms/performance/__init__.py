@@ -13,7 +13,8 @@ and references: Loop, Ref), Choice (order, tile sizes, unroll-and-jam), estimate
 at least MIN_TILED_TRIPS iterations),
 scaled_tiles, jam_choice, jam_factor, register_tile and tile_registers (two loops
 unrolled and jammed; JAM_PAYS the share of the cycles one must predict),
-memory_streams (rows an unroll-and-jam streams from memory),
+memory_streams (rows an unroll-and-jam streams from memory), cache_streams (rows
+beyond L1 its copies read at once in a vector loop),
 lines_per_iteration, footprint, row_major_stride (a subscript's stride), promoted and
 reduction_in_memory (what scalar replacement keeps in registers), wavefront_rows and
 recurrence_latency (a recurrence along the innermost loop, broken by a wavefront).
@@ -30,6 +31,7 @@ from affine_lsp.transforms.performance.cost import (
     Estimate,
     Loop,
     Ref,
+    cache_streams,
     estimate,
     footprint,
     jam_choice,
@@ -68,6 +70,7 @@ __all__ = [
     "Ref",
     "body_of",
     "element_bytes",
+    "cache_streams",
     "estimate",
     "footprint",
     "human_size",

@@ -48,7 +48,9 @@ multiple of the vector lanes, and chosen to minimise the traffic into L1 and L2
 in the innermost loop's body), by the largest factor in `JAM_FACTORS` that
 divides its trip count and whose jammed copies fit in the vector registers: one
 register per reference that moves along the jammed loop per copy, plus one per
-reference that does not (loaded, or kept, once for all the copies).
+reference that does not (loaded, or kept, once for all the copies); in a
+vectorised innermost loop, the copies read at most `CACHE_STREAMS` rows at once
+of arrays that do not stay in L1 (`cache_streams`).
 """
 
 from __future__ import annotations
