@@ -78,8 +78,8 @@ def _permutation(text: str) -> tuple[int, ...]:
 
 def _skew_factors(text: str) -> tuple[int, ...]:
     values = _integers(text, "skew factors")
-    if any(v < 0 for v in values) or not any(values):
-        raise argparse.ArgumentTypeError("skew factors must be >= 0, one of them positive")
+    if not any(values):
+        raise argparse.ArgumentTypeError("skew factors: one of them nonzero")
     return values
 
 

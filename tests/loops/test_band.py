@@ -89,6 +89,18 @@ def test_skew_alone_is_always_legal():
     ) in after
 
 
+def test_a_negative_skew_makes_a_tile_point_loop_count_from_zero():
+    # MATMUL's i tiled by 16: the point loop skewed by -1 x the tile loop runs from 0
+    # (to 16, or what is left of %n), its subscripts i_tile + i_skew.
+    tiled = applied(MATMUL, "affine.for %i", Spec(TILE, sizes=(16,)))
+    skewed = applied(tiled, "affine.for %i_tile", Spec(SKEW, factor=-1))
+    assert (
+        "affine.for %i_skew = 0 to min affine_map<(d0)[s0] -> (16, s0 - d0)>(%i_tile)[%n] {"
+    ) in skewed
+    assert "%A[%i_tile + %i_skew, %k]" in skewed
+    assert "all 0" in refused(STENCIL, "affine.for %i", Spec(SKEW, factor=0))
+
+
 def test_band_refusals_say_why():
     assert "no loop is nested directly in %k" in refused(MATMUL, "affine.for %k", Spec(INTERCHANGE))
     assert "3 tile sizes for 2 nested loops from %i" in refused(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 
 from affine_lsp.transforms.performance.cost import (
+    APART_FACTOR,
     CACHE_STREAMS,
     MEMORY_STREAMS,
     Body,
     Choice,
     Loop,
     Ref,
+    apart_factor,
     cache_streams,
     estimate,
     footprint,
@@ -264,6 +266,22 @@ def test_the_copies_read_few_rows_beyond_l1_at_once_in_a_vector_loop():
     # In a tile of 8 rows of s (15 KB of C4), the rows stay in L1 too.
     assert cache_streams(body, [(0, 8)], 1, [8, 240], WIDE) == 0
     assert jam_choice(body, (0, 1), (8, 240), WIDE) == (0, 8)
+
+
+def test_rows_from_memory_that_save_no_store_are_jammed_half_the_loop_apart():
+    # gesummv's rows of A and B from memory: consecutive copies are refused; copies 1500
+    # rows apart are not, and their chains of dependent adds are independent.
+    big = _two_rows(3000)
+    assert jam_factor(big, 0, 3000, WIDE) is None
+    assert apart_factor(big, 0, 3000, WIDE) == APART_FACTOR == 2
+    kept = estimate(big, Choice((0, 1), (3000, 3000), None, True), WIDE)
+    apart = estimate(big, Choice((0, 1), (3000, 3000), (0, 2), True, apart=True), WIDE)
+    assert apart.cycles < kept.cycles
+    # Where a store is saved (bicg's s[j]) or the rows fit in the caches, the copies
+    # are consecutive (`jam_factor`).
+    assert apart_factor(_bicg(4000), 0, 4000, WIDE) is None
+    assert apart_factor(_two_rows(600), 0, 600, WIDE) is None
+    assert apart_factor(big, 0, 3000, WIDE, most=1) is None
 
 
 def test_a_register_tile_shares_b_between_the_rows_and_c_between_the_columns():

@@ -272,6 +272,37 @@ def test_optimized_gesummv_computes_what_the_original_computes():
     _same_when_run(GESUMMV, outcome.new_text.decode())
 
 
+FAR = Options(machine=Machine(caches=(1024, 4096, 16 * 1024), line_bytes=64, vector_bytes=32))
+"""A machine whose last cache is smaller than gesummv's A and B (32 KB each)."""
+
+
+def test_rows_from_memory_are_jammed_with_copies_half_the_loop_apart():
+    # gesummv's rows of A and B streamed from memory: consecutive copies of i would slow
+    # it down; copies 32 rows apart (tiled by 32, counted from 0, the tile loop inside)
+    # run four chains of sums at once, kept in registers, all proven.
+    data, model, loop = loop_on_line(GESUMMV, 6)
+    outcome = optimize_nest(data, model, loop, FAR)
+    assert outcome.steps[1:5] == [
+        "tiled (i) 32",
+        "skewed %i by -%i_tile",
+        "interchanged %i_tile and %i_skew",
+        "unroll-and-jam %i_tile by 2 (copies 32 iterations of %i apart)",
+    ], outcome.steps
+    assert "%i_skew parallel" in outcome.steps
+    assert outcome.steps[-1].startswith("scalar replacement: %tmp[%i_tile + %i_skew]")
+    assert outcome.new_text is not None
+    assert b"affine.parallel (%i_skew) = (0) to (32) {" in outcome.new_text
+    assert not any("not proven" in reason for reason in outcome.refused), outcome.refused
+
+
+@pytest.mark.oracle
+def test_gesummv_jammed_half_the_loop_apart_computes_what_the_original_computes():
+    data, model, loop = loop_on_line(GESUMMV, 6)
+    outcome = optimize_nest(data, model, loop, FAR)
+    assert outcome.new_text is not None
+    _same_when_run(GESUMMV, outcome.new_text.decode())
+
+
 def test_a_reduction_permuted_innermost_is_kept_in_registers():
     # syrk: (k, j) permuted so that k is innermost, j unrolled and jammed, then the
     # sums of C kept in registers through k: proven after the steps before it.

@@ -221,8 +221,8 @@ def _band_of_kind(
     if spec.kind == SKEW:
         if len(chain) < 2:
             raise Refused(f"no loop is nested in {iv_name(loop)} to skew")
-        if not rows or any(f < 0 for row in rows for f in row) or not any(map(any, rows)):
-            raise Refused("the skew factor must be a positive integer")
+        if not rows or not any(map(any, rows)):
+            raise Refused("the skew factors are all 0")
         return chain[: max(2, skewed)], list(range(max(2, skewed))), []
     raise Refused(f"unknown band transformation {spec.kind}")
 

@@ -45,9 +45,11 @@ from affine_lsp.syntax import SourceDocument
 from affine_lsp.transforms.fusion import PRODUCER_CONSUMER, PairFusion
 from affine_lsp.transforms.loops import (
     DISTRIBUTE,
+    INTERCHANGE,
     KINDS,
     PARALLELIZE,
     PERMUTE,
+    SKEW,
     TILE,
     UNROLL_JAM,
     Spec,
@@ -75,6 +77,7 @@ from affine_lsp.transforms.performance import (
     Body,
     Choice,
     Machine,
+    apart_factor,
     estimate,
     jam_choice,
     jam_factor,
@@ -597,6 +600,12 @@ def _optimize_band(
             loop, Spec(UNROLL_JAM, factor=chosen.outer_jam[1]), words, words
         ):
             jam = jam_choice(body, order, tiles, target, options.most_jam)  # (alone, then)
+    outermost = f"{ordered[0]}_tile" if count else ordered[0]
+    if jam is not None and chosen.apart:
+        point = _jam_apart(realiser, here, names[jam[0]], body.band[jam[0]].trip, jam[1])
+        if point is not None and names[jam[0]] == ordered[0]:
+            outermost = point
+        jam = None
     if jam is not None:
         name = names[jam[0]]
         loop = here(name)
@@ -604,7 +613,7 @@ def _optimize_band(
         if loop is not None:
             realiser.apply(loop, Spec(UNROLL_JAM, factor=jam[1]), words, words)
     if options.parallelize and body.band[order[0]].parallel:
-        name = f"{ordered[0]}_tile" if count else ordered[0]
+        name = outermost
         loop = here(name)
         if loop is not None and not loop.iter_args:  # (reductions would be reassociated)
             realiser.apply(loop, Spec(PARALLELIZE), f"{name} parallel", f"parallelize {name}")
@@ -618,6 +627,32 @@ def _optimize_band(
         _add_cycles(outcome, before, after)
     else:
         _add_cycles(outcome, before, before)
+
+
+def _jam_apart(realiser: Realiser, here: Any, name: str, trip: int, factor: int) -> str | None:
+    """Unroll-and-jam `name` by `factor` with its copies `trip / factor` iterations apart
+    (`apart_factor`): tiled by `trip / factor`, the point loop skewed by -1 x the tile
+    loop (it counts from 0), the tile loop moved inside it and unrolled and jammed. The
+    point loop's name, or None (the steps taken are undone)."""
+    size = trip // factor
+    tile, point = f"{name}_tile", f"{name}_skew"
+    steps = (
+        (name, Spec(TILE, sizes=(size,)), f"tiled ({name.lstrip('%')}) {size}"),
+        (tile, Spec(SKEW, factor=-1), f"skewed {name} by -{tile}"),
+        (tile, Spec(INTERCHANGE), f"interchanged {tile} and {point}"),
+        (
+            tile,
+            Spec(UNROLL_JAM, factor=factor),
+            f"unroll-and-jam {tile} by {factor} (copies {size} iterations of {name} apart)",
+        ),
+    )
+    for number, (at, spec, words) in enumerate(steps):
+        loop = here(at)
+        if loop is None or not realiser.apply(loop, spec, words, words):
+            for _ in range(number):
+                realiser.undo()
+            return None
+    return point
 
 
 def _modelled(
@@ -660,7 +695,17 @@ def _jammed(
     outer_jam, jam = register_tile(
         body, order, tiles, jam, target, promote, forced=options.register_tile
     )
-    return Choice(order, tiles, jam, promote, outer_jam=outer_jam)
+    chosen = Choice(order, tiles, jam, promote, outer_jam=outer_jam)
+    if jam is None and options.jam and len(order) >= 2 and tiles[-2] >= body.band[order[-2]].trip:
+        factor = apart_factor(body, order[-2], tiles[-2], target, options.most_jam)
+        if factor is not None:  # (copies far apart, where consecutive ones are refused)
+            apart = Choice(order, tiles, (order[-2], factor), promote, apart=True)
+            if (
+                estimate(body, apart, target).cycles
+                < estimate(body, chosen, target).cycles * JAM_PAYS
+            ):
+                return apart
+    return chosen
 
 
 def _explored(

@@ -14,7 +14,8 @@ at least MIN_TILED_TRIPS iterations),
 scaled_tiles, jam_choice, jam_factor, register_tile and tile_registers (two loops
 unrolled and jammed; JAM_PAYS the share of the cycles one must predict),
 memory_streams (rows an unroll-and-jam streams from memory), cache_streams (rows
-beyond L1 its copies read at once in a vector loop),
+beyond L1 its copies read at once in a vector loop), apart_factor (copies half the
+loop apart where consecutive rows from memory would slow it down),
 lines_per_iteration, footprint, row_major_stride (a subscript's stride), promoted and
 reduction_in_memory (what scalar replacement keeps in registers), wavefront_rows and
 recurrence_latency (a recurrence along the innermost loop, broken by a wavefront).
@@ -31,6 +32,7 @@ from affine_lsp.transforms.performance.cost import (
     Estimate,
     Loop,
     Ref,
+    apart_factor,
     cache_streams,
     estimate,
     footprint,
@@ -68,9 +70,10 @@ __all__ = [
     "Loop",
     "Machine",
     "Ref",
+    "apart_factor",
     "body_of",
-    "element_bytes",
     "cache_streams",
+    "element_bytes",
     "estimate",
     "footprint",
     "human_size",

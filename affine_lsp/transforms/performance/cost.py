@@ -101,6 +101,11 @@ per vector step, and the core keeps only a few such streams coming into L1 (meas
 doitgen's `C4[s, p]`, 460 KB from L2, with s jammed into the vector loop over p: by 2
 9.8x the original, by 4 7.0x, by 8 7.3x, not jammed 8.7x; the same loops in C with
 `C4` of 32 KB, in L1, are fastest jammed by 4 or 8)."""
+APART_FACTOR = 2
+"""Copies of an unroll-and-jam taken half the loop apart where consecutive rows streamed
+from memory would slow the nest down (`apart_factor`; measured: gesummv's i jammed by 2
+with copies 1500 rows apart 6.2x the original, 4 copies 750 apart 5.1x, not jammed 4.6x,
+consecutive copies 3.6x, in one interleaved run)."""
 TILE_RANGE = (4, 512)
 """Tile sizes considered: divisors of the trip count in this range."""
 MIN_TILED_TRIPS = 16
@@ -201,6 +206,7 @@ class Choice:
     jam: tuple[int, int] | None = None  # (band index, factor)
     promote: bool = False
     outer_jam: tuple[int, int] | None = None  # the loop outside `jam`'s too: a register tile
+    apart: bool = False  # `jam`'s copies half its loop apart (`apart_factor`)
     rows: int | None = None  # a recurrence along the innermost loop, run R rows at once
 
     def tiled(self, body: Body) -> bool:
@@ -662,6 +668,31 @@ def jam_factor(
         ):
             return factor
     return None
+
+
+def apart_factor(
+    body: Body, loop: int, trip: int, machine: Machine, most: int = JAM_FACTORS[0]
+) -> int | None:
+    """`APART_FACTOR` where `jam_factor` refuses to jam `loop` for rows streamed from
+    memory that save no store, and its copies can be taken `trip / F` iterations apart
+    instead (a tile of `trip / F` whose tile loop is unrolled and jammed inside it): each
+    copy streams a row far from the others' (consecutive rows at once slow the nest
+    down), and the copies' chains of dependent updates along the innermost loop are
+    independent. `loop` must be parallel, share a reference the copies read once (`x[j]`),
+    and the rows at once stay within `MEMORY_STREAMS`; None otherwise."""
+    factor = APART_FACTOR
+    if factor > most or trip % factor or not body.band[loop].parallel:
+        return None
+    streams = memory_streams(body, loop, machine)
+    if not streams or factor * streams > MEMORY_STREAMS:
+        return None
+    if any(ref.writes and ref.stride(loop) == 0 for ref in body.refs):
+        return None  # (a store saved: `jam_factor` jams consecutive rows)
+    if not any(ref.stride(loop) == 0 for ref in body.refs):
+        return None
+    if jam_registers(body, loop, factor, machine) > machine.registers - 2:
+        return None
+    return factor
 
 
 def jam_registers(
