@@ -712,7 +712,9 @@ def _explored(
     body: Body, orders: list[tuple[int, ...]], seed: int, place: tuple[int, ...]
 ) -> Choice:
     """A random legal order, random tile sizes (dividing the trip counts or not) and
-    a random unroll-and-jam: what the differential tests run, whatever it gains."""
+    a random unroll-and-jam (at times its copies apart, the loop then not tiled,
+    where the factor divides it): what the differential tests run, whatever it
+    gains."""
     chooser = random.Random(seed * 7919 + sum(place) * 31 + len(place))
     order = chooser.choice(orders)
     tiles = []
@@ -722,7 +724,12 @@ def _explored(
     jam = None
     if len(order) >= 2 and chooser.random() < 0.6:
         jam = (order[-2], chooser.choice((2, 3, 4)))
-    return Choice(order, tuple(tiles), jam)
+    apart = False
+    if jam is not None and chooser.random() < 0.5:
+        trip = body.band[jam[0]].trip
+        if trip > jam[1] and trip % jam[1] == 0:
+            tiles[-2], apart = trip, True
+    return Choice(order, tuple(tiles), jam, apart=apart)
 
 
 def _add_cycles(outcome: Outcome, before: float, after: float) -> None:
