@@ -46,12 +46,19 @@ def test_a_wavefront_from_the_command_line(tmp_path, capsysbinary):
     assert "--skew 2 on this line, then --wavefront --tile-sizes 4,8 on this line" in err
 
 
+def test_a_negative_skew_from_the_command_line(tmp_path, capsysbinary):
+    # (a skew keeps every dependence forward whatever the sign of its factors)
+    status, out, err = _run(tmp_path, capsysbinary, SEIDEL, "--line", "3", "--skew", "1,-1")
+    assert status == 0 and "skewed %i by %t, %j by -%t" in err, err
+    assert "%i_skew" in out and "%j_skew" in out
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
         ("--wavefront", "1"),
         ("--skew", "0"),
-        ("--skew", "1,-1"),
+        ("--skew", "0,0"),
         ("--tile", "2,2", "--tile-sizes", "2,2"),
     ],
 )

@@ -105,12 +105,14 @@ def _skew_words(rows: tuple[tuple[int, ...], ...], band: list[AffineForOp]) -> s
         if k >= len(band):
             break
         terms = [
-            iv_name(band[m]) if f == 1 else f"{f}×{iv_name(band[m])}"
+            ("-" if f < 0 else "")
+            + (iv_name(band[m]) if abs(f) == 1 else f"{abs(f)}×{iv_name(band[m])}")
             for m, f in enumerate(row)
             if f
         ]
         if terms:
-            parts.append(f"{iv_name(band[k])} by {' + '.join(terms)}")
+            said = " + ".join(terms).replace(" + -", " - ")
+            parts.append(f"{iv_name(band[k])} by {said}")
     return ", ".join(parts)
 
 
