@@ -101,8 +101,13 @@ def write_atomically(path: str, data: bytes) -> None:
     file beside it, flushed to disk, given the file's permissions (a new file: those
     the umask leaves, as `open` gives), then renamed over it in one step. On any
     failure the file is untouched and the temporary file is removed; the error is
-    raised (OSError for the system's)."""
+    raised (OSError for the system's). What is not a regular file (`/dev/null`, a
+    pipe, a terminal) is written into, never replaced."""
     target = os.path.realpath(path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        with open(target, "wb") as handle:
+            handle.write(data)
+        return
     descriptor, temporary = tempfile.mkstemp(
         prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=os.path.dirname(target)
     )

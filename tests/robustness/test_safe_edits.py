@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
+import threading
 
 import pytest
 
@@ -305,3 +307,18 @@ def test_output_file_is_written_atomically_too(tmp_path, monkeypatch):
     assert main(["fuse", str(path), "--all", "-o", str(out)]) == 2
     assert out.read_bytes() == b"previous contents"
     assert sorted(p.name for p in folder.iterdir()) == ["in.mlir", "out.mlir"]
+
+
+def test_an_output_that_is_no_regular_file_is_written_into_not_replaced(tmp_path):
+    # `-o /dev/null` must not turn the device into a file: a pipe stands for it here.
+    folder, path = _input(tmp_path)
+    pipe = folder / "pipe"
+    os.mkfifo(pipe)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    assert main(["fuse", str(path), "--all", "-o", str(pipe)]) == 0
+    reader.join(timeout=60)
+    assert read and read[0].startswith(b"func.func @good")
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert sorted(p.name for p in folder.iterdir()) == ["in.mlir", "pipe"]
