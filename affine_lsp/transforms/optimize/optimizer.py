@@ -14,8 +14,9 @@ transformations.
    unrolled and jammed; a nest distributed for nothing is put back.
 4. **Each band.** The cost model (`transforms.performance`) picks the loop order
    among the legal ones (stride 1 innermost, reuse), tile sizes (divisors of the
-   trip counts, the innermost a multiple of the vector lanes, the tile's working
-   set within the caches), an unroll-and-jam factor within the vector registers,
+   trip counts, or whole vectors with a partial last tile where that pays, the
+   innermost a multiple of the vector lanes, the tile's working set within the
+   caches), an unroll-and-jam factor within the vector registers,
    the outermost parallel loop, and scalar replacement of a reduction kept in
    memory (where `Spec` has it); each is applied as a transformation, proven, in
    that order.
@@ -671,7 +672,8 @@ def _modelled(
     untiled = tuple(body.band[k].trip for k in order)
     tiles = untiled
     if permutable and len(order) >= 2:
-        tiles = tile_sizes(body, order, target, options.min_tiled_trips)
+        promote = SCALAR_REPLACE_SUPPORTED and reduction_in_memory(body, order[-1])
+        tiles = tile_sizes(body, order, target, options.min_tiled_trips, promote=promote)
         if options.tile_scale != 1.0:
             tiles = scaled_tiles(body, order, tiles, options.tile_scale, target)
     chosen = _jammed(body, order, tiles, target, options)

@@ -41,9 +41,12 @@ Choices: the **loop order** puts the loop with the fewest lines per iteration
 innermost (stride 1 or 0 for most references), and the rest outside it by the
 same measure (Kennedy and McKinley's memory order), keeping parallel loops
 outermost when the order allows. **Tile sizes** are divisors of the trip counts
-(so that no tile is partial: no `min` in the bounds), the innermost one a
-multiple of the vector lanes, and chosen to minimise the traffic into L1 and L2
-(`traffic` above) among the sizes whose tile fits in half of L2.
+(no partial tile, no `min` in the bounds), the innermost one a multiple of the
+vector lanes, and whole vectors that leave a partial last tile (counted as what
+it is: its own steps and start, its remainder beyond the unroll-and-jam factor
+unjammed), chosen for the fewest cycles among the sizes whose tile fits in half
+of L2; of tiles predicting as many cycles, the one whose register tile makes the
+most independent updates (`chained_share`).
 **Unroll-and-jam** of the loop just outside the innermost one (its copies land
 in the innermost loop's body), by the largest factor in `JAM_FACTORS` that
 divides its trip count and whose jammed copies fit in the vector registers: one
@@ -108,6 +111,13 @@ with copies 1500 rows apart 6.2x the original, 4 copies 750 apart 5.1x, not jamm
 consecutive copies 3.6x, in one interleaved run)."""
 TILE_RANGE = (4, 512)
 """Tile sizes considered: divisors of the trip count in this range."""
+TILE_PAYS = 0.98
+"""A tile is taken where it predicts at most this share of the cycles of the best
+before it; tiles within it of the best predict as many."""
+SHORTLIST = 48
+SHORTLIST_SHARE = 0.9
+"""The tiles `tile_sizes` measures with their register tile: at most `SHORTLIST`,
+within 1 / `SHORTLIST_SHARE` of the fewest cycles with unroll-and-jam alone."""
 MIN_TILED_TRIPS = 16
 """Loops with fewer iterations are not tiled."""
 CACHE_SHARE = 0.5
@@ -192,6 +202,13 @@ class Level:
     loop: int
     trip: int
     extent: int
+    repeats: float | None = None
+    """How often it runs its body on average, where that is not `trip`: a tile loop
+    whose last tile is partial (`N / T` rather than `ceil(N / T)` full tiles)."""
+
+    @property
+    def runs(self) -> float:
+        return self.trip if self.repeats is None else self.repeats
 
 
 @dataclass(frozen=True)
@@ -233,7 +250,8 @@ def levels_of(body: Body, choice: Choice) -> list[Level]:
     for k, size in zip(choice.order, choice.tiles, strict=True):
         trip = body.band[k].trip
         if size < trip:
-            found.append(Level(k, math.ceil(trip / size), 1))
+            partial = trip / size if trip % size else None  # (the last tile, partial)
+            found.append(Level(k, math.ceil(trip / size), 1, partial))
     for k, size in zip(choice.order, choice.tiles, strict=True):
         trip = body.band[k].trip
         found.append(Level(k, min(size, trip), min(size, trip)))
@@ -286,7 +304,7 @@ def traffic(body: Body, levels: list[Level], cache: int, line: int) -> float:
         trial[level.loop] = _after(trial[level.loop], level, level.trip)
         trial_size = footprint(body, trial, line)
         if trial_size > budget:
-            return trial_size / line * math.prod(outer.trip for outer in levels[:position])
+            return trial_size / line * math.prod(outer.runs for outer in levels[:position])
         extents, size = trial, trial_size
     return size / line
 
@@ -344,14 +362,17 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
     lanes = max((machine.lanes(ref.element_bytes) for ref in body.refs), default=1)
     kept = promoted(body, innermost.loop) if choice.promote else set()
     loads = sum(
-        ref.count / math.prod(factor for loop, factor in jams if ref.stride(loop) == 0)
+        ref.count
+        * math.prod(
+            _jammed_loads(body, choice, loop, factor)
+            for loop, factor in jams
+            if ref.stride(loop) == 0
+        )
         for k, ref in enumerate(body.refs)
         if k not in kept
     )  # (a reference that does not move along a jammed loop: loaded once for its copies)
     work = max(body.operations, loads) / ISSUE
-    runs = iterations / max(1, innermost.trip)  # how often the innermost loop starts
-    steps = math.ceil(innermost.trip / lanes) if vector else innermost.trip
-    compute = runs * (steps * work + LOOP_CYCLES)
+    compute = _innermost_cycles(body, choice, innermost, iterations, lanes if vector else 1, work)
     notes = []
     chains = promoted(body, innermost.loop)
     if any(not body.refs[k].writes for k in chains):  # a reduction along the innermost loop
@@ -371,6 +392,36 @@ def estimate(body: Body, choice: Choice, machine: Machine) -> Estimate:
         notes.append("innermost loop not vectorisable")
     total = max(compute, *memory) + UNHIDDEN * sum(memory)
     return Estimate(total, lines, compute, vector, notes)
+
+
+def _innermost_cycles(
+    body: Body, choice: Choice, innermost: Level, iterations: int, lanes: int, work: float
+) -> float:
+    """Cycles of the runs of the innermost loop: `ceil(trip / lanes)` steps of `work`
+    and `LOOP_CYCLES` per run. A tiled innermost loop whose trip count its tile size
+    does not divide runs, per pass over the loop, its full tiles and one partial
+    tile of the remainder (its own steps, its own start)."""
+    size = max(1, innermost.trip)
+    whole = body.loops[innermost.loop].trip if innermost.loop < len(body.loops) else size
+    if innermost.extent != size or size >= whole or whole % size == 0:
+        runs = iterations / size  # how often the innermost loop starts
+        return runs * (math.ceil(size / lanes) * work + LOOP_CYCLES)
+    full, rest = divmod(whole, size)
+    steps = full * math.ceil(size / lanes) + math.ceil(rest / lanes)
+    return iterations / whole * (steps * work + (full + 1) * LOOP_CYCLES)
+
+
+def _jammed_loads(body: Body, choice: Choice, loop: int, factor: int) -> float:
+    """The share of the loads of a reference that does not move along a loop jammed
+    by `factor`: 1 / factor, except for the iterations of a partial last tile beyond
+    a multiple of `factor` (the remainder the unroll-and-jam runs alone)."""
+    if loop >= len(body.band) or loop not in choice.order:
+        return 1 / factor
+    trip = body.band[loop].trip
+    size = choice.tiles[choice.order.index(loop)]
+    alone = (trip % size) % factor if size < trip else trip % factor
+    share = alone / trip
+    return (1 - share) / factor + share
 
 
 def recurrence_latency(body: Body) -> float:
@@ -456,36 +507,58 @@ def tile_sizes(
     machine: Machine,
     min_trips: int = MIN_TILED_TRIPS,
     dividing: bool = True,
+    promote: bool = False,
 ) -> tuple[int, ...]:
     """Tile sizes for the band in `order` (the trip count where a loop is not
     tiled; tiled loops come first): divisors of the trip counts (with `dividing`
     False, as in a skewed band whose tiles are partial anyway: powers of two), the
-    innermost a multiple of the vector lanes where one divides, whose tile fits in
+    innermost a multiple of the vector lanes where one divides, then whole vectors
+    that may leave a partial last tile (`vector_sizes`), whose tile fits in
     `CACHE_SHARE` of L2, with the fewest predicted cycles (`estimate`, with the
-    unroll-and-jam `jam_choice` finds for them)."""
+    unroll-and-jam `jam_choice` finds for them): each must predict `TILE_PAYS` of
+    the cycles of the best before it (its loops, and a partial tile its remainder,
+    must pay). Then, outside triangles, each of the `SHORTLIST` with the register
+    tile `register_tile` finds for it (`promote`: with scalar replacement): of those
+    predicting as many cycles as the best (within `TILE_PAYS`), the one whose copies
+    make the most independent updates (`chained_share`), where that is not the best."""
     lanes = max((machine.lanes(ref.element_bytes) for ref in body.refs), default=1)
     candidates: list[list[int]] = []
+    partial: list[list[int]] = []
+    ragged = any(loop.ragged for loop in body.band)  # (a triangle's tiles are partial anyway)
     for position, k in enumerate(order):
         trip = body.band[k].trip
         sizes = [trip]
+        extra: list[int] = []
         if trip >= min_trips:
             if dividing:
                 found = [d for d in divisors(trip, *TILE_RANGE) if d < trip]
+                extra = [] if ragged else vector_sizes(trip, lanes)
             else:
                 found = [2**e for e in range(1, 10) if TILE_RANGE[0] // 2 <= 2**e < trip]
             if position == len(order) - 1:
                 found = [d for d in found if d % lanes == 0]
             sizes += _spread(found)
         candidates.append(sizes)
+        partial.append(sizes + [size for size in extra if size not in sizes])
     untiled = tuple(body.band[k].trip for k in order)
     l2 = machine.cache(2) * CACHE_SHARE
 
-    def cycles(sizes: tuple[int, ...]) -> float:
+    def jammed(sizes: tuple[int, ...]) -> float:
         jam = jam_choice(body, order, sizes, machine)
-        return estimate(body, Choice(order, sizes, jam), machine).cycles
+        return estimate(body, Choice(order, sizes, jam, promote), machine).cycles
 
-    best, best_cycles = untiled, cycles(untiled)
-    for sizes in product(*candidates):
+    def measured(sizes: tuple[int, ...]) -> tuple[Estimate, float]:
+        jam = jam_choice(body, order, sizes, machine)
+        outer, jam = register_tile(body, order, sizes, jam, machine, promote)
+        choice = Choice(order, sizes, jam, promote, outer_jam=outer)
+        return estimate(body, choice, machine), chained_share(body, (outer, jam))
+
+    best, best_cycles = untiled, jammed(untiled)
+    dividing_ones = list(product(*candidates))
+    # (the tiles that divide the trip counts first: a partial tile must pay for its remainder)
+    ordered = [*dividing_ones, *(s for s in product(*partial) if s not in set(dividing_ones))]
+    shortlist: list[tuple[float, int, tuple[int, ...]]] = []
+    for rank, sizes in enumerate(ordered):
         tiled = [size < trip for size, trip in zip(sizes, untiled, strict=True)]
         if sizes == untiled or tiled != sorted(tiled, reverse=True):
             continue  # (untiled loops only after the tiled ones)
@@ -496,10 +569,33 @@ def tile_sizes(
             extents[len(body.band) + k] = loop.trip
         if footprint(body, extents, machine.line_bytes) > l2:
             continue
-        found = cycles(sizes)
-        if found < best_cycles * 0.98:  # (a tile must pay for its loops)
+        found = jammed(sizes)
+        shortlist.append((found, rank, sizes))
+        if found < best_cycles * TILE_PAYS:  # (a tile must pay for its loops)
             best, best_cycles = sizes, found
-    return best
+    if best == untiled or ragged:
+        return best  # (no register tile in a triangle's partial tiles)
+    # Of the tiles predicting as many cycles with their register tiles, one whose copies
+    # make more independent updates (`chained_share`: 3mm's 4 x 4 rather than 2 x 8).
+    chosen, share = measured(best)
+    shortlist.sort()
+    kept = [s for s in shortlist[:SHORTLIST] if s[0] * SHORTLIST_SHARE <= shortlist[0][0]]
+    ties: list[tuple[float, bool, float, int, tuple[int, ...]]] = []
+    for _, rank, sizes in kept:
+        tiled, tiled_share = measured(sizes)
+        if tiled.cycles * TILE_PAYS <= chosen.cycles and tiled_share < share:
+            leaves = any(body.band[k].trip % size for k, size in zip(order, sizes, strict=True))
+            ties.append((tiled_share, leaves, tiled.cycles, rank, sizes))  # (dividing first)
+    return min(ties)[-1] if ties else best
+
+
+def vector_sizes(trip: int, lanes: int) -> list[int]:
+    """Tile sizes that are whole vectors whether they divide `trip` or not (those
+    that do not leave a partial last tile: `min` in the bounds): the powers of two
+    times the vector lanes in `TILE_RANGE` below `trip`."""
+    low, high = TILE_RANGE
+    sizes = (lanes * 2**e for e in range(1, 10))
+    return [s for s in sizes if low <= s <= high and s < trip]
 
 
 def scaled_tiles(
@@ -572,7 +668,9 @@ def register_tile(
     fewer predicted cycles (each reference loaded once for the copies of the jammed
     loops it does not move along), its registers fit (`tile_registers`), the outer
     factor divides that loop's tile, and no rows streamed from memory are added
-    (`memory_streams`); else (None, `jam`). With `forced` (a candidate `--tune`
+    (`memory_streams`); else (None, `jam`). Of register tiles predicting as many
+    cycles and lines, the one with the smallest `chained_share` (measured on 3mm:
+    4 x 4 14.3x the original, 2 x 8 12.6x, one interleaved run). With `forced` (a candidate `--tune`
     times), the register tile with the fewest predicted cycles is taken even where
     it does not predict fewer than `jam` alone."""
     if jam is None or len(order) < 3:
@@ -605,9 +703,31 @@ def register_tile(
             fewer = cycles < best_cycles * (1.0 if forced else JAM_PAYS)
             share = 1.0 if best[0] is not None else FEWER_LINES  # (tile against tile)
             as_many = cycles <= best_cycles / JAM_PAYS and lines < best_lines * share
-            if fewer or as_many:
+            shorter = (
+                best[0] is not None
+                and cycles <= best_cycles / JAM_PAYS
+                and lines <= best_lines
+                and chained_share(body, pair) < chained_share(body, best)
+            )
+            if fewer or as_many or shorter:
                 best, best_cycles, best_lines = (pair[0], pair[1]), cycles, lines
     return best
+
+
+def chained_share(body: Body, jams: Sequence[tuple[int, int] | None]) -> float:
+    """The share of the copies of a register tile that update one element one after
+    the other in an iteration of the innermost loop (the copies of a jammed loop that
+    does not move an element the body writes): gemm's `i` by 2 around `k` by 8, 8
+    dependent adds of `C[i, j]` among 16 copies; 4 x 4, 4 among 16 (4 chains at once)."""
+    chain, copies = 1, 1
+    for jam in jams:
+        if jam is None:
+            continue
+        loop, factor = jam
+        copies *= factor
+        if any(ref.writes and ref.stride(loop) == 0 for ref in body.refs):
+            chain *= factor
+    return chain / copies
 
 
 def tile_registers(body: Body, jams: Sequence[tuple[int, int]]) -> int:
