@@ -23,10 +23,10 @@ from affine_lsp.transforms.performance.cost import (
     lines_per_iteration,
     memory_order,
     memory_streams,
+    partial_sizes,
     register_tile,
     tile_registers,
     tile_sizes,
-    vector_sizes,
 )
 from affine_lsp.transforms.performance.machine import Machine
 
@@ -92,7 +92,7 @@ def test_tiles_divide_the_trip_counts_or_are_whole_vectors_and_the_innermost_is_
     tiles = tile_sizes(body, (0, 1, 2), MACHINE)
     lanes = MACHINE.lanes(8)
     for size, loop in zip(tiles, body.band, strict=True):
-        assert loop.trip % size == 0 or size in vector_sizes(loop.trip, lanes)
+        assert loop.trip % size == 0 or size in partial_sizes(loop.trip, lanes)
     assert tiles[2] == 480 or tiles[2] % lanes == 0
     assert tiles != (480, 480, 480)  # a nest of 5 MB is tiled for a 1 MB L2
     untiled = estimate(body, Choice((0, 1, 2), (480, 480, 480)), MACHINE)
@@ -374,9 +374,10 @@ def test_the_remainder_a_partial_tile_leaves_to_unroll_and_jam_loads_as_unjammed
     assert jammed.compute < plain.compute
 
 
-def test_whole_vectors_may_leave_a_partial_tile():
-    assert vector_sizes(600, 8) == [16, 32, 64, 128, 256, 512]
-    assert vector_sizes(100, 4) == [8, 16, 32, 64]
+def test_partial_tiles_are_whole_vectors_that_do_not_divide_the_trip_count():
+    assert partial_sizes(600, 8) == [16, 32, 64, 128, 256, 512]
+    assert partial_sizes(720, 8) == [32, 64, 128, 256, 512]
+    assert partial_sizes(100, 4) == [8, 16, 32, 64]
 
 
 def test_of_tiles_predicting_as_many_cycles_the_register_tile_with_shorter_chains():

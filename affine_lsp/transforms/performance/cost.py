@@ -513,7 +513,7 @@ def tile_sizes(
     tiled; tiled loops come first): divisors of the trip counts (with `dividing`
     False, as in a skewed band whose tiles are partial anyway: powers of two), the
     innermost a multiple of the vector lanes where one divides, then whole vectors
-    that may leave a partial last tile (`vector_sizes`), whose tile fits in
+    that leave a partial last tile (`partial_sizes`), whose tile fits in
     `CACHE_SHARE` of L2, with the fewest predicted cycles (`estimate`, with the
     unroll-and-jam `jam_choice` finds for them): each must predict `TILE_PAYS` of
     the cycles of the best before it (its loops, and a partial tile its remainder,
@@ -532,14 +532,14 @@ def tile_sizes(
         if trip >= min_trips:
             if dividing:
                 found = [d for d in divisors(trip, *TILE_RANGE) if d < trip]
-                extra = [] if ragged else vector_sizes(trip, lanes)
+                extra = [] if ragged else partial_sizes(trip, lanes)
             else:
                 found = [2**e for e in range(1, 10) if TILE_RANGE[0] // 2 <= 2**e < trip]
             if position == len(order) - 1:
                 found = [d for d in found if d % lanes == 0]
             sizes += _spread(found)
         candidates.append(sizes)
-        partial.append(sizes + [size for size in extra if size not in sizes])
+        partial.append(sizes + extra)
     untiled = tuple(body.band[k].trip for k in order)
     l2 = machine.cache(2) * CACHE_SHARE
 
@@ -580,22 +580,22 @@ def tile_sizes(
     chosen, share = measured(best)
     shortlist.sort()
     kept = [s for s in shortlist[:SHORTLIST] if s[0] * SHORTLIST_SHARE <= shortlist[0][0]]
-    ties: list[tuple[float, bool, float, int, tuple[int, ...]]] = []
+    ties: list[tuple[float, bool, int, float, int, tuple[int, ...]]] = []
     for _, rank, sizes in kept:
         tiled, tiled_share = measured(sizes)
         if tiled.cycles * TILE_PAYS <= chosen.cycles and tiled_share < share:
             leaves = any(body.band[k].trip % size for k, size in zip(order, sizes, strict=True))
-            ties.append((tiled_share, leaves, tiled.cycles, rank, sizes))  # (dividing first)
+            volume = -math.prod(sizes)  # (the largest: fewer runs of the loops outside j)
+            ties.append((tiled_share, leaves, volume, tiled.cycles, rank, sizes))
     return min(ties)[-1] if ties else best
 
 
-def vector_sizes(trip: int, lanes: int) -> list[int]:
-    """Tile sizes that are whole vectors whether they divide `trip` or not (those
-    that do not leave a partial last tile: `min` in the bounds): the powers of two
-    times the vector lanes in `TILE_RANGE` below `trip`."""
+def partial_sizes(trip: int, lanes: int) -> list[int]:
+    """Tile sizes that leave a partial last tile (`min` in the bounds): the powers of
+    two times the vector lanes in `TILE_RANGE` below `trip` that do not divide it."""
     low, high = TILE_RANGE
     sizes = (lanes * 2**e for e in range(1, 10))
-    return [s for s in sizes if low <= s <= high and s < trip]
+    return [s for s in sizes if low <= s <= high and s < trip and trip % s]
 
 
 def scaled_tiles(
@@ -669,10 +669,12 @@ def register_tile(
     loops it does not move along), its registers fit (`tile_registers`), the outer
     factor divides that loop's tile, and no rows streamed from memory are added
     (`memory_streams`); else (None, `jam`). Of register tiles predicting as many
-    cycles and lines, the one with the smallest `chained_share` (measured on 3mm:
-    4 x 4 14.3x the original, 2 x 8 12.6x, one interleaved run). With `forced` (a candidate `--tune`
-    times), the register tile with the fewest predicted cycles is taken even where
-    it does not predict fewer than `jam` alone."""
+    cycles and lines, the one with the smallest `chained_share` whose rows it
+    updates fit in `CACHE_SHARE` of L1 (`written_rows`; measured on 3mm: 4 x 4 14.3x
+    the original, 2 x 8 12.6x, one interleaved run; on 2mm, whose 4 rows of 960
+    doubles do not fit in 24 KB, 4 x 4 about 5% slower than 2 x 4). With `forced`
+    (a candidate `--tune` times), the register tile with the fewest predicted cycles
+    is taken even where it does not predict fewer than `jam` alone."""
     if jam is None or len(order) < 3:
         return None, jam
     outer = order[-3]
@@ -708,10 +710,26 @@ def register_tile(
                 and cycles <= best_cycles / JAM_PAYS
                 and lines <= best_lines
                 and chained_share(body, pair) < chained_share(body, best)
+                and written_rows(body, order, tiles, pair[0]) <= machine.cache(1) * CACHE_SHARE
             )
             if fewer or as_many or shorter:
                 best, best_cycles, best_lines = (pair[0], pair[1]), cycles, lines
     return best
+
+
+def written_rows(
+    body: Body, order: tuple[int, ...], tiles: tuple[int, ...], outer: tuple[int, int]
+) -> int:
+    """Bytes of the rows a register tile updates along the innermost loop, one per
+    copy of its outer loop (`C[i, j]` of gemm's `i` by 4: 4 rows of j), which stay in
+    L1 while the jammed loop runs (3mm: 4 rows of 720 doubles, 23 KB of 48 KB)."""
+    loop, factor = outer
+    rows = {
+        (ref.array, ref.coefficients): ref.element_bytes
+        for ref in body.refs
+        if ref.writes and ref.stride(loop) != 0 and ref.stride(order[-1]) != 0
+    }
+    return sum(factor * tiles[-1] * size for size in rows.values())
 
 
 def chained_share(body: Body, jams: Sequence[tuple[int, int] | None]) -> float:
