@@ -29,10 +29,11 @@
 // initialisation distributed out, (i, k) tiled 32x64 with j whole (64 divides neither 800
 // nor 720: the last tile of k is partial, its bounds end in a `min`), and a 4x4 register
 // tile (i by 4, then k by 4, unrolled and jammed in the partial tiles too) around the
-// unit-stride j loop. Measured against the tiles that divide the trip counts (60x60x120
-// with a 2x4 register tile), interleaved in one run: 22.1x against 18.2x (Polly best
-// 16.3x); a 2x8 register tile in the same tiles ran about 12% slower than 4x4 (each
+// unit-stride j loop. Against the tiles that divide the trip counts (60x60x120 with a
+// 2x4 register tile), interleaved in one run under load: 22.1x against 18.2x (Polly best
+// 16.3x). A 2x8 register tile in tiles of 32x64x128 ran 12.6x where 4x4 ran 14.3x (each
 // element of the product updated 8 times one after the other in an iteration, not 4).
+// `optimize` now takes 4x4 register tiles too (docs/optimize.md, register tile).
 func.func @kernel_3mm(%E: memref<{NI}x{NJ}xf64>, %A: memref<{NI}x{NK}xf64>,
                       %B: memref<{NK}x{NJ}xf64>, %F: memref<{NJ}x{NL}xf64>,
                       %C: memref<{NJ}x{NM}xf64>, %D: memref<{NM}x{NL}xf64>,
