@@ -268,6 +268,10 @@ def test_the_copies_read_few_rows_beyond_l1_at_once_in_a_vector_loop():
     # In a tile of 8 rows of s (15 KB of C4), the rows stay in L1 too.
     assert cache_streams(body, [(0, 8)], 1, [8, 240], WIDE) == 0
     assert jam_choice(body, (0, 1), (8, 240), WIDE) == (0, 8)
+    # The cap holds in untiled bands only: whole, 2 copies; in tiles of 120 rows of s
+    # (230 KB of C4, beyond L1 too) the tile sizes bound the rows, 8 copies.
+    assert jam_choice(body, (0, 1), (240, 240), WIDE) == (0, 2)
+    assert jam_choice(body, (0, 1), (120, 240), WIDE) == (0, 8)
 
 
 def test_rows_from_memory_that_save_no_store_are_jammed_half_the_loop_apart():

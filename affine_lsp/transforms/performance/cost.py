@@ -103,7 +103,10 @@ vectorised innermost loop (`cache_streams`): each copy reads another row, a cach
 per vector step, and the core keeps only a few such streams coming into L1 (measured:
 doitgen's `C4[s, p]`, 460 KB from L2, with s jammed into the vector loop over p: by 2
 9.8x the original, by 4 7.0x, by 8 7.3x, not jammed 8.7x; the same loops in C with
-`C4` of 32 KB, in L1, are fastest jammed by 4 or 8)."""
+`C4` of 32 KB, in L1, are fastest jammed by 4 or 8). The cap holds in untiled bands
+only (`tiled_band`): in tiles, whose sizes bound what a tile brings into the caches,
+3mm's products tiled (i, k) 20x40 with 4 x 4 register tiles ran 16.2x the original
+where the tiles the cap leaves (10x4, 2 x 4) ran 12.3x, in one interleaved run)."""
 APART_FACTOR = 2
 """Copies of an unroll-and-jam taken half the loop apart where consecutive rows streamed
 from memory would slow the nest down (`apart_factor`; measured: gesummv's i jammed by 2
@@ -656,8 +659,14 @@ def jam_choice(
     position = len(order) - 2
     k = order[position]
     extents = tile_extents(body, order, tiles)
-    factor = jam_factor(body, k, tiles[position], machine, most, order[-1], extents)
+    capped = not tiled_band(body, order, tiles)
+    factor = jam_factor(body, k, tiles[position], machine, most, order[-1], extents, capped)
     return None if factor is None else (k, factor)
+
+
+def tiled_band(body: Body, order: tuple[int, ...], tiles: tuple[int, ...]) -> bool:
+    """Whether some loop of the band is cut into tiles (smaller than its trip count)."""
+    return any(size < body.band[k].trip for k, size in zip(order, tiles, strict=True))
 
 
 def tile_extents(body: Body, order: tuple[int, ...], tiles: tuple[int, ...]) -> list[int]:
@@ -697,7 +706,8 @@ def register_tile(
         return None, jam
     best: tuple[tuple[int, int] | None, tuple[int, int] | None] = (None, jam)
     extents = tile_extents(body, order, tiles)
-    streamed = vectorisable(body, order[-1])  # (rows read a vector at a time)
+    # (rows read a vector at a time, in an untiled band: `jam_factor`)
+    streamed = vectorisable(body, order[-1]) and not tiled_band(body, order, tiles)
     kept = estimate(body, Choice(order, tiles, jam, promote), machine)
     best_cycles = math.inf if forced else kept.cycles
     best_lines = kept.traffic[1] if len(kept.traffic) > 1 else 0.0
@@ -794,6 +804,7 @@ def jam_factor(
     most: int = JAM_FACTORS[0],
     innermost: int | None = None,
     extents: Sequence[int] | None = None,
+    streams_capped: bool = True,
 ) -> int | None:
     """The largest factor of `JAM_FACTORS` (at most `most`) dividing `trip` whose
     jammed copies fit in the registers (one per reference that moves along `loop`
@@ -803,7 +814,7 @@ def jam_factor(
     Where the innermost loop is vectorised and each copy reads another row of an
     array beyond L1 (`cache_streams`; `extents`: each loop's iterations in a tile,
     whole loops by default), the copies read at most `CACHE_STREAMS` such rows at
-    once.
+    once, unless `streams_capped` is False (a tiled band).
 
     Where rows of arrays larger than the last cache move along `loop`
     (`memory_streams`), the copies stream several rows from memory at once: that
@@ -827,7 +838,8 @@ def jam_factor(
         if factor > most or factor * streams > MEMORY_STREAMS:
             continue
         jams = [(loop, factor)]
-        if not packed and cache_streams(body, jams, inner, extents, machine) > CACHE_STREAMS:
+        capped = streams_capped and not packed
+        if capped and cache_streams(body, jams, inner, extents, machine) > CACHE_STREAMS:
             continue
         if (
             trip % factor == 0
