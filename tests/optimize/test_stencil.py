@@ -128,7 +128,7 @@ def test_fdtd_2d_peeled_row_subscripts_are_added_up(monkeypatch: pytest.MonkeyPa
     """With j tiled, the row i = 0 of hz's sweep is peeled out of the tiles: its
     %i_skew is %t, and its subscripts say 0, not `%t - %t` (the tiles' j loop runs over
     j itself)."""
-    monkeypatch.setattr(timetile, "skewed_tile_sizes", lambda body, target: (8, 16, 32))
+    monkeypatch.setattr(timetile, "skewed_tile_sizes", lambda body, target, skews=(): (8, 16, 32))
     data, model, loop = loop_on_line(FDTD_2D, _line(FDTD_2D))
     outcome = optimize_nest(data, model, loop, Options(machine=MID))
     assert outcome.steps[2] == "tiled (t, i, j) 8x16x32"

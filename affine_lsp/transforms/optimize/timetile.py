@@ -32,6 +32,7 @@ before, two of them across cache lines).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from itertools import product
 from typing import Any
 
@@ -187,16 +188,33 @@ those, the longest innermost loop is taken (each run of it starts and ends with
 the bounds of a skewed tile and a vector loop's remainder, which the model does
 not count: measured on jacobi-1d, 32x1024 ran 1.3x faster than 32x256, and on
 heat-3d the innermost loop whole 1.2x faster than 16)."""
+PIECE_CYCLES = 80.0
+"""Cycles each piece of a skewed tile costs beyond its iterations (`pieces`: one run
+of the loops inside the band's last tiled loop; short rows, each a jump in memory
+where the prefetcher starts again, the bounds of a skewed tile, a vector loop's
+remainder). Measured on heat-3d, one loaded run: 16x16x8 (about 490,000 pieces of
+8 rows) 1.93x the original, 16x8 with j and k whole (3,000 pieces of 8 planes)
+2.19-2.27x: about 80 cycles a piece."""
+PLANE_ROWS = (4, SMALL_SPACE_TILE)
+"""The rows of the first space loop a plane tile takes (`plane_tiles`)."""
+PLANE_SHARE = 0.5
+"""The share of L3 the box of a plane tile over all its time steps may take (the
+share of a cache the cost model lets a working set take)."""
 
 
-def skewed_tile_sizes(body: Body, target: Machine) -> tuple[int, ...]:
+def skewed_tile_sizes(
+    body: Body, target: Machine, skews: tuple[tuple[int, ...], ...] = ()
+) -> tuple[int, ...]:
     """Sizes of `TIME_TILES` (the first loop), `SPACE_TILES` (the others; and
     `SMALL_SPACE_TILE` with three space loops) and `INNER_TILES` (the innermost,
     which may also run whole), among the tiles whose footprint over two time steps
     fits in L2 (`SKEWED_FIT`), cycles estimated with `SKEWED_L2` times L2: of those
     within `NEAR` of the fewest predicted cycles, the longest innermost loop, then the
-    most iterations in a tile (fewer tiles, fewer partial ones at the band's edges,
-    which the model does not count), then the fewest cycles."""
+    most iterations in a tile (fewer tiles, fewer partial ones at the band's edges),
+    then the fewest cycles. Every estimate adds `PIECE_CYCLES` per piece of a tile
+    (`pieces`, with the band's skews F). With three or more space loops, plane
+    tiles (`plane_tiles`) are candidates too, estimated with an array's read and
+    write of the same subscripts counted once (`shared_lines`)."""
     order = tuple(range(len(body.band)))
     trips = [loop.trip for loop in body.band]
     choices: list[list[int]] = [[t for t in TIME_TILES if t < trips[0]] or [trips[0]]]
@@ -209,14 +227,78 @@ def skewed_tile_sizes(body: Body, target: Machine) -> tuple[int, ...]:
         choices.append(found or [trips[k]])
     untiled = tuple(trips)
     roomy = _roomy(target)
-    candidates = [(estimate(body, Choice(order, untiled), roomy).cycles, untiled)]
+    counted = shared_lines(body)
+
+    def cycles(sizes: tuple[int, ...], seen: Body = body) -> float:
+        found = estimate(seen, Choice(order, sizes), roomy).cycles
+        return found + PIECE_CYCLES * pieces(trips, sizes, skews)
+
+    candidates = [(cycles(untiled), untiled)]
     for sizes in product(*choices):
         if step_footprint(body, sizes, target.line_bytes) > target.cache(2) * SKEWED_FIT:
             continue
-        candidates.append((estimate(body, Choice(order, sizes), roomy).cycles, tuple(sizes)))
+        candidates.append((cycles(tuple(sizes)), tuple(sizes)))
+    for sizes in plane_tiles(trips):
+        if footprint(counted, sizes, target.line_bytes) <= target.cache(3) * PLANE_SHARE:
+            candidates.append((cycles(sizes, counted), sizes))
     fewest = min(cycles for cycles, _ in candidates)
     near = [(cycles, sizes) for cycles, sizes in candidates if cycles <= fewest * NEAR]
     return max(near, key=lambda found: (found[1][-1], math.prod(found[1]), -found[0]))[1]
+
+
+def plane_tiles(trips: list[int]) -> list[tuple[int, ...]]:
+    """With three or more space loops, tiles of the time loop (`TIME_TILES`) and of
+    `PLANE_ROWS` rows of the first space loop, every other loop whole: each time step
+    of such a tile sweeps a few whole planes, contiguous in memory. What it reuses
+    from one step to the next (its rows and the stencil's reach, in whole planes of
+    each array) is more than L2 holds and comes from L3, where the tile's box over
+    all its steps stays for the next tile along the first space loop (which slides
+    along the same planes): that box must fit in `PLANE_SHARE` of L3."""
+    if len(trips) < 4:
+        return []
+    times = [t for t in TIME_TILES if t < trips[0]]
+    rows = [r for r in PLANE_ROWS if r < trips[1]]
+    return [(t, r, *trips[2:]) for t in times for r in rows]
+
+
+def shared_lines(body: Body) -> Body:
+    """`body` with each array's write folded into its read of the same subscripts
+    (the same lines: a stencil's `B[i, j]` written in one sweep and read in the
+    other), so that the estimates count those lines once."""
+    reads = {(ref.array, ref.coefficients) for ref in body.refs if not ref.writes}
+    refs = []
+    for ref in body.refs:
+        key = (ref.array, ref.coefficients)
+        if ref.writes and key in reads:
+            continue
+        if not ref.writes:
+            folded = sum(
+                other.count
+                for other in body.refs
+                if other.writes and (other.array, other.coefficients) == key
+            )
+            ref = replace(ref, count=ref.count + folded)
+        refs.append(ref)
+    return replace(body, refs=tuple(refs))
+
+
+def pieces(trips: list[int], sizes: tuple[int, ...], skews: tuple[tuple[int, ...], ...]) -> int:
+    """The pieces of a tiling of a skewed band: the runs of the loops inside its last
+    tiled loop, one per iteration of the point loops outside it, in every tile.
+    Along a loop skewed by F (its row of `skews`), a tile's points cover
+    `trip + sum(F[m] * (size_m - 1))` values of it: its tiles, the partial ones at
+    the band's edges included, number that over its size."""
+    tiled = 0
+    while tiled < len(sizes) and sizes[tiled] < trips[tiled]:
+        tiled += 1
+    if tiled == 0:
+        return 0
+    tiles = 1
+    for k in range(tiled):
+        factors = skews[k - 1] if 0 < k <= len(skews) else ()
+        span = trips[k] + sum(f * (sizes[m] - 1) for m, f in enumerate(factors))
+        tiles *= math.ceil(span / sizes[k])
+    return tiles * math.prod(sizes[: tiled - 1])
 
 
 def scaled_time_tiles(
@@ -264,7 +346,7 @@ def time_tile(
     body = skewed_body(nest, rows, depth)
     order = tuple(range(depth))
     untiled = tuple(loop.trip for loop in body.band)
-    sizes = scaled_time_tiles(skewed_tile_sizes(body, target), untiled, scale)
+    sizes = scaled_time_tiles(skewed_tile_sizes(body, target, rows), untiled, scale)
     target = _roomy(target)  # (the estimates that chose the sizes)
     before = estimate(body, Choice(order, untiled), target).cycles
     after = estimate(body, Choice(order, sizes), target).cycles
