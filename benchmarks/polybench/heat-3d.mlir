@@ -20,10 +20,11 @@
 // 16x3 and 8x4 2.34-2.35x; in another, 16x4 2.36x, 16x32x32 2.28x, 16x16x16 and 32x32x32
 // 2.0x; cutting k (16x16x16x32 after fusing at depth 3) 1.6x where 16x32x32 made 2.05x. Tiles of (t, i, j) such as 16x16x8 are proven with their point loops
 // bounded by min/max (one copy of each statement): peeled, their proof is too complex.
-// `optimize` tiles 16x16x8 with k whole (fused with a shift of 1 along k too): its model
-// predicts 3.6e8 cycles for that and 4.5e8 for 16x8 with j and k whole, whose footprint over
-// two time steps (5.5 MB) is far beyond L2; measured, 16x8 and 16x4 in its code ran 2.19-2.27x
-// where its 16x16x8 ran 1.93x (one loaded run).
+// `optimize` tiles (t, i) 16x8 with j and k whole (fused with a shift of 1 along k too): its
+// model counts the pieces of a tile (16x16x8 with k whole: about 490,000 runs of 8 rows, 4e7
+// cycles) and tries plane tiles (their box over all their steps within half of L3); before,
+// it tiled 16x16x8. Measured, 16x8 and 16x4 in its code ran 2.19-2.27x where its 16x16x8 ran
+// 1.93x (one loaded run).
 func.func @kernel_heat_3d(%A: memref<{N}x{N}x{N}xf64>, %B: memref<{N}x{N}x{N}xf64>) {
   %eighth = arith.constant 0.125 : f64
   %two = arith.constant 2.0 : f64
