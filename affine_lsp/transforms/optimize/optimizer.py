@@ -47,9 +47,9 @@ from affine_lsp.transforms.fusion import PRODUCER_CONSUMER, PairFusion
 from affine_lsp.transforms.loops import (
     DISTRIBUTE,
     INTERCHANGE,
-    KINDS,
     PARALLELIZE,
     PERMUTE,
+    SCALAR_REPLACE,
     SKEW,
     TILE,
     UNROLL_JAM,
@@ -71,7 +71,7 @@ from affine_lsp.transforms.optimize.scheduler import Band, Schedule
 from affine_lsp.transforms.optimize.schedules import SCHEDULE_BUDGET, scheduled
 from affine_lsp.transforms.optimize.stencil import time_step_scheduled
 from affine_lsp.transforms.optimize.timestep import FUSE_STEP, TimeStepFusion, step_shifts
-from affine_lsp.transforms.optimize.timetile import SKEWS_SUPPORTED, time_tile
+from affine_lsp.transforms.optimize.timetile import time_tile
 from affine_lsp.transforms.performance import (
     JAM_PAYS,
     MIN_TILED_TRIPS,
@@ -91,9 +91,6 @@ from affine_lsp.transforms.performance import (
     tile_sizes,
 )
 
-SCALAR_REPLACE = "scalar-replace"
-SCALAR_REPLACE_SUPPORTED = SCALAR_REPLACE in KINDS
-"""Whether scalar replacement is one of the transformations (a `Spec` kind)."""
 MIN_GAIN = 1.05
 """A band whose predicted gain is below this is left as it is."""
 DISTRIBUTION_GAIN = 0.95
@@ -217,12 +214,6 @@ def _time_tiled(
     if band is None or not (band.permutable and band.skewed()):
         return False
     if set(band.statements) != {s.name for s in nest.statements}:
-        return False
-    if not SKEWS_SUPPORTED:
-        outcome.notes.append(
-            "isl's schedule skews the nest to make it tileable (time tiling); "
-            "that needs tiling of skewed bands, not available here"
-        )
         return False
     tried = len(realiser.refused)
     scale = options.tile_scale
@@ -672,7 +663,7 @@ def _modelled(
     untiled = tuple(body.band[k].trip for k in order)
     tiles = untiled
     if permutable and len(order) >= 2:
-        promote = SCALAR_REPLACE_SUPPORTED and reduction_in_memory(body, order[-1])
+        promote = reduction_in_memory(body, order[-1])
         tiles = tile_sizes(body, order, target, options.min_tiled_trips, promote=promote)
         if options.tile_scale != 1.0:
             tiles = scaled_tiles(body, order, tiles, options.tile_scale, target)
@@ -693,7 +684,7 @@ def _jammed(
 ) -> Choice:
     """The unroll-and-jam, register tile and scalar replacement for these tiles."""
     jam = jam_choice(body, order, tiles, target, options.most_jam) if options.jam else None
-    promote = SCALAR_REPLACE_SUPPORTED and reduction_in_memory(body, order[-1])
+    promote = reduction_in_memory(body, order[-1])
     outer_jam, jam = register_tile(
         body, order, tiles, jam, target, promote, forced=options.register_tile
     )

@@ -40,7 +40,7 @@ import islpy as isl
 
 from affine_lsp.ir import AffineForOp
 from affine_lsp.poly import Budget, PolyError
-from affine_lsp.transforms.loops import KINDS, SKEW, TILE, WAVEFRONT, Spec, iv_name
+from affine_lsp.transforms.loops import SCALAR_REPLACE, SKEW, TILE, WAVEFRONT, Spec, iv_name
 from affine_lsp.transforms.optimize import scheduler
 from affine_lsp.transforms.optimize.bands import BandDependences, recurrences
 from affine_lsp.transforms.optimize.nest import Nest
@@ -57,9 +57,6 @@ from affine_lsp.transforms.performance import (
     wavefront_rows,
 )
 
-SCALAR_REPLACE = "scalar-replace"
-CARRY_SUPPORTED = SCALAR_REPLACE in KINDS
-"""Whether scalar replacement is one of the transformations (a `Spec` kind)."""
 MOST_CARRIED_LOOPS = 8
 """The innermost loops of the tiles scalar replacement is tried on, at most."""
 MOST_CARRIED_DEPTH = 3
@@ -67,8 +64,6 @@ MOST_CARRIED_DEPTH = 3
 not after a wavefront (a recurrence: what the sweep reads it wrote): the proof of
 the whole chain of heat-3d's (four loops) ran out of its isl operations on every
 attempt, 140 s in all, and so did seidel-2d's after its wavefront."""
-SKEWS_SUPPORTED = "skews" in Spec.__dataclass_fields__
-"""Whether `Spec` takes general skews (the code generator is there)."""
 
 
 def skew_rows(band: Band, depth: int) -> tuple[tuple[int, ...], ...] | None:
@@ -339,7 +334,7 @@ def time_tile(
     (`--tune`'s variants)."""
     depth = band.members
     rows = skew_rows(band, depth)
-    if not SKEWS_SUPPORTED or rows is None or depth < 2:
+    if rows is None or depth < 2:
         return None
     if all(len(statement.loops) < depth for statement in nest.statements):
         return None
@@ -402,7 +397,7 @@ def _skewed_and_tiled(
     if not realiser.apply(root, skew, "", "skew the band to make it tileable"):
         return None
     root = realiser.at((0,))
-    shown = f"({', '.join(names)}) " + "x".join(str(s) for s in sizes)
+    shown = f"({', '.join(names[: len(sizes)])}) " + "x".join(str(s) for s in sizes)
     if root is None or not realiser.apply(
         root, Spec(TILE, sizes=sizes), f"tiled {shown}", f"tile {shown}"
     ):
@@ -424,8 +419,6 @@ def carry_reuse(realiser: Realiser) -> None:
     """Scalar replacement in each innermost loop of the nest whose next iterations read
     again what it loads (a loop it does not apply to, or whose proof with the steps
     before fails, is left as it is, unreported)."""
-    if not CARRY_SUPPORTED:
-        return
     left = 0  # the innermost loops tried and left, in the order of the text
     for _ in range(MOST_CARRIED_LOOPS):
         loops = [loop for loop in _innermost(realiser) if not loop.iter_args]
