@@ -32,6 +32,7 @@ from affine_lsp.ir import (
 from affine_lsp.poly import AffineForm, IslSession
 from affine_lsp.syntax import SourceDocument, decode, encode
 from affine_lsp.transforms.edits import EditMap, line_start, next_line_start
+from affine_lsp.transforms.loops.nest import ops_by_start
 from affine_lsp.transforms.loops.proof import ProofFailed, Prover, Rewrite, visible_value
 from affine_lsp.transforms.loops.scalars import Rotation
 from affine_lsp.transforms.loops.text import Origin, Renames
@@ -75,7 +76,7 @@ def prove_chain(
     final = texts[-1]
     final_model = build_module(SourceDocument(final).tree.root_node)
     models = [step.model for step in steps] + [final_model]
-    by_start = [_ops_by_start(m) for m in models]
+    by_start = [ops_by_start(m) for m in models]
     origins: dict[int, Origin] = {}
     for op in final_model.walk():
         offset = op.span.start_byte
@@ -104,13 +105,6 @@ def prove_chain(
     if proven.new_text != final:
         raise ProofFailed("the composed rewrite does not give the final text")
     return final
-
-
-def _ops_by_start(model: ModuleModel) -> dict[int, Operation]:
-    found: dict[int, Operation] = {}
-    for op in model.walk():
-        found.setdefault(op.span.start_byte, op)
-    return found
 
 
 def _compose(
@@ -216,7 +210,7 @@ def _declared(
         ):
             raise ProofFailed("a step promoted elements to registers before the last step")
     last = steps[-1].rewrite
-    rotations = _rotations(steps, by_start, final)
+    rotations = _rotations(steps, by_start)
     promotions = getattr(last, "promotions", None)
     if not promotions:
         return {"rotations": rotations} if rotations else {}
@@ -246,13 +240,11 @@ def _declared(
     return found
 
 
-def _rotations(
-    steps: list[Step], by_start: list[dict[int, Operation]], final: ModuleModel
-) -> list[Rotation]:
+def _rotations(steps: list[Step], by_start: list[dict[int, Operation]]) -> list[Rotation]:
     """The values scalar replacement carries to the next iterations, of every step
     (a later step may rewrite other loops only: their offsets followed through its
     edits), each load composed back to the original."""
-    ops = {op.span.start_byte: op for op in final.walk()}
+    ops = by_start[-1]  # (the final text's)
     composed = []
     for k, step in enumerate(steps):
         for rotation in getattr(step.rewrite, "rotations", []):

@@ -7,7 +7,7 @@ iterations (interchange, permute, tile, skew) work on bands.
 
 from __future__ import annotations
 
-from affine_lsp.ir import AffineBound, AffineForOp, Block, Operation, Value
+from affine_lsp.ir import AffineBound, AffineForOp, Block, ModuleModel, Operation, Value
 from affine_lsp.syntax import Span
 
 
@@ -140,3 +140,12 @@ def defined_under(value: Value, root: Operation) -> bool:
             return True
         op = op.parent_op
     return False
+
+
+def ops_by_start(root: Operation | ModuleModel) -> dict[int, Operation]:
+    """The ops under `root` by the offset they start at (the outermost of ops starting
+    at one offset)."""
+    found: dict[int, Operation] = {}
+    for op in root.walk():
+        found.setdefault(op.span.start_byte, op)
+    return found

@@ -94,6 +94,7 @@ from affine_lsp.poly import (
 from affine_lsp.syntax import Span, encode
 from affine_lsp.transforms.edits import EditMap, apply_edits
 from affine_lsp.transforms.functions import parse_function
+from affine_lsp.transforms.loops.nest import ops_by_start
 from affine_lsp.transforms.loops.scalars import (
     INIT,
     ITERATION,
@@ -357,9 +358,7 @@ class Prover:
 
     def _origins(self, function: FuncOp, rewrite: Rewrite, new_end: int) -> dict[int, Origin]:
         """Origin of every new op (by id) in the rewritten range or after it."""
-        old_by_start: dict[int, Operation] = {}
-        for op in self.function.walk():
-            old_by_start.setdefault(op.span.start_byte, op)
+        old_by_start = ops_by_start(self.function)
         mapping = EditMap(rewrite.edits)
         found: dict[int, Origin] = {}
         identity = Renames()

@@ -58,6 +58,7 @@ from affine_lsp.poly import (
     is_under,
     window_ops,
 )
+from affine_lsp.transforms.loops.nest import ops_by_start
 from affine_lsp.transforms.loops.text import Origin
 
 INIT = "init"
@@ -121,9 +122,7 @@ def find_rotations(function: Operation, rotations: list[Rotation]) -> dict[tuple
     `function` by their offsets (PolyError if one is not there)."""
     if not rotations:
         return {}
-    by_start: dict[int, Operation] = {}
-    for op in function.walk():
-        by_start.setdefault(op.span.start_byte, op)
+    by_start = ops_by_start(function)
     found: dict[tuple, Rotated] = {}
     for rotation in rotations:
         loop = by_start.get(rotation.loop_at)
@@ -152,9 +151,7 @@ def find_promotions(function: Operation, promotions: list[Promotion]) -> dict[tu
     `function` by their offsets (PolyError if one is not there)."""
     if not promotions:
         return {}
-    by_start: dict[int, Operation] = {}
-    for op in function.walk():
-        by_start.setdefault(op.span.start_byte, op)
+    by_start = ops_by_start(function)
     found: dict[tuple, Promoted] = {}
     for promotion in promotions:
         loop = by_start.get(promotion.loop_at)
