@@ -24,25 +24,31 @@ from tests.optimize.helpers import loop_on_line
 from tests.optimize.kernels import GEMM, SYMM
 
 
-def _chain():
-    """gemm distributed, its second nest permuted to (i, j, k), tiled and jammed."""
-    data, model, root = loop_on_line(GEMM, 3)
+def _applied(kernel, line, plan):
+    """`kernel`'s nest on `line` with the steps of `plan` ((iv name, which loop of that
+    name, spec)) applied one after the other, as the optimizer takes them."""
+    data, model, root = loop_on_line(kernel, line)
     steps = []
     current, current_model = data, model
-    plan = [
-        (lambda m: _loop(m, "%i", 0), Spec(DISTRIBUTE)),
-        (lambda m: _loop(m, "%i", 1), Spec(PERMUTE, permutation=(0, 2, 1))),
-        (lambda m: _loop(m, "%i", 1), Spec(TILE, sizes=(8, 8))),
-        (lambda m: _loop(m, "%j", 1), Spec(UNROLL_JAM, factor=2)),
-    ]
-    for find, spec in plan:
-        result = transform(current, current_model, find(current_model), spec)
+    for name, index, spec in plan:
+        result = transform(current, current_model, _loop(current_model, name, index), spec)
         assert result.applied and result.rewrite is not None, result.reason
         steps.append(ChainStep(current_model, result.rewrite))
         assert result.new_text is not None
         current = result.new_text
         current_model = build_module(SourceDocument(current).tree.root_node)
     return data, model, root, steps, current
+
+
+def _chain():
+    """gemm distributed, its second nest permuted to (i, j, k), tiled and jammed."""
+    plan = [
+        ("%i", 0, Spec(DISTRIBUTE)),
+        ("%i", 1, Spec(PERMUTE, permutation=(0, 2, 1))),
+        ("%i", 1, Spec(TILE, sizes=(8, 8))),
+        ("%j", 1, Spec(UNROLL_JAM, factor=2)),
+    ]
+    return _applied(GEMM, 3, plan)
 
 
 def _loop(model, name, index):
@@ -80,17 +86,7 @@ def test_a_step_outside_the_nest_is_refused():
 
 def _symm_chain(plan):
     """symm's steps, one after the other, as the optimizer takes them."""
-    data, model, root = loop_on_line(SYMM, 5)
-    steps = []
-    current, current_model = data, model
-    for name, index, spec in plan:
-        result = transform(current, current_model, _loop(current_model, name, index), spec)
-        assert result.applied and result.rewrite is not None, result.reason
-        steps.append(ChainStep(current_model, result.rewrite))
-        assert result.new_text is not None
-        current = result.new_text
-        current_model = build_module(SourceDocument(current).tree.root_node)
-    return data, model, root, steps, current
+    return _applied(SYMM, 5, plan)
 
 
 def test_an_unroll_and_jam_across_iter_args_proves_as_the_last_step():
