@@ -186,10 +186,140 @@ WRITTEN_TWICE = """func.func @twice(%C: memref<8xf32>, %A: memref<8x8xf32>) {
 """
 
 
-def test_an_element_written_twice_in_the_body_stays_in_memory():
-    assert refused(WRITTEN_TWICE, "affine.for %k", REPLACE) == (
+def test_a_store_the_same_iteration_overwrites_is_dropped():
+    result = run(WRITTEN_TWICE, "affine.for %k", REPLACE)
+    assert result.applied, result.reason
+    assert result.summary == (
+        "scalar replacement: %C[%i] kept in registers within each iteration of %k "
+        "(0 loads and 1 store fewer)"
+    )
+    assert result.new_text is not None
+    after = result.new_text.decode()
+    assert "affine.store %s" not in after
+    assert "affine.store %a, %C[%i] : memref<8xf32>" in after
+
+
+READ_TWICE = """func.func @twice(%C: memref<8xf32>, %A: memref<8x8xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 8 {
+      %a = affine.load %A[%i, %k] : memref<8x8xf32>
+      %c = affine.load %C[%i] : memref<8xf32>
+      %d = affine.load %C[%i] : memref<8xf32>
+      %s = arith.addf %c, %d : f32
+      %t = arith.addf %s, %a : f32
+      affine.store %t, %C[%i] : memref<8xf32>
+    }
+  }
+  return
+}
+"""
+
+
+def test_an_element_read_twice_then_written_stays_in_memory():
+    assert refused(READ_TWICE, "affine.for %k", REPLACE) == (
         "%C[%i] is accessed in %k's body other than read once, then written once"
     )
+
+
+# gemm's k jammed by 2 into the j loop: each copy loads and stores %C[%i, %j].
+JAMMED = """func.func @jammed(%C: memref<8x16xf64>, %A: memref<8x8xf64>, %B: memref<8x16xf64>) {
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 8 step 2 {
+      %k_1 = affine.apply affine_map<(d0) -> (d0 + 1)>(%k)
+      affine.for %j = 0 to 16 {
+        %a = affine.load %A[%i, %k] : memref<8x8xf64>
+        %b = affine.load %B[%k, %j] : memref<8x16xf64>
+        %p = arith.mulf %a, %b : f64
+        %c = affine.load %C[%i, %j] : memref<8x16xf64>
+        %s = arith.addf %c, %p : f64
+        affine.store %s, %C[%i, %j] : memref<8x16xf64>
+        %next = affine.load %C[%i + 1, %j] : memref<8x16xf64>
+        affine.store %next, %A[%i, %k] : memref<8x8xf64>
+        %a_1 = affine.load %A[%i, %k_1] : memref<8x8xf64>
+        %b_1 = affine.load %B[%k_1, %j] : memref<8x16xf64>
+        %p_1 = arith.mulf %a_1, %b_1 : f64
+        %c_1 = affine.load %C[%i, %j] : memref<8x16xf64>
+        %s_1 = arith.addf %c_1, %p_1 : f64
+        affine.store %s_1, %C[%i, %j] : memref<8x16xf64>
+      }
+    }
+  }
+  return
+}
+"""
+
+
+STORE_NEXT = "affine.store %next, %A[%i, %k] : memref<8x8xf64>"
+
+
+def test_an_element_stored_then_loaded_in_one_iteration_stays_in_a_register():
+    result = run(JAMMED, "affine.for %j", REPLACE)
+    assert result.applied, result.reason
+    assert result.summary == (
+        "scalar replacement: %C[%i, %j] kept in registers within each iteration of %j "
+        "(1 load and 1 store fewer)"
+    )
+    assert result.new_text is not None
+    lines = [line.strip() for line in result.new_text.decode().splitlines()]
+    start = lines.index("affine.for %j = 0 to 16 {") + 1
+    assert lines[start : start + 12] == [
+        "%a = affine.load %A[%i, %k] : memref<8x8xf64>",
+        "%b = affine.load %B[%k, %j] : memref<8x16xf64>",
+        "%p = arith.mulf %a, %b : f64",
+        "%c = affine.load %C[%i, %j] : memref<8x16xf64>",
+        "%s = arith.addf %c, %p : f64",  # its store is overwritten below: dropped
+        "%next = affine.load %C[%i + 1, %j] : memref<8x16xf64>",  # another row
+        "affine.store %next, %A[%i, %k] : memref<8x8xf64>",  # another memref
+        "%a_1 = affine.load %A[%i, %k_1] : memref<8x8xf64>",
+        "%b_1 = affine.load %B[%k_1, %j] : memref<8x16xf64>",
+        "%p_1 = arith.mulf %a_1, %b_1 : f64",
+        "%s_1 = arith.addf %s, %p_1 : f64",  # the value stored above, not a load
+        "affine.store %s_1, %C[%i, %j] : memref<8x16xf64>",
+    ]
+
+
+def test_an_access_that_may_touch_the_element_keeps_it_in_memory():
+    # %C[%k, %j] is row %i where %k = %i: the load after it must read memory, and the
+    # store before it stays (%C[%k, %j] may read it).
+    text = JAMMED.replace(
+        "%next = affine.load %C[%i + 1, %j]", "%next = affine.load %C[%k, %j]"
+    ).replace(STORE_NEXT, "affine.store %next, %C[%k, %j] : memref<8x16xf64>")
+    result = run(text, "affine.for %j", REPLACE)
+    assert result.applied, result.reason  # (%A[%i, %k] and %B[%k, %j] do not move with %j)
+    assert "within each iteration" not in result.summary
+    assert result.new_text is not None
+    after = result.new_text.decode()
+    assert after.count("affine.store %s, ") == 1 and after.count("%c_1 = affine.load") == 1
+
+
+def test_the_proof_refuses_forwarding_past_a_store_to_the_element():
+    # Without the plan's check the load is forwarded past %C[%k, %j] (row %i when
+    # %k = %i), and the proof refuses it.
+    text = JAMMED.replace(STORE_NEXT, "affine.store %next, %C[%k, %j] : memref<8x16xf64>")
+    result = run(text, "affine.for %j", REPLACE, check=False)
+    assert not result.applied
+    assert result.reason is not None
+    assert "does not hold what %c_1 held" in result.reason
+
+
+def test_the_proof_refuses_a_forwarded_value_of_another_element(monkeypatch):
+    scalar_replace = importlib.import_module("affine_lsp.transforms.loops.scalar_replace")
+    written = scalar_replace._rewrite_forwards
+    for wrong in (
+        ("%s_1 = arith.addf %s, %p_1", "%s_1 = arith.addf %p, %p_1"),  # another value
+        ("%s_1 = arith.addf %s, %p_1", "%s_1 = arith.addf %next, %p_1"),  # another row
+        ("%s_1 = arith.addf %s, %p_1", "%s_1 = arith.addf %c, %p_1"),  # before the store
+    ):
+
+        def rewrite(context, plan, wrong=wrong):
+            found = written(context, plan)
+            assert wrong[0] in found.text
+            found.text = found.text.replace(wrong[0], wrong[1], 1)
+            return found
+
+        monkeypatch.setattr(scalar_replace, "_rewrite_forwards", rewrite)
+        result = run(JAMMED, "affine.for %j", REPLACE)
+        assert not result.applied, wrong
 
 
 TWO_READS = """func.func @twice(%A: memref<8x8xf32>, %w: memref<8xf32>, %out: memref<8x8xf32>) {

@@ -808,6 +808,8 @@ class Prover:
         if source is not None and source.op is not old_definer and _is_load(definer):
             also = self.rewrite.also.get(definer.span.start_byte, [])
             source = next((o for o in also if o.op is old_definer and _is_load(o.op)), None)
+        if (source is None or source.op is not old_definer) and _is_load(old_definer):
+            return self._forwarded(op, origin, u, old_definer)
         if (
             source is None
             or source.op is not old_definer
@@ -817,6 +819,57 @@ class Prover:
         return self._consistent_with(
             self._sigma(new, op, origin), self._sigma(new, definer, source)
         )
+
+    def _forwarded(self, op: Operation, origin: Origin, u: Value, load: Operation) -> bool:
+        """`u` holds what the original `load` read at the instances of `op`'s origin (in
+        its block): the value stored by the write it read there (store-to-load
+        forwarding), which must be inside the window at every one of them."""
+        statement = next((s for s in self.original.statements if s.op is load), None)
+        if statement is None or statement.lanes or load.parent_op is not origin.op.parent_op:
+            return False
+        relation = self._sigma(self.new, op, origin).set_tuple_name(
+            isl.dim_type.out, statement.name
+        )
+        delivered = self.session.run(
+            lambda: isl.UnionMap.from_map(relation).apply_range(self._sources()),
+            "a forwarded value",
+        )
+        covered = self.session.run(
+            lambda: isl.UnionSet.from_set(relation.domain()).is_subset(delivered.domain()),
+            "a forwarded value",
+        )
+        if not covered:
+            return False  # (some instances read what the window did not write)
+        definer = _owner(u)
+        for piece in _maps(delivered):
+            if piece.is_empty():
+                continue
+            name = piece.get_tuple_name(isl.dim_type.out)
+            writer = next((s for s in self.original.statements if s.name == name), None)
+            if writer is None or writer.lanes or not isinstance(writer.op, AffineAccessOp):
+                return False
+            stored = writer.op.stored_value
+            value = stored.value if stored is not None else None
+            if value is None:
+                return False
+            if not _inside(self.original, value):
+                if _inside(self.new.window, u) or u.display_name != value.display_name:
+                    return False
+                continue
+            old_definer = _owner(value)
+            source = self.origins.get(id(definer)) if definer is not None else None
+            if (
+                definer is None
+                or old_definer is None
+                or source is None
+                or source.op is not old_definer
+                or old_definer.parent_op is not writer.op.parent_op
+                or result_position(u) != result_position(value)
+            ):
+                return False
+            if not self._projected_subset(piece, self._sigma(self.new, definer, source)):
+                return False
+        return True
 
     def _promoted_argument(self, u: Value) -> tuple[AffineForOp, int, Operation] | None:
         """(loop, position, original load) when `u` is a promoted block argument."""

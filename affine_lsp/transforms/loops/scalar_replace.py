@@ -22,6 +22,14 @@ iteration instead of several: a vectorizing compiler builds the neighbours from
 registers. Legal when the loop does not write what they read; the lower bound must
 be a single expression and the loop step constant.
 
+Before either, the accesses repeated within one iteration go (`Forward`): a load of
+an element the iteration stored before (no write in between that may touch it) uses
+the stored value instead, and a store that a later store of the same element in the
+iteration overwrites (no read in between that may see it) is dropped. What an
+unroll-and-jam leaves: the copies of gemm's `k` jammed into the `j` loop each load
+and store `%C[%i, %j]`; forwarded, one load and one store per iteration (a compiler
+cannot do it itself where the arrays may alias). The operations and their order stay.
+
 The proof models the carried value as the memory element itself
 (`scalars.Promotion`), or, for a carried reuse, as a read of the element it holds
 at each iteration (`scalars.Rotation`).
@@ -34,7 +42,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from affine_lsp.ir import AffineAccessOp, AffineForOp, Operation, Value
-from affine_lsp.poly import NotAffine, Statement, is_under
+from affine_lsp.poly import NotAffine, Statement, is_pure, is_under
 from affine_lsp.syntax import decode
 from affine_lsp.transforms.bounds import map_text, render_bound
 from affine_lsp.transforms.edits import line_start, next_line_start
@@ -56,6 +64,14 @@ class Element:
     load: AffineAccessOp
     store: AffineAccessOp | None = None
     others: list[AffineAccessOp] = field(default_factory=list)
+
+
+@dataclass
+class Forward:
+    """Within one iteration: `load` reads what `store`, before it, wrote."""
+
+    load: AffineAccessOp
+    store: AffineAccessOp
 
 
 @dataclass
@@ -86,6 +102,8 @@ class ScalarPlan:
     guard: str = ""  # the affine.if condition 'the loop runs' ("": it always does)
     reuses: list[Reuse] = field(default_factory=list)  # loads carried to the next iterations
     firsts: list[Version] = field(default_factory=list)  # the loop once per lower bound
+    forwards: list[Forward] = field(default_factory=list)  # loads reading this iteration's store
+    dropped: list[AffineAccessOp] = field(default_factory=list)  # stores overwritten after
 
     @property
     def carried(self) -> list[Element]:
@@ -121,6 +139,9 @@ def _key(data: bytes, op: AffineAccessOp) -> tuple:
 def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
     loop = context.loop
     check_layout(context, loop)
+    forwards, dropped = _within_iterations(context, loop, check)
+    if forwards or dropped:
+        return ScalarPlan(loop, [], forwards=forwards, dropped=dropped)
     groups: dict[tuple, list[AffineAccessOp]] = {}
     for op in body_ops(loop):
         if (
@@ -156,6 +177,86 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
     if not found.elements and not found.reuses:
         raise Refused(found.left[0])
     return found
+
+
+def stores_repeated(data: bytes, loop: AffineForOp) -> bool:
+    """Whether the loop's body stores one element (spelt alike) more than once: what the
+    copies of an unroll-and-jam that update one element leave (`_within_iterations`)."""
+    keys = [
+        _key(data, op)
+        for op in body_ops(loop)
+        if isinstance(op, AffineAccessOp)
+        and op.name == "affine.store"
+        and op.memref is not None
+        and op.subscripts is not None
+    ]
+    return len(keys) != len(set(keys))
+
+
+def _within_iterations(
+    context: Context, loop: AffineForOp, check: bool = True
+) -> tuple[list[Forward], list[AffineAccessOp]]:
+    """The loads of the loop's body that read a store before them in the same iteration
+    (same memref and subscripts, no write in between that may touch the element), and
+    the stores a later store of the same element overwrites (no read in between that
+    may see them). An op with regions stops both (the window's analysis has already
+    refused ops that may touch memory otherwise, and memrefs that may alias). Without
+    `check`, only accesses spelt alike are taken to meet (for the proof's tests)."""
+    statements = {id(s.op): s for s in context.analysis(loop).window.statements}
+    forwards: list[Forward] = []
+    dropped: list[AffineAccessOp] = []
+    last: dict[tuple, AffineAccessOp] = {}  # element -> the store whose value it holds
+    pending: dict[tuple, AffineAccessOp] = {}  # element -> a store not read since
+
+    def meet(a: AffineAccessOp, b: AffineAccessOp) -> bool:
+        return check and _may_meet(context, statements, a, b)
+
+    for op in body_ops(loop):
+        if not isinstance(op, AffineAccessOp) or op.name not in ("affine.load", "affine.store"):
+            if op.regions or not is_pure(op):
+                last.clear()
+                pending.clear()
+            continue
+        key = _key(context.data, op)
+        if op.is_write:
+            for table in (last, pending):
+                for other in [k for k, v in table.items() if k != key and meet(v, op)]:
+                    del table[other]  # (this store may change that element)
+            earlier = pending.get(key)
+            if earlier is not None:
+                dropped.append(earlier)
+            last[key] = pending[key] = op
+            continue
+        store = last.get(key)
+        if store is not None and op.results and store.stored_value is not None:
+            forwards.append(Forward(op, store))
+            continue
+        for other in [k for k, v in pending.items() if meet(v, op)]:
+            del pending[other]  # (read: that store stays)
+    return forwards, dropped
+
+
+def _may_meet(
+    context: Context, statements: dict[int, Statement], a: AffineAccessOp, b: AffineAccessOp
+) -> bool:
+    """Whether two accesses of one body may touch one element in one iteration (exact,
+    from their access relations; True where either cannot be analysed)."""
+    first, second = statements.get(id(a)), statements.get(id(b))
+    if first is None or second is None or first.lanes or second.lanes:
+        return True
+    if first.array != second.array:
+        return False  # (distinct memrefs: the analysis refuses any that may alias)
+
+    def meet() -> bool:
+        same = first.access.apply_range(second.access.reverse())
+        same = same.set_tuple_name(isl.dim_type.in_, "S").set_tuple_name(isl.dim_type.out, "S")
+        deltas = same.deltas()
+        zero = isl.Set.universe(deltas.get_space())
+        for dim in range(deltas.dim(isl.dim_type.set)):
+            zero = zero.fix_val(isl.dim_type.set, dim, isl.Val.zero(deltas.get_ctx()))
+        return not deltas.intersect(zero).is_empty()
+
+    return bool(context.session.run(meet, "an element accessed twice in an iteration"))
 
 
 def _reuses(context: Context, loop: AffineForOp, check: bool) -> tuple[list[Reuse], list[str]]:
@@ -340,6 +441,8 @@ def _clash(
 
 
 def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
+    if plan.forwards or plan.dropped:
+        return _rewrite_forwards(context, plan)
     if plan.reuses:
         return _rewrite_reuses(context, plan)
     data = context.data
@@ -423,6 +526,33 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
             if e.others
         },
     )
+
+
+def _rewrite_forwards(context: Context, plan: ScalarPlan) -> Rewrite:
+    """The loop without its forwarded loads (their uses take the stored value) and its
+    overwritten stores; the rest as it was."""
+    data = context.data
+    loop = plan.loop
+    start = line_start(data, loop.span.start_byte)
+    end = next_line_start(data, loop.span.end_byte)
+    builder = Builder(data, start)
+    body = loop.body
+    assert body is not None
+    renames = Renames()
+    for forward in plan.forwards:
+        stored = forward.store.stored_value
+        assert stored is not None
+        renames.set(forward.load.results[0], _use(stored.name, stored.value, renames))
+    header = decode(data[loop.span.start_byte : body.span.start_byte]).rstrip()
+    builder.line(indent_of(data, loop), header + " {", loop)
+    gone = {id(f.load) for f in plan.forwards} | {id(op) for op in plan.dropped}
+    position = next_line_start(data, body.span.start_byte)
+    for op in body_ops(loop):
+        if id(op) in gone:
+            builder.copy(position, line_start(data, op.span.start_byte), [loop], renames)
+            position = next_line_start(data, op.span.end_byte)
+    builder.copy(position, end, [loop], renames)
+    return Rewrite(start, end, builder.text(), builder.origins)
 
 
 def _rewrite_reuses(context: Context, plan: ScalarPlan) -> Rewrite:
@@ -581,6 +711,20 @@ def _type(value: Value) -> str:
 
 
 def summary(context: Context, plan: ScalarPlan) -> str:
+    if plan.forwards or plan.dropped:
+        loop = iv_name(plan.loop)
+        elements = list(dict.fromkeys(access_text(context.data, f.load) for f in plan.forwards))
+        elements += [
+            text
+            for text in dict.fromkeys(access_text(context.data, op) for op in plan.dropped)
+            if text not in elements
+        ]
+        loads, stores = len(plan.forwards), len(plan.dropped)
+        return (
+            f"scalar replacement: {', '.join(elements)} kept in registers within each "
+            f"iteration of {loop} ({loads} load{'s' * (loads != 1)} and {stores} "
+            f"store{'s' * (stores != 1)} fewer)"
+        )
     if plan.reuses:
         held = [access_text(context.data, op) for r in plan.reuses for op in r.held]
         heads = [access_text(context.data, r.head) for r in plan.reuses]

@@ -57,6 +57,7 @@ from affine_lsp.transforms.loops import (
     iv_name,
     perfect_band,
 )
+from affine_lsp.transforms.loops.scalar_replace import stores_repeated
 from affine_lsp.transforms.optimize import scheduler
 from affine_lsp.transforms.optimize.bands import (
     BandDependences,
@@ -173,7 +174,11 @@ def _optimized(data: bytes, model: ModuleModel, root: AffineForOp, options: Opti
                 realiser.undo()
             outcome.notes.append("no step pays after the distribution: the nest is kept whole")
     final = realiser.finish()
-    outcome.steps = [t.words for t in realiser.taken]
+    outcome.steps = [  # (one step applied to several loops alike: said once)
+        t.words
+        for k, t in enumerate(realiser.taken)
+        if k == 0 or t.words != realiser.taken[k - 1].words
+    ]
     outcome.refused += realiser.refused
     before, after = outcome.cycles
     if before and after:
@@ -604,6 +609,8 @@ def _optimize_band(
         words = f"unroll-and-jam {name} by {jam[1]}"
         if loop is not None:
             realiser.apply(loop, Spec(UNROLL_JAM, factor=jam[1]), words, words)
+    if not chosen.promote:  # (the copies of a register tile updating one element)
+        _forward_copies(realiser, place, names[order[-1]])
     if options.parallelize and body.band[order[0]].parallel:
         name = outermost
         loop = here(name)
@@ -619,6 +626,33 @@ def _optimize_band(
         _add_cycles(outcome, before, after)
     else:
         _add_cycles(outcome, before, before)
+
+
+MAX_FORWARDED_LOOPS = 8
+"""The most innermost loops (a tile's main part, its partial tiles) scalar replacement
+within iterations is applied to."""
+
+
+def _forward_copies(realiser: Realiser, place: tuple[int, ...], name: str) -> None:
+    """Scalar replacement within each iteration of the loops `name` of the nest whose
+    body stores one element more than once (the copies of an unroll-and-jam along a
+    loop the element does not move with: each loads and stores it). LLVM cannot do it
+    where the arrays may alias: 3mm's products ran 1.55x faster with it."""
+    words = f"scalar replacement in {name}"
+    skipped = 0
+    for _ in range(MAX_FORWARDED_LOOPS):
+        root = realiser.op_at(place)
+        loops = [
+            op
+            for op in (root.walk() if root is not None else [])
+            if isinstance(op, AffineForOp)
+            and iv_name(op) == name
+            and stores_repeated(realiser.data, op)
+        ]
+        if len(loops) <= skipped:
+            return
+        if not realiser.apply(loops[skipped], Spec(SCALAR_REPLACE), words, words):
+            skipped += 1
 
 
 def _jam_apart(realiser: Realiser, here: Any, name: str, trip: int, factor: int) -> str | None:
