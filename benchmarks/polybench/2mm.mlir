@@ -12,16 +12,19 @@
 //   transform %i#3 --tile 60,60,120
 //   transform %i#3 --unroll-jam 2
 //   transform %k#2 --unroll-jam 4
+//   transform %j#3 --scalar-replace
 //   transform %j --distribute
 //   transform %i --distribute
 //   transform %j#2 --interchange
 //   transform %i#2 --tile 60,60,120
 //   transform %i#2 --unroll-jam 2
 //   transform %k --unroll-jam 4
+//   transform %j#2 --scalar-replace
 //
 // Each product: its initialisation distributed out, (i, k, j) tiled 60x60x120 (sizes that
 // divide the trip counts), and a 2x4 register tile (i by 2, then k by 4) around the
-// unit-stride j loop LLVM vectorizes.
+// unit-stride j loop LLVM vectorizes, whose copies then keep each element they update in
+// a register within an iteration (scalar replacement: one load and one store of it, not 4).
 func.func @kernel_2mm(%alpha: f64, %beta: f64, %tmp: memref<{NI}x{NJ}xf64>,
                       %A: memref<{NI}x{NK}xf64>, %B: memref<{NK}x{NJ}xf64>,
                       %C: memref<{NJ}x{NL}xf64>, %D: memref<{NI}x{NL}xf64>) {

@@ -10,9 +10,11 @@
 //   transform %i#2 --tile 60,60,120
 //   transform %i#2 --unroll-jam 2
 //   transform %k --unroll-jam 4
+//   transform %j#2 --scalar-replace
 //
 // C *= beta distributed out, (i, k, j) tiled 60x60x120 (divisors of 1200, 1500, 1440), and a
-// 2x4 register tile (i by 2, then k by 4) around the unit-stride j loop.
+// 2x4 register tile (i by 2, then k by 4) around the unit-stride j loop, whose copies keep
+// each element of C they update in a register within an iteration (scalar replacement).
 func.func @kernel_gemm(%alpha: f64, %beta: f64, %C: memref<{NI}x{NJ}xf64>,
                        %A: memref<{NI}x{NK}xf64>, %B: memref<{NK}x{NJ}xf64>) {
   affine.for %i = 0 to {NI} {
