@@ -193,6 +193,22 @@ def stores_repeated(data: bytes, loop: AffineForOp) -> bool:
     return len(keys) != len(set(keys))
 
 
+def _accessed_after_store(data: bytes, loop: AffineForOp) -> bool:
+    """Whether the loop's body accesses an element (spelt alike) after storing it."""
+    stored: set[tuple] = set()
+    for op in body_ops(loop):
+        if not isinstance(op, AffineAccessOp) or op.name not in ("affine.load", "affine.store"):
+            continue
+        if op.memref is None or op.subscripts is None:
+            continue
+        key = _key(data, op)
+        if key in stored:
+            return True
+        if op.is_write:
+            stored.add(key)
+    return False
+
+
 def _within_iterations(
     context: Context, loop: AffineForOp, check: bool = True
 ) -> tuple[list[Forward], list[AffineAccessOp]]:
@@ -202,6 +218,8 @@ def _within_iterations(
     may see them). An op with regions stops both (the window's analysis has already
     refused ops that may touch memory otherwise, and memrefs that may alias). Without
     `check`, only accesses spelt alike are taken to meet (for the proof's tests)."""
+    if not _accessed_after_store(context.data, loop):
+        return [], []  # (nothing to look at: no analysis, the lightbulb's fast path)
     statements = {id(s.op): s for s in context.analysis(loop).window.statements}
     forwards: list[Forward] = []
     dropped: list[AffineAccessOp] = []
