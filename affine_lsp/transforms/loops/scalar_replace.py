@@ -140,8 +140,7 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
     loop = context.loop
     check_layout(context, loop)
     forwards, dropped = _within_iterations(context, loop, check)
-    if forwards or dropped:
-        return ScalarPlan(loop, [], forwards=forwards, dropped=dropped)
+    gone = {id(f.load) for f in forwards} | {id(op) for op in dropped}
     groups: dict[tuple, list[AffineAccessOp]] = {}
     for op in body_ops(loop):
         if (
@@ -150,8 +149,10 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
             and _invariant(op, loop)
         ):
             groups.setdefault(_key(context.data, op), []).append(op)
-    found = ScalarPlan(loop, [])
+    found = ScalarPlan(loop, [], forwards=forwards, dropped=dropped)
     if not groups:
+        if gone:
+            return found
         reuses, reasons = _reuses(context, loop, check)
         if not reuses:
             raise Refused(
@@ -162,6 +163,14 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
             )
         found.reuses, found.left = reuses, reasons
         found.firsts = _versions(context, loop)
+    for ops in groups.values():
+        reason = _element(context, loop, ops, found, check, gone)
+        if reason:
+            found.left.append(reason)
+    if not found.elements and not found.reuses:
+        if gone:
+            return found  # (within iterations only)
+        raise Refused(found.left[0])
     if not runs_at_least_once(context, loop):
         try:  # the elements are accessed only where the loop runs
             found.guard = runs_condition(bounds_of(context, loop))
@@ -170,12 +179,6 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
                 f"{iv_name(loop)} may run zero times: its invariant elements would be "
                 "accessed where the original never accesses them"
             ) from None
-    for ops in groups.values():
-        reason = _element(context, loop, ops, found, check)
-        if reason:
-            found.left.append(reason)
-    if not found.elements and not found.reuses:
-        raise Refused(found.left[0])
     return found
 
 
@@ -400,14 +403,21 @@ def _versions(context: Context, loop: AffineForOp) -> list[Version]:
 
 
 def _element(
-    context: Context, loop: AffineForOp, ops: list[AffineAccessOp], plan: ScalarPlan, check: bool
+    context: Context,
+    loop: AffineForOp,
+    ops: list[AffineAccessOp],
+    plan: ScalarPlan,
+    check: bool,
+    gone: set[int] | frozenset[int] = frozenset(),
 ) -> str:
-    """Add the element `ops` access to the plan, or say why it stays."""
+    """Add the element `ops` access to the plan, or say why it stays (`gone`: the
+    accesses scalar replacement within iterations removes, which count no more)."""
     text = access_text(context.data, ops[0])
-    loads = [op for op in ops if not op.is_write]
-    stores = [op for op in ops if op.is_write]
+    kept = [op for op in ops if id(op) not in gone]
+    loads = [op for op in kept if not op.is_write]
+    stores = [op for op in kept if op.is_write]
     if stores:
-        if len(loads) != 1 or len(stores) != 1 or ops[0] is not loads[0]:
+        if len(loads) != 1 or len(stores) != 1 or kept[0] is not loads[0]:
             return (
                 f"{text} is accessed in {iv_name(loop)}'s body other than read once, then "
                 "written once"
@@ -459,10 +469,10 @@ def _clash(
 
 
 def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
-    if plan.forwards or plan.dropped:
-        return _rewrite_forwards(context, plan)
     if plan.reuses:
         return _rewrite_reuses(context, plan)
+    if not plan.elements:
+        return _rewrite_forwards(context, plan)
     data = context.data
     loop = plan.loop
     start = line_start(data, loop.span.start_byte)
@@ -476,7 +486,8 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
         builder.line(indent, f"affine.if {plan.guard} {{")
     moved = {id(e.load) for e in plan.elements} | {id(e.store) for e in plan.carried}
     moved |= {id(other) for e in plan.elements for other in e.others}
-    body_renames = Renames()
+    moved |= {id(f.load) for f in plan.forwards} | {id(op) for op in plan.dropped}
+    body_renames = _forwarded_names(plan)
     elsewhere = names_in(context.function, excluding=loop)
     inits: dict[int, str] = {}
     for element in plan.elements:
@@ -556,11 +567,7 @@ def _rewrite_forwards(context: Context, plan: ScalarPlan) -> Rewrite:
     builder = Builder(data, start)
     body = loop.body
     assert body is not None
-    renames = Renames()
-    for forward in plan.forwards:
-        stored = forward.store.stored_value
-        assert stored is not None
-        renames.set(forward.load.results[0], _use(stored.name, stored.value, renames))
+    renames = _forwarded_names(plan)
     header = decode(data[loop.span.start_byte : body.span.start_byte]).rstrip()
     builder.line(indent_of(data, loop), header + " {", loop)
     gone = {id(f.load) for f in plan.forwards} | {id(op) for op in plan.dropped}
@@ -571,6 +578,16 @@ def _rewrite_forwards(context: Context, plan: ScalarPlan) -> Rewrite:
             position = next_line_start(data, op.span.end_byte)
     builder.copy(position, end, [loop], renames)
     return Rewrite(start, end, builder.text(), builder.origins)
+
+
+def _forwarded_names(plan: ScalarPlan) -> Renames:
+    """Each forwarded load's result named as the value its store stored."""
+    renames = Renames()
+    for forward in plan.forwards:
+        stored = forward.store.stored_value
+        assert stored is not None
+        renames.set(forward.load.results[0], _use(stored.name, stored.value, renames))
+    return renames
 
 
 def _rewrite_reuses(context: Context, plan: ScalarPlan) -> Rewrite:
@@ -729,20 +746,6 @@ def _type(value: Value) -> str:
 
 
 def summary(context: Context, plan: ScalarPlan) -> str:
-    if plan.forwards or plan.dropped:
-        loop = iv_name(plan.loop)
-        elements = list(dict.fromkeys(access_text(context.data, f.load) for f in plan.forwards))
-        elements += [
-            text
-            for text in dict.fromkeys(access_text(context.data, op) for op in plan.dropped)
-            if text not in elements
-        ]
-        loads, stores = len(plan.forwards), len(plan.dropped)
-        return (
-            f"scalar replacement: {', '.join(elements)} kept in registers within each "
-            f"iteration of {loop} ({loads} load{'s' * (loads != 1)} and {stores} "
-            f"store{'s' * (stores != 1)} fewer)"
-        )
     if plan.reuses:
         held = [access_text(context.data, op) for r in plan.reuses for op in r.held]
         heads = [access_text(context.data, r.head) for r in plan.reuses]
@@ -756,6 +759,8 @@ def summary(context: Context, plan: ScalarPlan) -> str:
     carried = [access_text(context.data, e.load) for e in plan.carried]
     hoisted = [access_text(context.data, e.load) for e in plan.elements if e.store is None]
     parts = []
+    if plan.forwards or plan.dropped:
+        parts.append(_within_summary(context, plan))
     if carried:
         parts.append(f"{', '.join(carried)} carried through {iv_name(plan.loop)} in registers")
     if hoisted:
@@ -766,3 +771,18 @@ def summary(context: Context, plan: ScalarPlan) -> str:
     if plan.left:
         text += " (left: " + "; ".join(plan.left) + ")"
     return text
+
+
+def _within_summary(context: Context, plan: ScalarPlan) -> str:
+    elements = list(dict.fromkeys(access_text(context.data, f.load) for f in plan.forwards))
+    elements += [
+        text
+        for text in dict.fromkeys(access_text(context.data, op) for op in plan.dropped)
+        if text not in elements
+    ]
+    loads, stores = len(plan.forwards), len(plan.dropped)
+    return (
+        f"{', '.join(elements)} kept in registers within each iteration of "
+        f"{iv_name(plan.loop)} ({loads} load{'s' * (loads != 1)} and {stores} "
+        f"store{'s' * (stores != 1)} fewer)"
+    )
