@@ -22,13 +22,16 @@ iteration instead of several: a vectorizing compiler builds the neighbours from
 registers. Legal when the loop does not write what they read; the lower bound must
 be a single expression and the loop step constant.
 
-Before either, the accesses repeated within one iteration go (`Forward`): a load of
-an element the iteration stored before (no write in between that may touch it) uses
-the stored value instead, and a store that a later store of the same element in the
-iteration overwrites (no read in between that may see it) is dropped. What an
+With the invariant elements, in the same step, the accesses repeated within one
+iteration go (`Forward`): a load of an element the iteration stored before (no write
+in between that may touch it) uses the stored value instead, and a store that a later
+store of the same element in the iteration overwrites (no read in between that may
+see it) is dropped; the invariant elements are then counted without them. What an
 unroll-and-jam leaves: the copies of gemm's `k` jammed into the `j` loop each load
 and store `%C[%i, %j]`; forwarded, one load and one store per iteration (a compiler
 cannot do it itself where the arrays may alias). The operations and their order stay.
+Where no element is invariant, loads carried to the next iterations come first, as
+written; else the accesses within iterations alone.
 
 The proof models the carried value as the memory element itself
 (`scalars.Promotion`), or, for a carried reuse, as a read of the element it holds
@@ -151,9 +154,10 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
             groups.setdefault(_key(context.data, op), []).append(op)
     found = ScalarPlan(loop, [], forwards=forwards, dropped=dropped)
     if not groups:
-        if gone:
-            return found
         reuses, reasons = _reuses(context, loop, check)
+        if not reuses and gone:
+            return found
+        found.forwards, found.dropped = [], []  # (the loads carried instead, as written)
         if not reuses:
             raise Refused(
                 reasons[0]
