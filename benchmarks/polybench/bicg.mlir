@@ -12,7 +12,8 @@
 //   transform %j --scalar-replace
 //
 // i unrolled and jammed by 8 (eight rows of A in one sweep of s), and the eight sums q[i]
-// kept in registers through j (scalar replacement).
+// kept in registers through j, s[j], which each copy updates, in a register within an
+// iteration (scalar replacement: one step).
 func.func @kernel_bicg(%A: memref<{N}x{M}xf64>, %s: memref<{M}xf64>, %q: memref<{N}xf64>,
                        %p: memref<{M}xf64>, %r: memref<{N}xf64>) {
   %zero = arith.constant 0.0 : f64
