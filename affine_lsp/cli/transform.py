@@ -1,5 +1,5 @@
 """`affine-lsp transform FILE --line N (--interchange | --permute P | --tile S1[,S2...]
-| --unroll F|full | --unroll-jam F | --parallelize | --hoist | --distribute
+| --unroll F|full | --unroll-jam F [--interleave] | --parallelize | --hoist | --distribute
 | --skew F1[,F2...] | --wavefront [R] [--tile-sizes S1[,S2...]] | --scalar-replace)
 [--config FILE]
 [-o OUT | --in-place]`.
@@ -170,6 +170,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "tile and run the tiles of each diagonal in parallel",
     )
     parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="with --unroll-jam: write the copies in the innermost jammed body op by op "
+        "(each op's copies side by side) where the dependences allow, for a vectorizer",
+    )
+    parser.add_argument(
         "--tile-sizes",
         type=_sizes,
         metavar="S1[,S2...]",
@@ -200,7 +206,7 @@ def spec_of(args: argparse.Namespace) -> Spec:
     if args.tile is not None:
         return Spec(TILE, sizes=args.tile)
     if args.unroll_jam is not None:
-        return Spec(UNROLL_JAM, factor=args.unroll_jam)
+        return Spec(UNROLL_JAM, factor=args.unroll_jam, interleave=args.interleave)
     if args.parallelize:
         return Spec(PARALLELIZE)
     if args.hoist:
@@ -235,6 +241,8 @@ def loop_on_line(model: ModuleModel, document: SourceDocument, line: int) -> Aff
 def run(args: argparse.Namespace) -> int:
     if args.tile_sizes is not None and args.wavefront is None:
         return fail("transform", USAGE, "--tile-sizes goes with --wavefront (use --tile to tile)")
+    if args.interleave and args.unroll_jam is None:
+        return fail("transform", USAGE, "--interleave goes with --unroll-jam")
     spec = spec_of(args)
     found = read_checked("transform", args, "transformed")
     if isinstance(found, int):

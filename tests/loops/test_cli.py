@@ -114,3 +114,14 @@ def test_iterations_of_other_loops_are_named_as_in_the_same_nest(tmp_path, capsy
     err = capsysbinary.readouterr().err.decode()
     assert "written by iteration (t - 1, i - 1, j); after unroll-and-jam by 2" in err
     assert " = " not in err
+
+
+def test_interleave_goes_with_unroll_jam(tmp_path, capsys):
+    path = _file(tmp_path, MATMUL)
+    assert main(["transform", str(path), "--line", "4", "--tile", "2", "--interleave"]) == 2
+    assert "--interleave goes with --unroll-jam" in capsys.readouterr().err
+    status = main(["transform", str(path), "--line", "4", "--unroll-jam", "2", "--interleave"])
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "%c_1 = affine.load %C[%i, %j_1]" in out
+    assert out.index("%c = affine.load") < out.index("%p = arith.mulf")

@@ -316,3 +316,34 @@ def test_unroll_before_two_ragged_bounds_is_refused():
         "from its start, and none of them is a constant number of iterations after it: its "
         "iterations cannot be grouped by 2"
     )
+
+
+def test_interleaved_unroll_and_jam_writes_each_op_s_copies_side_by_side():
+    # The copies update C[i, j] and C[i, j + 1]: apart, so op by op is legal.
+    after = applied(MATMUL, "affine.for %j", Spec(UNROLL_JAM, factor=2, interleave=True))
+    lines = [line.strip() for line in after.splitlines()]
+    start = lines.index("affine.for %k = 0 to 32 {") + 1
+    assert lines[start : start + 12] == [
+        "%a = affine.load %A[%i, %k] : memref<64x32xf32>",
+        "%a_1 = affine.load %A[%i, %k] : memref<64x32xf32>",
+        "%b = affine.load %B[%k, %j] : memref<32x48xf32>",
+        "%b_1 = affine.load %B[%k, %j_1] : memref<32x48xf32>",
+        "%c = affine.load %C[%i, %j] : memref<64x48xf32>",
+        "%c_1 = affine.load %C[%i, %j_1] : memref<64x48xf32>",
+        "%p = arith.mulf %a, %b : f32",
+        "%p_1 = arith.mulf %a_1, %b_1 : f32",
+        "%s = arith.addf %c, %p : f32",
+        "%s_1 = arith.addf %c_1, %p_1 : f32",
+        "affine.store %s, %C[%i, %j] : memref<64x48xf32>",
+        "affine.store %s_1, %C[%i, %j_1] : memref<64x48xf32>",
+    ]
+
+
+def test_interleaving_keeps_copies_that_touch_one_element_one_after_the_other():
+    after = applied(ATAX, "affine.for %i", Spec(UNROLL_JAM, factor=2, interleave=True))
+    # %y[%j] is updated by both copies: op by op would read it before the first update
+    second = after[after.rindex("affine.for %j") :]
+    assert second.index("affine.store %s, %y[%j]") < second.index("%yj_1 = affine.load %y[%j]")
+    # (a plan interleaves all its innermost bodies or none: the first %j loop too)
+    first = after[after.index("affine.for %j") : after.rindex("affine.for %j")]
+    assert first.index("affine.store %s, %tmp[%i]") < first.index("%t_1 = affine.load")

@@ -70,6 +70,10 @@ class Spec:
     `min`/`max` bounds); False: one copy of each statement, its point loops bounded
     by `min`/`max` (what `run` falls back to when the peeled code is too complex
     to prove).
+    interleave: for UNROLL_JAM, write the copies in the body of the innermost jammed
+    loop op by op (each op's copies side by side, an op the same in every copy
+    once) where the dependences allow, so that a vectorizer sees each op's copies
+    together; else, or where they do not, one copy after the other.
     """
 
     kind: str
@@ -79,6 +83,7 @@ class Spec:
     skew: int | None = None
     skews: tuple[tuple[int, ...], ...] = ()
     peel: bool = True
+    interleave: bool = False
 
     def with_skew(self, factor: int) -> Spec:
         return replace(self, skew=factor, skews=())

@@ -68,6 +68,7 @@ class UnrollPlan:
     trips: int | None  # constant trip count
     split: Split | None  # None: the trip count is a multiple of the factor
     jammed: list[AffineForOp] = field(default_factory=list)
+    interleaved: bool = False  # the innermost jammed bodies written op by op
     ragged: dict[int, Ragged] = field(default_factory=dict)  # by id of a jammed loop
     carries: dict[int, list[tuple[int, Origin]]] = field(default_factory=dict)  # Rewrite's
 
@@ -122,6 +123,12 @@ def plan(context: Context, spec: Spec, check: bool = True) -> UnrollPlan:
     result = UnrollPlan(loop, factor, jam, trips, split)
     if jam:
         _plan_jam(context, result, check)
+        if spec.interleave and check:
+            result.interleaved = True
+            try:
+                _check_jam(context, result)
+            except Refused:  # (copies that touch one element: one after the other)
+                result.interleaved = False
     return result
 
 
@@ -212,7 +219,7 @@ def _check_jam(context: Context, plan: UnrollPlan) -> None:
         if around:
             deepest, inner = max(around, key=lambda found: found[0])
             leaf = not any(op in plan.jammed for op in body_ops(inner))
-            at_copy = deepest + 1 if leaf else deepest + 2
+            at_copy = deepest + 1 if leaf and not plan.interleaved else deepest + 2
         jammed = rest[:at_copy] + [copy] + rest[at_copy:]
         main = old[:at] + [group] + jammed
         condition = main_condition(context, statement, loop, plan.split, x)
@@ -470,7 +477,7 @@ def _jammed(
     every jammed loop fused into one: the ops around jammed loops written F times in
     place, one after the other; the body of a jammed loop with no jammed loop inside
     written F times whole (the order `_check_jam` checks)."""
-    if not any(op in plan.jammed for op in ops):
+    if not any(op in plan.jammed for op in ops) and not (plan.interleaved and _leaf(plan, ops)):
         for copy, renames in enumerate(renames_by_copy):
             builder.copy_lines(ops, renames, delta, copy=copy)
         return
@@ -504,6 +511,13 @@ def _jammed(
         else:
             for copy, renames in enumerate(renames_by_copy):
                 builder.copy_lines([op], renames, delta, copy=copy)
+
+
+def _leaf(plan: UnrollPlan, ops: list[Operation]) -> bool:
+    """Whether `ops` are the body of an innermost jammed loop (written op by op when
+    the plan interleaves)."""
+    parent = ops[0].parent_op if ops else None
+    return parent is not None and parent in plan.jammed
 
 
 def _jammed_carries(
