@@ -90,6 +90,7 @@ from affine_lsp.transforms.performance import (
     register_tile,
     scaled_tiles,
     tile_sizes,
+    vectorisable,
 )
 
 MIN_GAIN = 1.05
@@ -515,7 +516,8 @@ def _jam_whole(
     words = f"unroll-and-jam {iv_name(loop)} by {factor}"
     if before / max(after, 1.0) < MIN_GAIN:
         return
-    if realiser.apply(loop, Spec(UNROLL_JAM, factor=factor), words, words):
+    interleave = not vectorisable(body, _innermost_loop(body, (0,)))  # (`_optimize_band`)
+    if realiser.apply(loop, Spec(UNROLL_JAM, factor=factor, interleave=interleave), words, words):
         _add_cycles(outcome, before, after)
     else:
         realiser.refused.pop()  # (tried on the model's word: no news for the user)
@@ -589,12 +591,18 @@ def _optimize_band(
             loop, Spec(TILE, sizes=sizes), f"tiled {what}", f"tile {what}"
         ):
             count = 0
+    # Copies jammed into an innermost loop LLVM does not vectorise (a reduction along
+    # it): written op by op, where legal, so that its SLP vectorizer sees them together.
+    interleave = not vectorisable(body, _innermost_loop(body, order))
     if chosen.outer_jam is not None and jam is not None:
         name = names[chosen.outer_jam[0]]
         loop = here(name)
         words = f"unroll-and-jam {name} by {chosen.outer_jam[1]}"
         if loop is None or not realiser.apply(
-            loop, Spec(UNROLL_JAM, factor=chosen.outer_jam[1]), words, words
+            loop,
+            Spec(UNROLL_JAM, factor=chosen.outer_jam[1], interleave=interleave),
+            words,
+            words,
         ):
             jam = jam_choice(body, order, tiles, target, options.most_jam)  # (alone, then)
     outermost = f"{ordered[0]}_tile" if count else ordered[0]
@@ -608,7 +616,8 @@ def _optimize_band(
         loop = here(name)
         words = f"unroll-and-jam {name} by {jam[1]}"
         if loop is not None:
-            realiser.apply(loop, Spec(UNROLL_JAM, factor=jam[1]), words, words)
+            spec = Spec(UNROLL_JAM, factor=jam[1], interleave=interleave)
+            realiser.apply(loop, spec, words, words)
     if not chosen.promote:  # (the copies of a register tile updating one element)
         _forward_copies(realiser, place, names[order[-1]])
     if options.parallelize and body.band[order[0]].parallel:
@@ -626,6 +635,11 @@ def _optimize_band(
         _add_cycles(outcome, before, after)
     else:
         _add_cycles(outcome, before, before)
+
+
+def _innermost_loop(body: Body, order: tuple[int, ...]) -> int:
+    """The cost model's index of the band's innermost loop once in `order`."""
+    return len(body.band) + len(body.inner) - 1 if body.inner else order[-1]
 
 
 MAX_FORWARDED_LOOPS = 8

@@ -49,6 +49,7 @@ from affine_lsp.transforms.performance.cost import (
     scaled_tiles,
     tile_registers,
     tile_sizes,
+    vectorisable,
     wavefront_rows,
 )
 from affine_lsp.transforms.performance.hints import performance_hints
@@ -93,5 +94,6 @@ __all__ = [
     "scaled_tiles",
     "tile_registers",
     "tile_sizes",
+    "vectorisable",
     "wavefront_rows",
 ]
