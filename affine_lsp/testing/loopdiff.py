@@ -63,6 +63,7 @@ SPECS: tuple[Spec, ...] = (
     Spec(UNROLL, factor=None),
     Spec(UNROLL_JAM, factor=2),
     Spec(UNROLL_JAM, factor=3),
+    Spec(UNROLL_JAM, factor=2, interleave=True),
     Spec(PARALLELIZE),
     Spec(HOIST),
     Spec(DISTRIBUTE),
@@ -89,6 +90,7 @@ TILED_SPECS: tuple[Spec, ...] = (
     Spec(UNROLL, factor=4),
     Spec(UNROLL_JAM, factor=2),
     Spec(UNROLL_JAM, factor=3),
+    Spec(UNROLL_JAM, factor=3, interleave=True),
     Spec(SCALAR_REPLACE),
 )
 """What is tried at every loop of the tiled program."""
@@ -121,6 +123,8 @@ def describe(spec: Spec) -> str:
         text += f" {spec.factor if spec.factor is not None else 'full'}"
     if spec.kind == WAVEFRONT and spec.factor is not None:
         text += f" {spec.factor} rows"
+    if spec.interleave:
+        text += " interleaved"
     if spec.skew is not None:
         text += f" (skew {spec.skew})"
     if spec.skews:
@@ -148,7 +152,9 @@ class Pair:
         loop whose bounds depend on the unrolled iv, `iter_args` for one around a loop
         that carries values."""
         triangular = " triangular" if "the triangle" in self.summary else ""
-        return self.spec.kind + triangular + (" iter_args" if "iter_args" in self.summary else "")
+        interleaved = " interleaved" if self.spec.interleave else ""
+        carried = " iter_args" if "iter_args" in self.summary else ""
+        return self.spec.kind + interleaved + triangular + carried
 
     @property
     def label(self) -> str:
