@@ -17,7 +17,8 @@ memory_streams (rows an unroll-and-jam streams from memory), cache_streams (rows
 beyond L1 its copies read at once in a vector loop), apart_factor (copies half the
 loop apart where consecutive rows from memory would slow it down),
 lines_per_iteration, footprint, row_major_stride (a subscript's stride), promoted and
-reduction_in_memory (what scalar replacement keeps in registers), wavefront_rows and
+reduction_in_memory (what scalar replacement keeps in registers), vectorisable (a
+loop LLVM vectorizes when innermost), wavefront_rows and
 recurrence_latency (a recurrence along the innermost loop, broken by a wavefront).
 Hints (`hints`): performance_hints(operation, data, machine) -> hint diagnostics.
 The IR read without isl (`reading`): body_of(loop, data, depth) the model's Body of
