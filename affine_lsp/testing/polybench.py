@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -291,8 +292,34 @@ def _run_step(
         return StepOutcome(str(step), status, message), new_text if status == "applied" else None
     if done.returncode == 3:
         return StepOutcome(str(step), "refused", message), None
+    if done.returncode < 0:
+        name = signal_name(-done.returncode)
+        if -done.returncode in STOPPING_SIGNALS:
+            return StepOutcome(str(step), "failed", f"stopped by {name}"), None
+        return StepOutcome(str(step), "failed", f"crashed ({name})"), None
     detail = message or f"exit status {done.returncode}"
     return StepOutcome(str(step), "failed", detail), None
+
+
+STOPPING_SIGNALS = frozenset(
+    int(s) for s in (signal.SIGTERM, signal.SIGKILL, signal.SIGINT, signal.SIGHUP)
+)
+"""Signals that stop a process from outside (a user, a CI runner): what they stopped
+says nothing about its input, unlike a crash (SIGSEGV, SIGABRT)."""
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def transient(message: str) -> bool:
+    """Whether a failure says nothing about its input (a timeout, a process stopped from
+    outside): not to be cached."""
+    stopped = message.startswith("stopped by ") or " was stopped (" in message
+    return stopped or "timed out" in message
 
 
 def _last_words(stderr: str) -> str:

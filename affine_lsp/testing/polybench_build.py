@@ -28,7 +28,15 @@ from functools import cache
 from pathlib import Path
 
 from affine_lsp.testing import oracle
-from affine_lsp.testing.polybench import Kernel, Step, StepOutcome, command_available, run_steps
+from affine_lsp.testing.polybench import (
+    STOPPING_SIGNALS,
+    Kernel,
+    Step,
+    StepOutcome,
+    command_available,
+    run_steps,
+    transient,
+)
 from affine_lsp.testing.polybench_driver import SignatureError, driver_source, signature
 
 LOWERING: tuple[str, ...] = (
@@ -175,6 +183,8 @@ def _run(
         )
     except subprocess.TimeoutExpired:
         raise BuildError(f"{what} timed out after {timeout:.0f} s") from None
+    if -done.returncode in STOPPING_SIGNALS:
+        raise BuildError(f"{what} was stopped ({_signal_name(done.returncode)})")
     if done.returncode < 0 or "Stack dump:" in done.stderr:
         raise BuildError(f"{what} crashed ({_signal_name(done.returncode)})")
     if done.returncode != 0:
@@ -197,7 +207,8 @@ def _signal_name(returncode: int) -> str:
 
 class Cache:
     """Files named by the hash of what they are made from. A tool's failure is kept too
-    (the same input fails the same way), but not a timeout."""
+    (the same input fails the same way), but not a timeout or a tool stopped from
+    outside (`transient`)."""
 
     def __init__(self, root: Path = CACHE_DIR) -> None:
         self.root = root
@@ -228,7 +239,7 @@ class Cache:
             make(scratch)
             os.replace(scratch, path)
         except BuildError as error:
-            if "timed out" not in str(error):
+            if not transient(str(error)):
                 self.write(failure, str(error))
             raise
         finally:
@@ -332,7 +343,7 @@ class Builder:
 
     def steps_text(self, text: str, steps: Sequence[Step], build: Build) -> str:
         """The text after the steps (their outcomes into `build`); a result is cached unless
-        a step timed out."""
+        a step timed out or was stopped from outside (`transient`)."""
         key = self.cache.key("steps", package_fingerprint(), text, *map(str, steps))
         path = self.cache.path(key, ".json")
         if path.exists():
@@ -341,7 +352,7 @@ class Builder:
             return str(data["text"])
         result = run_steps(text, steps, python=self.python)
         build.outcomes = result.outcomes
-        if not any("timed out" in o.message for o in result.outcomes):
+        if not any(transient(o.message) for o in result.outcomes):
             outcomes = [asdict(o) for o in result.outcomes]
             self.cache.write(path, json.dumps({"text": result.text, "outcomes": outcomes}))
         return result.text

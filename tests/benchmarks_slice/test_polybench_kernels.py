@@ -5,6 +5,8 @@ recipe parses, and loops are found by their iv names."""
 from __future__ import annotations
 
 import re
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -228,3 +230,28 @@ def test_the_cache_makes_a_file_once_and_keeps_failures_but_not_timeouts(tmp_pat
         with pytest.raises(BuildError, match="timed out"):
             cache.file(cache.key("slow"), ".o", slow)
     assert len(made) == 4
+
+
+def test_a_step_or_tool_stopped_from_outside_is_not_cached(tmp_path: Path, monkeypatch):
+    # A recipe step killed by SIGTERM (a CI runner stopped) said nothing about its input:
+    # cached, it failed every later run with that text.
+    def stopped(argv, **_):
+        return subprocess.CompletedProcess(argv, -signal.SIGTERM, "", "")
+
+    monkeypatch.setattr(polybench.subprocess, "run", stopped)
+    text = "func.func @f() {\n  affine.for %i = 0 to 4 {\n  }\n  return\n}\n"
+    result = polybench.run_steps(text, [polybench.parse_step("transform %i --unroll 2")])
+    assert [o.message for o in result.outcomes] == ["stopped by SIGTERM"]
+    assert polybench.transient("stopped by SIGTERM")
+    assert not polybench.transient("crashed (SIGSEGV)")
+    cache = Cache(tmp_path)
+    made: list[Path] = []
+
+    def killed(out: Path) -> None:
+        made.append(out)
+        raise BuildError("clang was stopped (SIGKILL)")
+
+    for _ in range(2):
+        with pytest.raises(BuildError, match="stopped"):
+            cache.file(cache.key("killed"), ".o", killed)
+    assert len(made) == 2
