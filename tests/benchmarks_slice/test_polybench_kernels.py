@@ -238,7 +238,7 @@ def test_a_step_or_tool_stopped_from_outside_is_not_cached(tmp_path: Path, monke
     def stopped(argv, **_):
         return subprocess.CompletedProcess(argv, -signal.SIGTERM, "", "")
 
-    monkeypatch.setattr(polybench.subprocess, "run", stopped)
+    monkeypatch.setattr(subprocess, "run", stopped)  # (the one run_steps calls)
     text = "func.func @f() {\n  affine.for %i = 0 to 4 {\n  }\n  return\n}\n"
     result = polybench.run_steps(text, [polybench.parse_step("transform %i --unroll 2")])
     assert [o.message for o in result.outcomes] == ["stopped by SIGTERM"]
