@@ -21,7 +21,7 @@ from affine_lsp.transforms.loops.hoist import is_pure
 from affine_lsp.transforms.loops.legality import Dependence
 from affine_lsp.transforms.loops.nest import body_ops, header_span, iv_name
 from affine_lsp.transforms.loops.proof import Rewrite
-from affine_lsp.transforms.loops.text import Builder, Renames, indent_of
+from affine_lsp.transforms.loops.text import Renames, indent_of, loop_rewrite
 
 
 @dataclass
@@ -211,9 +211,7 @@ def _lines_with_comments(data: bytes, op: Operation, floor: int) -> tuple[int, i
 def rewrite(context: Context, plan: DistributePlan) -> Rewrite:
     data = context.data
     loop = plan.loop
-    start = line_start(data, loop.span.start_byte)
-    end = next_line_start(data, loop.span.end_byte)
-    builder = Builder(data, start)
+    start, end, builder = loop_rewrite(data, loop)
     indent = indent_of(data, loop)
     span = header_span(loop)
     header = data[span.start_byte : span.end_byte].decode().rstrip()

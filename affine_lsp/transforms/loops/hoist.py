@@ -19,7 +19,7 @@ from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.nest import body_ops, defined_under, iv_name
 from affine_lsp.transforms.loops.proof import Rewrite
-from affine_lsp.transforms.loops.text import Builder, Renames, step_indent
+from affine_lsp.transforms.loops.text import Renames, loop_rewrite, step_indent
 from affine_lsp.transforms.naming import names_in
 
 _FAULTING = frozenset(
@@ -137,9 +137,7 @@ def plan(context: Context, spec: Spec, check: bool = True) -> HoistPlan:
 def rewrite(context: Context, plan: HoistPlan) -> Rewrite:
     data = context.data
     loop = plan.loop
-    start = line_start(data, loop.span.start_byte)
-    end = next_line_start(data, loop.span.end_byte)
-    builder = Builder(data, start)
+    start, end, builder = loop_rewrite(data, loop)
     ops = body_ops(loop)
     unit = step_indent(data, loop, ops[0]) if ops else 2
     # A hoisted value must not clash with a name used elsewhere in the function

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from affine_lsp.checks import TextEdit
 from affine_lsp.ir import AffineBound, AffineForOp, Operation, Value, format_expr
 from affine_lsp.syntax import Span
-from affine_lsp.transforms.edits import line_start, next_line_start
 from affine_lsp.transforms.loops.core import Context, Refused, Spec, check_layout
 from affine_lsp.transforms.loops.nest import body_block, body_ops, iv, iv_name, yield_of
 from affine_lsp.transforms.loops.proof import Rewrite
-from affine_lsp.transforms.loops.text import Builder, Renames, indent_of
+from affine_lsp.transforms.loops.text import Renames, indent_of, loop_rewrite
 
 REDUCTIONS = {
     "arith.addf": "addf",
@@ -174,9 +173,7 @@ def _bound(context: Context, bound: AffineBound | None, kind: str) -> str:
 def rewrite(context: Context, plan: ParallelPlan) -> Rewrite:
     data = context.data
     loop = plan.loop
-    start = line_start(data, loop.span.start_byte)
-    end = next_line_start(data, loop.span.end_byte)
-    builder = Builder(data, start)
+    start, end, builder = loop_rewrite(data, loop)
     indent = indent_of(data, loop)
     step = loop.step or 1
     lower = _bound(context, loop.lower, "max")

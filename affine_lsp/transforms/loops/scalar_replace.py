@@ -55,7 +55,14 @@ from affine_lsp.transforms.loops.nest import body_ops, defined_under, iv_name, y
 from affine_lsp.transforms.loops.proof import Rewrite
 from affine_lsp.transforms.loops.scalars import Promotion, Rotation
 from affine_lsp.transforms.loops.split import bounds_of, plus, runs_condition, set_text
-from affine_lsp.transforms.loops.text import Builder, Origin, Renames, indent_of, step_indent
+from affine_lsp.transforms.loops.text import (
+    Builder,
+    Origin,
+    Renames,
+    indent_of,
+    loop_rewrite,
+    step_indent,
+)
 from affine_lsp.transforms.naming import names_in
 
 
@@ -479,9 +486,7 @@ def rewrite(context: Context, plan: ScalarPlan) -> Rewrite:
         return _rewrite_forwards(context, plan)
     data = context.data
     loop = plan.loop
-    start = line_start(data, loop.span.start_byte)
-    end = next_line_start(data, loop.span.end_byte)
-    builder = Builder(data, start)
+    start, end, builder = loop_rewrite(data, loop)
     indent = indent_of(data, loop)
     ops = body_ops(loop)
     unit = step_indent(data, loop, ops[0]) if ops else 2
@@ -566,9 +571,7 @@ def _rewrite_forwards(context: Context, plan: ScalarPlan) -> Rewrite:
     overwritten stores; the rest as it was."""
     data = context.data
     loop = plan.loop
-    start = line_start(data, loop.span.start_byte)
-    end = next_line_start(data, loop.span.end_byte)
-    builder = Builder(data, start)
+    start, end, builder = loop_rewrite(data, loop)
     body = loop.body
     assert body is not None
     renames = _forwarded_names(plan)
@@ -599,9 +602,7 @@ def _rewrite_reuses(context: Context, plan: ScalarPlan) -> Rewrite:
     chain where its lower bound is a max)."""
     data = context.data
     loop = plan.loop
-    start = line_start(data, loop.span.start_byte)
-    end = next_line_start(data, loop.span.end_byte)
-    builder = Builder(data, start)
+    start, end, builder = loop_rewrite(data, loop)
     indent = indent_of(data, loop)
     ops = body_ops(loop)
     unit = step_indent(data, loop, ops[0]) if ops else 2

@@ -166,6 +166,13 @@ class Builder:
         return decode(b"".join(self.parts))
 
 
+def loop_rewrite(data: bytes, loop: Operation) -> tuple[int, int, Builder]:
+    """What a rewrite of `loop` replaces, [start, end): its whole lines (the loop has
+    them to itself: `core.check_layout`), and a Builder of the new text."""
+    start = line_start(data, loop.span.start_byte)
+    return start, next_line_start(data, loop.span.end_byte), Builder(data, start)
+
+
 def indent_of(data: bytes, op: Operation) -> str:
     return indentation(data, op.span.start_byte)
 

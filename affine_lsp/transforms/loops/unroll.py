@@ -53,7 +53,14 @@ from affine_lsp.transforms.loops.split import (
     plus,
     trip_count,
 )
-from affine_lsp.transforms.loops.text import Builder, Origin, Renames, indent_of, step_indent
+from affine_lsp.transforms.loops.text import (
+    Builder,
+    Origin,
+    Renames,
+    indent_of,
+    loop_rewrite,
+    step_indent,
+)
 from affine_lsp.transforms.naming import names_in
 
 FULL_UNROLL_LIMIT = 256
@@ -374,9 +381,7 @@ def _align_groups(loop: AffineForOp, renames: Renames) -> None:
 def rewrite(context: Context, plan: UnrollPlan) -> Rewrite:
     data = context.data
     loop = plan.loop
-    start = line_start(data, loop.span.start_byte)
-    end = next_line_start(data, loop.span.end_byte)
-    builder = Builder(data, start)
+    start, end, builder = loop_rewrite(data, loop)
     extra: list[TextEdit] = []
     if plan.factor is None:
         _full(context, plan, builder, indent_of(data, loop), extra)
