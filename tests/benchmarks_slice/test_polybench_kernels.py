@@ -199,7 +199,7 @@ def test_optimize_is_detected_as_a_subcommand_or_not():
     assert not polybench.command_available("no-such-command")
 
 
-def test_the_cache_makes_a_file_once_and_keeps_failures_but_not_timeouts(tmp_path: Path):
+def test_the_cache_makes_a_file_once_and_keeps_failures_but_not_timeouts_or_stops(tmp_path: Path):
     cache = Cache(tmp_path)
     made: list[Path] = []
 
@@ -231,8 +231,17 @@ def test_the_cache_makes_a_file_once_and_keeps_failures_but_not_timeouts(tmp_pat
             cache.file(cache.key("slow"), ".o", slow)
     assert len(made) == 4
 
+    def killed(out: Path) -> None:  # (a tool stopped from outside: not its input's fault)
+        made.append(out)
+        raise BuildError("clang was stopped (SIGKILL)")
 
-def test_a_step_or_tool_stopped_from_outside_is_not_cached(tmp_path: Path, monkeypatch):
+    for _ in range(2):
+        with pytest.raises(BuildError, match="stopped"):
+            cache.file(cache.key("killed"), ".o", killed)
+    assert len(made) == 6
+
+
+def test_a_step_stopped_from_outside_says_so_and_is_transient(monkeypatch):
     # A recipe step killed by SIGTERM (a CI runner stopped) said nothing about its input:
     # cached, it failed every later run with that text.
     def stopped(argv, **_):
@@ -244,14 +253,3 @@ def test_a_step_or_tool_stopped_from_outside_is_not_cached(tmp_path: Path, monke
     assert [o.message for o in result.outcomes] == ["stopped by SIGTERM"]
     assert polybench.transient("stopped by SIGTERM")
     assert not polybench.transient("crashed (SIGSEGV)")
-    cache = Cache(tmp_path)
-    made: list[Path] = []
-
-    def killed(out: Path) -> None:
-        made.append(out)
-        raise BuildError("clang was stopped (SIGKILL)")
-
-    for _ in range(2):
-        with pytest.raises(BuildError, match="stopped"):
-            cache.file(cache.key("killed"), ".o", killed)
-    assert len(made) == 2

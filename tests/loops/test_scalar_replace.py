@@ -304,13 +304,21 @@ def test_the_proof_refuses_forwarding_past_a_store_to_the_element():
 
 
 def test_the_proof_refuses_a_forwarded_value_of_another_element(monkeypatch):
-    scalar_replace = importlib.import_module("affine_lsp.transforms.loops.scalar_replace")
-    written = scalar_replace._rewrite_forwards
-    for wrong in (
+    wrongs = (
         ("%s_1 = arith.addf %s, %p_1", "%s_1 = arith.addf %p, %p_1"),  # another value
         ("%s_1 = arith.addf %s, %p_1", "%s_1 = arith.addf %next, %p_1"),  # another row
         ("%s_1 = arith.addf %s, %p_1", "%s_1 = arith.addf %c, %p_1"),  # before the store
-    ):
+    )
+    _each_wrong_rewrite_refused(monkeypatch, "_rewrite_forwards", JAMMED, "affine.for %j", wrongs)
+
+
+def _each_wrong_rewrite_refused(monkeypatch, writer: str, text: str, needle: str, wrongs) -> None:
+    """Each (old, new) of `wrongs` made to the text scalar_replace's `writer` writes for
+    the loop at `needle`: the proof refuses every one."""
+    # (the module: the package's function of that name is shadowed once it is imported)
+    scalar_replace = importlib.import_module("affine_lsp.transforms.loops.scalar_replace")
+    written = getattr(scalar_replace, writer)
+    for wrong in wrongs:
 
         def rewrite(context, plan, wrong=wrong):
             found = written(context, plan)
@@ -318,8 +326,8 @@ def test_the_proof_refuses_a_forwarded_value_of_another_element(monkeypatch):
             found.text = found.text.replace(wrong[0], wrong[1], 1)
             return found
 
-        monkeypatch.setattr(scalar_replace, "_rewrite_forwards", rewrite)
-        result = run(JAMMED, "affine.for %j", REPLACE)
+        monkeypatch.setattr(scalar_replace, writer, rewrite)
+        result = run(text, needle, REPLACE)
         assert not result.applied, wrong
 
 
@@ -510,10 +518,7 @@ def test_the_proof_refuses_carrying_elements_the_loop_writes():
 
 
 def test_the_proof_refuses_a_carried_reuse_that_holds_other_elements(monkeypatch):
-    # (the module: the package's function of that name is shadowed once it is imported)
-    scalar_replace = importlib.import_module("affine_lsp.transforms.loops.scalar_replace")
-    written = scalar_replace._rewrite_reuses
-    for wrong in (
+    wrongs = (
         ("affine.yield %centre, %right", "affine.yield %right, %centre"),  # the order
         ("affine.yield %centre, %right", "affine.yield %left, %right"),  # one held twice
         ("%A[%i_first - 1]", "%A[%i_first + 1]"),  # another first element
@@ -523,17 +528,8 @@ def test_the_proof_refuses_a_carried_reuse_that_holds_other_elements(monkeypatch
             "iter_args(%left = %centre_init, %centre = %left_init)",
         ),
         ("%right = affine.load %A[%i + 1]", "%right = affine.load %A[%i + 2]"),
-    ):
-
-        def rewrite(context, plan, wrong=wrong):
-            found = written(context, plan)
-            assert wrong[0] in found.text
-            found.text = found.text.replace(wrong[0], wrong[1], 1)
-            return found
-
-        monkeypatch.setattr(scalar_replace, "_rewrite_reuses", rewrite)
-        result = run(SWEEP, "affine.for %i", REPLACE)
-        assert not result.applied, wrong
+    )
+    _each_wrong_rewrite_refused(monkeypatch, "_rewrite_reuses", SWEEP, "affine.for %i", wrongs)
 
 
 # bicg's i jammed by 2: %s[%j] is updated by both copies (kept in a register within an

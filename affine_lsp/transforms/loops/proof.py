@@ -840,7 +840,6 @@ class Prover:
         )
         if not covered:
             return False  # (some instances read what the window did not write)
-        definer = _owner(u)
         for piece in _maps(delivered):
             if piece.is_empty():
                 continue
@@ -852,22 +851,12 @@ class Prover:
             value = stored.value if stored is not None else None
             if value is None:
                 return False
-            if not _inside(self.original, value):
-                if _inside(self.new.window, u) or u.display_name != value.display_name:
-                    return False
-                continue
             old_definer = _owner(value)
-            source = self.origins.get(id(definer)) if definer is not None else None
-            if (
-                definer is None
-                or old_definer is None
-                or source is None
-                or source.op is not old_definer
-                or old_definer.parent_op is not writer.op.parent_op
-                or result_position(u) != result_position(value)
+            if _inside(self.original, value) and (
+                old_definer is None or old_definer.parent_op is not writer.op.parent_op
             ):
-                return False
-            if not self._projected_subset(piece, self._sigma(self.new, definer, source)):
+                return False  # (the stored value computed in the store's block)
+            if not self._repeats(u, value, piece):
                 return False
         return True
 
@@ -940,11 +929,7 @@ class Prover:
             value = yield_op.operands[read.position].value
             if value is None:
                 return False
-            if not _inside(self.original, value):
-                if _inside(self.new.window, u) or u.display_name != value.display_name:
-                    return False
-                continue
-            passed = _carried_use(value)
+            passed = _carried_use(value) if _inside(self.original, value) else None
             if passed is not None and passed[0] is old_loop and passed[1] == ITERATION:
                 # The loop yields its own block argument: what it received before.
                 source = self.old.carried.get((id(old_loop), ITERATION, passed[2]))
@@ -954,21 +939,29 @@ class Prover:
                 if not self._holds(u, earlier, source, depth + 1):
                     return False
                 continue
-            definer = _owner(u)
-            old_definer = _owner(value)
-            if definer is None or old_definer is None or u.owner_block is not None:
-                return False
-            origin = self.origins.get(id(definer))
-            if (
-                origin is None
-                or origin.op is not old_definer
-                or result_position(u) != result_position(value)
-            ):
-                return False
-            own = self._sigma(self.new, definer, origin)
-            if not self._projected_subset(piece, own):
+            if not self._repeats(u, value, piece):
                 return False
         return True
+
+    def _repeats(self, u: Value, value: Value, piece: isl.Map) -> bool:
+        """`u` (a value of the new text) holds, at the new instances `piece` maps to
+        original instances of `value`'s definer (or of ops in its block, deeper), what
+        the original `value` held there: the same value from outside, or the result of a
+        new op repeating `value`'s definer at those instances."""
+        if not _inside(self.original, value):
+            return not _inside(self.new.window, u) and u.display_name == value.display_name
+        definer = _owner(u)
+        old_definer = _owner(value)
+        if definer is None or old_definer is None or u.owner_block is not None:
+            return False
+        origin = self.origins.get(id(definer))
+        if (
+            origin is None
+            or origin.op is not old_definer
+            or result_position(u) != result_position(value)
+        ):
+            return False
+        return self._projected_subset(piece, self._sigma(self.new, definer, origin))
 
     def _sources(self) -> isl.UnionMap:
         """Original read instance -> the write instance it reads (exact dataflow)."""

@@ -196,31 +196,32 @@ def plan(context: Context, spec: Spec, check: bool = True) -> ScalarPlan:
 def stores_repeated(data: bytes, loop: AffineForOp) -> bool:
     """Whether the loop's body stores one element (spelt alike) more than once: what the
     copies of an unroll-and-jam that update one element leave (`_within_iterations`)."""
-    keys = [
-        _key(data, op)
-        for op in body_ops(loop)
-        if isinstance(op, AffineAccessOp)
-        and op.name == "affine.store"
-        and op.memref is not None
-        and op.subscripts is not None
-    ]
+    keys = [key for op, key in _keyed_accesses(data, loop) if op.is_write]
     return len(keys) != len(set(keys))
 
 
 def _accessed_after_store(data: bytes, loop: AffineForOp) -> bool:
     """Whether the loop's body accesses an element (spelt alike) after storing it."""
     stored: set[tuple] = set()
-    for op in body_ops(loop):
-        if not isinstance(op, AffineAccessOp) or op.name not in ("affine.load", "affine.store"):
-            continue
-        if op.memref is None or op.subscripts is None:
-            continue
-        key = _key(data, op)
+    for op, key in _keyed_accesses(data, loop):
         if key in stored:
             return True
         if op.is_write:
             stored.add(key)
     return False
+
+
+def _keyed_accesses(data: bytes, loop: AffineForOp) -> list[tuple[AffineAccessOp, tuple]]:
+    """The `affine.load`s and `affine.store`s of the loop's body, each with its element's
+    spelling (`_key`)."""
+    return [
+        (op, _key(data, op))
+        for op in body_ops(loop)
+        if isinstance(op, AffineAccessOp)
+        and op.name in ("affine.load", "affine.store")
+        and op.memref is not None
+        and op.subscripts is not None
+    ]
 
 
 def _within_iterations(

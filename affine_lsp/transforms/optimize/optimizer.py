@@ -653,23 +653,20 @@ def _forward_copies(realiser: Realiser, place: tuple[int, ...], name: str) -> No
     loop the element does not move with: each loads and stores it). LLVM cannot do it
     where the arrays may alias: 3mm's products ran 1.55x faster with it. A loop it does
     not apply to is left as it is, unreported."""
-    words = f"scalar replacement in {name}"
-    skipped = 0
-    for _ in range(MAX_FORWARDED_LOOPS):
+
+    def find() -> list[AffineForOp]:
         root = realiser.op_at(place)
-        loops = [
+        return [
             op
             for op in (root.walk() if root is not None else [])
             if isinstance(op, AffineForOp)
             and iv_name(op) == name
             and stores_repeated(realiser.data, op)
         ]
-        if len(loops) <= skipped:
-            return
-        said = len(realiser.refused)
-        if not realiser.apply(loops[skipped], Spec(SCALAR_REPLACE), words, words):
-            del realiser.refused[said:]  # (tried wherever a store repeats: not news)
-            skipped += 1
+
+    realiser.apply_each(
+        find, Spec(SCALAR_REPLACE), f"scalar replacement in {name}", MAX_FORWARDED_LOOPS
+    )
 
 
 def _jam_apart(realiser: Realiser, here: Any, name: str, trip: int, factor: int) -> str | None:

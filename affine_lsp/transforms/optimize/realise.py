@@ -14,6 +14,7 @@ loop `%i_tile`). `finish()` proves the composed chain against the original
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,6 +156,22 @@ class Realiser:
         self.model = build_module(SourceDocument(new).tree.root_node, self.model.dialects)
         self.taken.append(Taken(words or result.summary or attempt, spec))
         return True
+
+    def apply_each(
+        self, find: Callable[[], list[AffineForOp]], spec: Spec, words: str, most: int
+    ) -> None:
+        """Apply `spec` to each loop `find()` lists (listed again after each step, in
+        the order of the text), at most `most` tries; a loop it does not apply to, or
+        whose proof with the steps before fails, is left as it is, unreported."""
+        left = 0  # the loops tried and left
+        for _ in range(most):
+            loops = find()
+            if left >= len(loops):
+                return
+            said = len(self.refused)
+            if not self.apply(loops[left], spec, words, words or spec.kind):
+                del self.refused[said:]  # (tried wherever it may apply: not news)
+                left += 1
 
     def adopt(self, new: bytes, words: str, attempt: str) -> bool:
         """A first step proven by other means (a fusion, checked by its own exact

@@ -40,7 +40,7 @@ import islpy as isl
 
 from affine_lsp.ir import AffineForOp
 from affine_lsp.poly import Budget, PolyError
-from affine_lsp.transforms.loops import SCALAR_REPLACE, SKEW, TILE, WAVEFRONT, Spec, iv_name
+from affine_lsp.transforms.loops import SCALAR_REPLACE, SKEW, TILE, WAVEFRONT, Spec
 from affine_lsp.transforms.optimize import scheduler
 from affine_lsp.transforms.optimize.bands import BandDependences, recurrences
 from affine_lsp.transforms.optimize.nest import Nest
@@ -419,16 +419,12 @@ def carry_reuse(realiser: Realiser) -> None:
     """Scalar replacement in each innermost loop of the nest whose next iterations read
     again what it loads (a loop it does not apply to, or whose proof with the steps
     before fails, is left as it is, unreported)."""
-    left = 0  # the innermost loops tried and left, in the order of the text
-    for _ in range(MOST_CARRIED_LOOPS):
-        loops = [loop for loop in _innermost(realiser) if not loop.iter_args]
-        if left >= len(loops):
-            return
-        words = f"scalar replacement in {iv_name(loops[left])}"
-        said = len(realiser.refused)
-        if not realiser.apply(loops[left], Spec(SCALAR_REPLACE), "", words):
-            del realiser.refused[said:]  # (tried on every innermost loop: not news)
-            left += 1
+    realiser.apply_each(
+        lambda: [loop for loop in _innermost(realiser) if not loop.iter_args],
+        Spec(SCALAR_REPLACE),
+        "",
+        MOST_CARRIED_LOOPS,
+    )
 
 
 def _innermost(realiser: Realiser) -> list[AffineForOp]:
